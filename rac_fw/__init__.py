@@ -1,0 +1,1 @@
+"""rac-fw: a relational agent contract for embedded firmware and sibling domains."""

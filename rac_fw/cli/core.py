@@ -1,0 +1,148 @@
+"""Generic domain commands: ``domains``, ``schema``, ``tasks``, ``observe``, ``submit``, ``replay``.
+
+They work for every registered domain through the five-operation interface; nothing here knows a
+particular domain.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from rac_fw.cli.output import (
+    InputError,
+    console,
+    emit_feedback,
+    exit_code_for,
+    fail_with,
+    load_structured,
+)
+from rac_fw.contract import Action, Evidence, Feedback
+from rac_fw.domain import Domain, UnknownDomain, UnknownTask, domain_names, load_domain
+from rac_fw.runtime import Episode, replay
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output (versioned JSON).")]
+
+
+def _domain(name: str, as_json: bool = False) -> Domain:
+    try:
+        return load_domain(name)
+    except UnknownDomain as exc:
+        fail_with([Evidence(code="E_UNKNOWN_DOMAIN", message=str(exc), location="DOMAIN", objects=[name])],
+                  as_json=as_json)
+
+
+def _unknown_task(exc: UnknownTask, as_json: bool) -> None:
+    fail_with(
+        [Evidence(code="E_UNKNOWN_TASK", message=str(exc), location="TASK", objects=[exc.task])], as_json=as_json
+    )
+
+
+def domains() -> None:
+    """List the registered domains (from the ``rac_fw.domains`` entry points)."""
+    table = Table("domain", "tasks")
+    for name in domain_names():
+        try:
+            table.add_row(name, str(len(load_domain(name).tasks())))
+        except Exception as exc:  # a broken third-party plugin must not hide the others
+            table.add_row(name, f"[red]unavailable: {escape(str(exc))}[/]")
+    console.print(table)
+
+
+def schema(
+    domain: Annotated[str, typer.Argument(help="A domain name, or 'feedback' for the feedback message.")],
+) -> None:
+    """Print the JSON Schema of a domain's action payload (or of the feedback message)."""
+    if domain == "feedback":
+        console.print_json(json.dumps(Feedback.model_json_schema()))
+        return
+    console.print_json(json.dumps(_domain(domain).action_schema()))
+
+
+def tasks(domain: str) -> None:
+    """List a domain's tasks."""
+    for task in _domain(domain).tasks():
+        console.print(task)
+
+
+def observe(
+    domain: str,
+    task: str,
+    detail: Annotated[str | None, typer.Option(help="Ask for depth on one named object.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Print what an agent observes about a task."""
+    dom = _domain(domain, as_json)
+    try:
+        obs = dom.observe(task, detail)
+    except UnknownTask as exc:
+        _unknown_task(exc, as_json)
+        return
+    except LookupError as exc:
+        fail_with([Evidence(code="E_UNKNOWN_OBJECT", message=str(exc), location="--detail")], as_json=as_json)
+    if as_json:
+        console.print_json(obs.model_dump_json())
+    else:
+        console.print(f"[bold]{obs.domain}/{escape(obs.task)}[/]: {escape(obs.summary)}")
+        console.print_json(json.dumps(obs.data))
+
+
+def submit(
+    domain: str,
+    task: str,
+    action_file: Annotated[Path, typer.Argument(help="The action payload, JSON or YAML.")],
+    as_json: JsonFlag = False,
+    trace: Annotated[Path | None, typer.Option(help="Append this turn to a JSONL trace.")] = None,
+    seed: int = 0,
+) -> None:
+    """Run one turn: validate, realize, verify, feedback. Exit 0 pass, 1 verified failure, 2 invalid."""
+    dom = _domain(domain, as_json)
+    if task not in dom.tasks():
+        _unknown_task(UnknownTask(domain, task, dom.tasks()), as_json)
+    try:
+        payload = load_structured(action_file)
+    except InputError as exc:
+        fail_with(exc.evidence, as_json=as_json)
+    if not isinstance(payload, dict):
+        fail_with(
+            [Evidence(code="E_SCHEMA", message="the action file must hold a mapping (the action payload)",
+                      location=str(action_file))],
+            as_json=as_json,
+        )
+    episode = Episode(dom, task, seed=seed, trace=trace)
+    feedback = episode.submit(Action(domain=domain, task=task, payload=payload))
+    for ev in feedback.evidence:
+        if ev.location and not ev.location.startswith(str(action_file)):
+            ev.location = f"{action_file}: {ev.location}"
+    emit_feedback(feedback, as_json)
+    raise typer.Exit(exit_code_for(feedback))
+
+
+def replay_command(trace: Path) -> None:
+    """Re-execute a trace and report any divergence (artifact hash, verdicts, messages)."""
+    try:
+        count, divergences = replay(trace)
+    except (OSError, ValueError, KeyError) as exc:
+        fail_with([Evidence(code="E_TRACE", message=f"cannot replay {trace}: {exc}", location=str(trace))])
+    except (UnknownDomain, UnknownTask) as exc:
+        fail_with([Evidence(code="E_TRACE", message=str(exc), location=str(trace))])
+    for div in divergences:
+        console.print(f"[red]divergence[/] line {div.line} {div.field}: recorded "
+                      + escape(f"{str(div.recorded)[:200]} → replayed {str(div.replayed)[:200]}"))
+    console.print(f"replayed {count} turn(s): {len(divergences)} divergence(s)")
+    raise typer.Exit(1 if divergences else 0)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(domains)
+    app.command()(schema)
+    app.command()(tasks)
+    app.command()(observe)
+    app.command()(submit)
+    app.command("replay")(replay_command)
+

@@ -1,0 +1,143 @@
+"""The five-operation domain interface and the plugin registry.
+
+A domain (logic, scheduling, firmware, …) implements exactly five operations: ``observe``,
+``validate``, ``realize``, ``verify`` and ``feedback``. The runtime orders them; it never imports a
+domain module directly — domains are discovered through the ``rac_fw.domains`` entry-point group, so
+a separate distribution can add one by declaring::
+
+    [project.entry-points."rac_fw.domains"]
+    mydomain = "my_pkg.domain:MyDomain"
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from rac_fw.contract import Action, Evidence, Feedback, Observation, Realization, Verdict
+
+ENTRY_POINT_GROUP = "rac_fw.domains"
+
+
+@dataclass
+class Validation:
+    """Result of ``validate``: the typed action when valid, otherwise every violation found."""
+
+    action: Any | None
+    evidence: list[Evidence] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.action is not None and not self.evidence
+
+
+@dataclass
+class Verification:
+    """Result of ``verify``: one verdict per predicate and evidence for each failed one."""
+
+    verdicts: list[Verdict]
+    evidence: list[Evidence] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(v.passed for v in self.verdicts) and not self.evidence
+
+
+class UnknownTask(LookupError):
+    """Raised by a domain when asked for a task it does not have."""
+
+    def __init__(self, domain: str, task: str, known: list[str]):
+        self.domain, self.task, self.known = domain, task, known
+        shown = ", ".join(known[:12]) + (" …" if len(known) > 12 else "")
+        super().__init__(f"unknown task {task!r} in domain {domain!r}; known: {shown}")
+
+
+class Domain(ABC):
+    """A domain plugin. Subclasses set ``name`` and ``action_model`` and implement the five operations.
+
+    ``tasks()`` and ``action_schema()`` are catalogue queries (what exists, what an action looks like);
+    they are not part of a turn.
+    """
+
+    name: ClassVar[str]
+    action_model: ClassVar[type[BaseModel]]
+
+    @abstractmethod
+    def tasks(self) -> list[str]:
+        """Identifiers of the tasks this domain offers."""
+
+    def action_schema(self) -> dict[str, Any]:
+        """JSON Schema of the action payload: what an agent's tool definition needs."""
+        return self.action_model.model_json_schema()
+
+    # --- the five operations -------------------------------------------------------------------
+    @abstractmethod
+    def observe(self, task: str, detail: str | None = None) -> Observation:
+        """The facts an agent plans against (``detail`` asks for depth on one named object)."""
+
+    @abstractmethod
+    def validate(self, task: str, action: Action) -> Validation:
+        """Type- and fact-check the action; return all violations at once as located evidence."""
+
+    @abstractmethod
+    def realize(self, task: str, action: Any, seed: int) -> Realization:
+        """Deterministically turn a validated action into an artifact plus a receipt."""
+
+    @abstractmethod
+    def verify(self, task: str, action: Any, realization: Realization) -> Verification:
+        """Judge the artifact independently of the realizer (never trust the receipt)."""
+
+    def feedback(self, task: str, validation: Validation, verification: Verification | None) -> Feedback:
+        """Turn verdicts and evidence into the message the agent reads next.
+
+        The default returns status, verdicts, evidence and the next observation; domains may add more.
+        """
+        from rac_fw.contract import Status
+
+        if not validation.ok:
+            status, verdicts, evidence = Status.INVALID, [], validation.evidence
+        else:
+            assert verification is not None
+            status = Status.PASS if verification.ok else Status.FAIL
+            verdicts, evidence = verification.verdicts, verification.evidence
+        return Feedback(
+            domain=self.name,
+            task=task,
+            status=status,
+            verdicts=verdicts,
+            evidence=evidence,
+            observation=None if status is Status.PASS else self.observe(task),
+        )
+
+
+class UnknownDomain(LookupError):
+    def __init__(self, name: str, known: list[str]):
+        self.name, self.known = name, known
+        super().__init__(f"unknown domain {name!r}; registered: {', '.join(known) or 'none'}")
+
+
+@cache
+def _registry() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def domain_names() -> list[str]:
+    """Names of every domain registered through the ``rac_fw.domains`` entry points."""
+    return sorted(_registry())
+
+
+@cache
+def load_domain(name: str) -> Domain:
+    """Instantiate a registered domain by name (cached: domains hold only read-only facts)."""
+    registry = _registry()
+    if name not in registry:
+        raise UnknownDomain(name, sorted(registry))
+    cls = registry[name].load()
+    if not (isinstance(cls, type) and issubclass(cls, Domain)):
+        raise TypeError(f"entry point {name!r} does not name a Domain subclass: {cls!r}")
+    return cls()

@@ -1,0 +1,1 @@
+"""The firmware domain: target facts, typed plans, obligations, lowering, verification, backends."""

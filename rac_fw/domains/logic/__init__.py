@@ -1,0 +1,1 @@
+"""Boolean logic synthesis: the smallest domain, proving the contract runtime end to end."""
