@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -104,7 +104,7 @@ class Evidence(_Message):
     relaxations: list[Relaxation] = Field(default_factory=list)
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Outcome of one turn."""
 
     PASS = "pass"

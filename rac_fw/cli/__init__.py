@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from rac_fw.cli import calibrate, core
+from rac_fw.cli import calibrate, core, serve
 
 app = typer.Typer(
     name="rac-fw",
@@ -21,6 +21,7 @@ app = typer.Typer(
 # Command groups register themselves; one line per module (keep this block sorted).
 calibrate.register(app)
 core.register(app)
+serve.register(app)
 
 
 def main() -> None:

@@ -62,9 +62,8 @@ def load_structured(path: Path) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(
-            [Evidence(code="E_SYNTAX", message=f"malformed YAML: {problem}", location=f"{where}: {_yaml_location(exc)}")]
-        ) from None
+        location = f"{where}: {_yaml_location(exc)}"
+        raise InputError([Evidence(code="E_SYNTAX", message=f"malformed YAML: {problem}", location=location)]) from None
 
 
 def fail_with(evidence: list[Evidence], exit_code: int = EXIT_INVALID, as_json: bool = False) -> NoReturn:
@@ -89,7 +88,8 @@ def emit_feedback(feedback: Feedback, as_json: bool) -> None:
     if as_json:
         console.print_json(feedback.model_dump_json())
         return
-    console.print(f"[bold]{feedback.domain}[/] {escape(feedback.task)} — turn {feedback.turn}: [bold]{feedback.status.value}[/]")
+    head = f"[bold]{feedback.domain}[/] {escape(feedback.task)} — turn {feedback.turn}"
+    console.print(f"{head}: [bold]{feedback.status.value}[/]")
     if feedback.verdicts:
         table = Table("predicate", "ok", "measured", "limit", "detail")
         for v in feedback.verdicts:

@@ -1,0 +1,1 @@
+"""The MCP server: the contract runtime exposed to agent harnesses."""

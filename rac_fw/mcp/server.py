@@ -1,0 +1,231 @@
+"""``rac-fw serve mcp``: the contract runtime as Model Context Protocol tools.
+
+Every registered domain is served through the same tools; their input schemas come from the pydantic
+models (the per-domain ``submit_<domain>`` tools advertise the domain's action schema, and docstrings
+become descriptions), so what an agent sees stays in step with the code.
+
+Sessions: ``start_episode`` opens an episode and returns a session id; that session owns its episode,
+its trace file and its artifact directory under the server's work directory, and nothing is shared
+between sessions. The proposal budget is fixed by whoever starts the server, never by the client.
+Every failure — malformed arguments, an unknown task, an invalid plan — comes back as a tool result
+carrying evidence; the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, WithJsonSchema
+
+from rac_fw.contract import Action, Evidence, Feedback, Status
+from rac_fw.domain import UnknownDomain, UnknownTask, domain_names, load_domain
+from rac_fw.metering import measure, tokenizer_name
+from rac_fw.runtime import DEFAULT_BUDGET, Episode
+
+
+@dataclass
+class Session:
+    """One client episode: its own runtime episode, trace file and artifact directory."""
+
+    id: str
+    domain: str
+    task: str
+    episode: Episode
+    directory: Path
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass
+class ServerConfig:
+    """What the operator decides when starting the server (clients cannot change these)."""
+
+    workdir: Path
+    budget: int = DEFAULT_BUDGET
+    allow_flash: bool = False
+    bench: Path | None = None
+
+
+class SessionStore:
+    """Sessions by id; creation is the only shared mutation and is locked."""
+
+    def __init__(self, config: ServerConfig):
+        self.config = config
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def open(self, domain: str, task: str) -> Session:
+        dom = load_domain(domain)
+        if task not in dom.tasks():
+            raise UnknownTask(domain, task, dom.tasks())
+        with self._lock:
+            sid = secrets.token_hex(8)
+            directory = self.config.workdir / sid
+            (directory / "artifacts").mkdir(parents=True)
+            episode = Episode(dom, task, budget=self.config.budget, trace=directory / "trace.jsonl", meter=measure)
+            session = Session(sid, domain, task, episode, directory)
+            self._sessions[sid] = session
+        return session
+
+    def get(self, sid: str) -> Session:
+        session = self._sessions.get(sid)
+        if session is None:
+            raise LookupError(f"unknown session {sid!r}: call start_episode first")
+        return session
+
+
+def _error(code: str, message: str, location: str | None = None, objects: list[str] | None = None) -> dict[str, Any]:
+    evidence = Evidence(code=code, message=message, location=location, objects=objects or [])
+    return {"status": Status.INVALID.value, "evidence": [evidence.model_dump(mode="json")]}
+
+
+def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """Turn any failure inside a tool into a result with evidence (the server keeps serving)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return fn(*args, **kwargs)
+        except UnknownDomain as exc:
+            return _error("E_UNKNOWN_DOMAIN", str(exc), "domain", [exc.name])
+        except UnknownTask as exc:
+            return _error("E_UNKNOWN_TASK", str(exc), "task", [exc.task])
+        except LookupError as exc:
+            return _error("E_UNKNOWN_OBJECT", str(exc.args[0] if exc.args else exc))
+        except Exception as exc:  # the tool boundary: report, never crash the server
+            return _error("E_INTERNAL", f"{type(exc).__name__}: {exc}")
+
+    return wrapper
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Inline ``$defs`` references so a model's schema can sit inside a tool's parameter schema."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return walk(defs[ref.removeprefix("#/$defs/")])
+            return {k: walk(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)
+
+
+def _feedback_result(session: Session, feedback: Feedback) -> dict[str, Any]:
+    body = feedback.model_dump(mode="json")
+    body["session"] = session.id
+    body["proposals_used"] = len(session.episode.turns)
+    body["budget"] = session.episode.budget
+    return body
+
+
+class Tools:
+    """The tool implementations, bound to one server's session store."""
+
+    def __init__(self, store: SessionStore):
+        self.store = store
+
+    def list_domains(self) -> dict[str, Any]:
+        """List the registered domains and how many tasks each offers."""
+        return {"domains": {name: len(load_domain(name).tasks()) for name in domain_names()}}
+
+    def list_tasks(self, domain: Annotated[str, Field(description="Domain name, e.g. logic, scheduling")]) -> dict:
+        """List the tasks of a domain (for firmware: the target ids)."""
+        return {"domain": domain, "tasks": load_domain(domain).tasks()}
+
+    def list_targets(self) -> dict[str, Any]:
+        """List the firmware targets (chip + board fact packs)."""
+        return {"targets": load_domain("firmware").tasks()}
+
+    def schema(self, domain: Annotated[str, Field(description="Domain name, or 'feedback'")]) -> dict[str, Any]:
+        """JSON Schema of a domain's action payload (or of the feedback message)."""
+        if domain == "feedback":
+            return Feedback.model_json_schema()
+        return load_domain(domain).action_schema()
+
+    def observe(
+        self,
+        domain: str,
+        task: str,
+        detail: Annotated[str | None, Field(description="Depth on one object, e.g. 'pin PA9'")] = None,
+    ) -> dict[str, Any]:
+        """What an agent may know about a task; ``detail`` asks for depth on one named object."""
+        return load_domain(domain).observe(task, detail).model_dump(mode="json")
+
+    def start_episode(self, domain: str, task: str) -> dict[str, Any]:
+        """Open an episode; returns the session id, the proposal budget and the first observation."""
+        session = self.store.open(domain, task)
+        observation = session.episode.observe()
+        return {"session": session.id, "budget": session.episode.budget,
+                "observation": observation.model_dump(mode="json")}
+
+    def submit(
+        self,
+        session: Annotated[str, Field(description="Session id from start_episode")],
+        payload: dict[str, Any],
+    ) -> dict[str, Any]:
+        """Submit one action (the payload of the session's domain) and get feedback."""
+        s = self.store.get(session)
+        with s.lock:
+            action = Action(domain=s.domain, task=s.task, payload=payload)
+            return _feedback_result(s, s.episode.submit(action))
+
+    def session_info(self, session: str) -> dict[str, Any]:
+        """Where a session keeps its trace and artifacts, and how much budget is left."""
+        s = self.store.get(session)
+        return {"session": s.id, "domain": s.domain, "task": s.task, "trace": str(s.directory / "trace.jsonl"),
+                "artifacts": str(s.directory / "artifacts"), "proposals_used": len(s.episode.turns),
+                "budget": s.episode.budget, "tokenizer": tokenizer_name()}
+
+
+def build_server(config: ServerConfig) -> Any:
+    """Create the MCPServer with every tool registered."""
+    from mcp.server import MCPServer
+
+    config.workdir.mkdir(parents=True, exist_ok=True)
+    store = SessionStore(config)
+    tools = Tools(store)
+    server = MCPServer(
+        "rac-fw",
+        log_level="WARNING",
+        instructions="Observe a task, start_episode, then submit actions until the verdict is clean; "
+        "every failure carries evidence with admissible relaxations.",
+    )
+    for method in (tools.list_domains, tools.list_tasks, tools.list_targets, tools.schema, tools.observe,
+                   tools.start_episode, tools.submit, tools.session_info):
+        server.add_tool(guarded(method), name=method.__name__)
+    for name in domain_names():
+        _add_domain_submit(server, tools, name)
+    return server
+
+
+def _add_domain_submit(server: Any, tools: Tools, domain: str) -> None:
+    """A ``submit_<domain>`` tool whose payload schema is the domain's pydantic action model."""
+    try:
+        dom = load_domain(domain)
+    except Exception:  # a broken plugin must not take the server down; list_domains still shows it
+        return
+    model_schema = inline_refs(dom.action_schema())
+    PayloadType = Annotated[dict[str, Any], WithJsonSchema(model_schema)]
+
+    def submit_domain(session: str, payload: PayloadType) -> dict[str, Any]:
+        owner = tools.store.get(session).domain
+        if owner != domain:
+            return _error("E_SESSION_DOMAIN", f"session {session} belongs to domain {owner!r}, not {domain!r}",
+                          "session", [session])
+        return tools.submit(session, payload)
+
+    # Real objects, not strings: the SDK evaluates these to build the tool's input schema.
+    submit_domain.__annotations__ = {"session": str, "payload": PayloadType, "return": dict[str, Any]}
+    description = (f"Submit one {domain} action for a session opened with start_episode. "
+                   + (dom.action_model.__doc__ or "").strip())
+    server.add_tool(guarded(submit_domain), name=f"submit_{domain}", description=description)

@@ -1,0 +1,155 @@
+"""The MCP server driven by the SDK's own client: over stdio (spawning `rac-fw serve mcp`) and over
+streamable HTTP on 127.0.0.1. Episodes, budget, isolation, malformed arguments, firmware repair."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+SERVE = [sys.executable, "-m", "rac_fw.cli", "serve", "mcp"]
+RIGHT = {"outputs": {"sum": [1, 2], "carry": [3]}}
+WRONG = {"outputs": {"sum": [1, 2], "carry": [2]}}
+
+
+def result(res):
+    """The tool's JSON result (structured content, or the text block)."""
+    if res.structured_content is not None:
+        return res.structured_content
+    return json.loads(res.content[0].text)
+
+
+@asynccontextmanager
+async def stdio_client(workdir: Path, budget: int = 3):
+    params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], "--workdir", str(workdir),
+                                                            "--budget", str(budget)])
+    async with Client(params, read_timeout_seconds=60) as client:
+        yield client
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen([*SERVE, "--http", "--port", str(port), "--workdir", str(tmp_path / "http"),
+                             "--budget", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.fail("HTTP server did not start listening within 30 s")
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+async def logic_episode_checks(client, workdir: Path | None):
+    names = {t.name for t in (await client.list_tools()).tools}
+    assert {"list_tasks", "observe", "schema", "start_episode", "submit", "submit_logic"} <= names
+
+    first = result(await client.call_tool("start_episode", {"domain": "logic", "task": "half_adder"}))
+    other = result(await client.call_tool("start_episode", {"domain": "logic", "task": "half_adder"}))
+    assert first["session"] != other["session"] and first["budget"] == 3
+    assert first["observation"]["data"]["inputs"] == ["a", "b"]
+
+    fb = result(await client.call_tool("submit_logic", {"session": first["session"], "payload": WRONG}))
+    assert fb["status"] == "fail" and fb["evidence"][0]["code"] == "E_TRUTH_TABLE"
+    # the other session is untouched by the first one's failure
+    info = result(await client.call_tool("session_info", {"session": other["session"]}))
+    assert info["proposals_used"] == 0
+    fb = result(await client.call_tool("submit_logic", {"session": first["session"], "payload": RIGHT}))
+    assert fb["status"] == "pass" and fb["proposals_used"] == 2
+
+    # malformed arguments: an error result, and the server keeps serving
+    bad = await client.call_tool("submit", {"session": 5})
+    assert bad.is_error
+    unknown = result(await client.call_tool("observe", {"domain": "logic", "task": "no_such"}))
+    assert unknown["status"] == "invalid" and unknown["evidence"][0]["code"] == "E_UNKNOWN_TASK"
+    invalid = result(await client.call_tool("submit_logic", {"session": other["session"],
+                                                             "payload": {"outputs": {"sum": [9]}}}))
+    assert invalid["status"] == "invalid"
+    assert {e["code"] for e in invalid["evidence"]} >= {"E_MINTERM_RANGE", "E_MISSING_OUTPUT"}
+
+    # budget: 3 proposals, the 4th gets the budget verdict
+    for payload in (WRONG, WRONG):
+        result(await client.call_tool("submit_logic", {"session": other["session"], "payload": payload}))
+    over = result(await client.call_tool("submit_logic", {"session": other["session"], "payload": RIGHT}))
+    assert over["status"] == "budget" and over["verdicts"][0]["predicate"] == "proposal_budget"
+
+    if workdir is not None:
+        trace = workdir / first["session"] / "trace.jsonl"
+        lines = [json.loads(x) for x in trace.read_text().splitlines()]
+        assert [x["status"] for x in lines] == ["fail", "pass"]
+        sizes = lines[0]["sizes"]
+        assert sizes["observation"]["bytes"] > 0 and 0 < sizes["action"]["tokens"] < sizes["action"]["bytes"]
+        assert (workdir / other["session"] / "trace.jsonl").read_text().count("\n") == 3
+
+
+def test_stdio_logic_episode_budget_isolation_and_errors(tmp_path):
+    async def main():
+        async with stdio_client(tmp_path) as client:
+            await logic_episode_checks(client, tmp_path)
+    asyncio.run(main())
+
+
+def test_concurrent_stdio_servers_stay_isolated(tmp_path):
+    async def one(name):
+        async with stdio_client(tmp_path / name, budget=1) as client:
+            started = result(await client.call_tool("start_episode", {"domain": "logic", "task": "majority3"}))
+            payload = {"outputs": {"m": [3, 5, 6, 7]}} if name == "a" else {"outputs": {"m": [7]}}
+            fb = result(await client.call_tool("submit", {"session": started["session"], "payload": payload}))
+            return started["session"], fb["status"]
+
+    async def main():
+        return await asyncio.gather(one("a"), one("b"))
+
+    (sid_a, status_a), (sid_b, status_b) = asyncio.run(main())
+    assert (status_a, status_b) == ("pass", "fail")
+    assert (tmp_path / "a" / sid_a / "trace.jsonl").exists() and not (tmp_path / "a" / sid_b).exists()
+
+
+def test_http_transport_on_loopback(http_server):
+    async def main():
+        async with Client(http_server, read_timeout_seconds=60) as client:
+            await logic_episode_checks(client, None)
+    asyncio.run(main())
+
+
+def test_concurrent_sessions_over_http(http_server):
+    async def one(payload):
+        async with Client(http_server, read_timeout_seconds=60) as client:
+            started = result(await client.call_tool("start_episode", {"domain": "logic", "task": "parity4"}))
+            fb = result(await client.call_tool("submit", {"session": started["session"], "payload": payload}))
+            info = result(await client.call_tool("session_info", {"session": started["session"]}))
+            return fb["status"], info["proposals_used"]
+
+    good = {"outputs": {"p": [1, 2, 4, 7, 8, 11, 13, 14]}}
+    bad = {"outputs": {"p": [1]}}
+
+    async def main():
+        return await asyncio.gather(one(good), one(bad), one(good))
+
+    assert asyncio.run(main()) == [("pass", 1), ("fail", 1), ("pass", 1)]
