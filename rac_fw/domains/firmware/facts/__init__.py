@@ -1,0 +1,1 @@
+"""Target facts: the typed model, loading fact packs, and importers (SVD, ST pin data)."""

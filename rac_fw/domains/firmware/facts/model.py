@@ -1,0 +1,327 @@
+"""The target model: a chip plus its board, as *data*.
+
+The nouns mirror the hardware (memory regions, bus masters, DMA controllers, peripherals, pins,
+clocks, board resources). Rules never ask "is this an stm32h743?"; they ask the facts ("can DMA1
+reach this region?", "does the core have a D-cache, and how long is its line?"). Loaded once per
+process from ``targets/<id>/`` (see ``facts.load``), never by parsing an SVD at run time.
+Plain frozen dataclasses inside; pydantic validates them only at the file boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import ConfigDict, with_config
+
+#: Fact packs are validated against these dataclasses (``facts.load``); unknown keys are errors, so a
+#: typo in a ``target.yaml`` is reported instead of silently dropping a fact.
+_STRICT = ConfigDict(extra="forbid")
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class BusMaster:
+    """Something that issues memory transactions: the CPU, a DMA controller, nRF EasyDMA, ESP32 GDMA."""
+
+    name: str
+    kind: str
+    """``cpu``, ``dma``, ``mdma``, ``bdma``, ``easydma`` or ``gdma``."""
+    description: str = ""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class MemoryRegion:
+    """A contiguous address range with one kind and one set of properties."""
+
+    name: str
+    """Name as in the reference manual, e.g. ``SRAM1``, ``DTCM``, ``AXI_SRAM``, ``CCM``."""
+    address: int
+    size: int
+    kind: str
+    """``flash``, ``sram``, ``dtcm``, ``itcm``, ``ccm``, ``backup``, ``psram``, ``rom``."""
+    cacheable: bool
+    """True when the core's D-cache caches this region under the default memory attributes."""
+    executable: bool
+    reachable_by: tuple[str, ...]
+    """Bus-master names that can read/write this region (``cpu`` always listed explicitly)."""
+    dma_capable: bool = False
+    """ESP-IDF notion: internal SRAM that GDMA may use (``MALLOC_CAP_DMA``). Informational elsewhere."""
+    notes: str = ""
+    dt_label: str | None = None
+    """Devicetree node label of the region in Zephyr (``sram1``, ``dtcm``), used to place buffers."""
+
+    @property
+    def end(self) -> int:
+        return self.address + self.size
+
+    def contains(self, address: int, size: int = 1) -> bool:
+        return self.address <= address and address + size <= self.end
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Cache:
+    """A core cache. ``line_bytes`` drives DMA buffer alignment and maintenance granularity."""
+
+    kind: str
+    """``dcache`` or ``icache``."""
+    size: int
+    line_bytes: int
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Core:
+    """The CPU core: architecture, FPU, MPU, caches and interrupt-priority width."""
+
+    name: str
+    """``cortex-m4f``, ``cortex-m7f``, ``xtensa-lx7``, ``host``."""
+    arch: str
+    """GCC ``-mcpu`` value or equivalent: ``cortex-m4``, ``cortex-m7``, ``xtensa``, ``x86_64``."""
+    fpu: str | None
+    """GCC ``-mfpu`` value on Arm (``fpv4-sp-d16``, ``fpv5-d16``), ``single`` on Xtensa LX7, or None."""
+    mpu: bool
+    caches: tuple[Cache, ...] = ()
+    nvic_priority_bits: int | None = None
+    """Implemented NVIC priority bits (4 on STM32, 3 on nRF52); None on non-ARM cores."""
+
+    @property
+    def dcache(self) -> Cache | None:
+        return next((c for c in self.caches if c.kind == "dcache"), None)
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class DmaController:
+    """A DMA engine and the constraints a plan must respect."""
+
+    name: str
+    master: str
+    """The ``BusMaster`` this controller issues transactions as."""
+    memory_to_memory: bool
+    max_transfer_items: int
+    """Largest item count for one transfer (e.g. 65535 on STM32 DMA NDTR)."""
+    alignment_bytes: int = 1
+    """Minimum buffer alignment the controller needs (before any cache-line requirement)."""
+    notes: str = ""
+    channels: int = 0
+    """Independent streams/channels the controller offers (0 when not modelled, e.g. per-peripheral EasyDMA)."""
+    peripherals: tuple[str, ...] = ()
+    """Peripheral instances (or groups) whose requests this controller serves; empty means "any"."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Field:
+    """A bit field of a register (SVD ``<field>``): bits ``lsb`` .. ``lsb + width - 1``."""
+
+    name: str
+    lsb: int
+    width: int
+    description: str = ""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Register:
+    """A peripheral register: byte ``offset`` from the instance base, reset value, SVD access string."""
+
+    name: str
+    offset: int
+    size_bits: int
+    reset: int
+    access: str
+    """``read-write``, ``read-only``, ``write-only``… as in the SVD."""
+    fields: tuple[Field, ...] = ()
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Interrupt:
+    """A device interrupt: vector name and IRQ number (exception number - 16 on Arm)."""
+
+    name: str
+    number: int
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Peripheral:
+    """A peripheral instance as the SVD describes it (plus clock-gate facts where known)."""
+
+    name: str
+    group: str
+    base: int
+    interrupts: tuple[Interrupt, ...] = ()
+    registers: tuple[Register, ...] = ()
+    """Empty in ``load_target`` (kept lean so loading stays fast); ``facts.load.peripheral(target_id,
+    name)`` returns the instance with its registers, for the groups the SVD import keeps."""
+    derived_from: str | None = None
+    """The instance whose register layout this one shares (SVD ``derivedFrom``)."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class PinFunction:
+    """One signal a pin can carry, e.g. ``USART1_TX`` via alternate function 7."""
+
+    signal: str
+    af: int | None = None
+    """STM32 alternate-function number; None for analog/additional functions and PSEL/matrix chips."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Pin:
+    """A package pin and every signal it can carry."""
+
+    name: str
+    """``PA9``, ``P0.13``, ``GPIO4``."""
+    functions: tuple[PinFunction, ...] = ()
+    analog: tuple[str, ...] = ()
+    """Analog inputs this pin is, e.g. ``ADC1_IN9`` or ``AIN0``."""
+    reserved: str | None = None
+    """Why the pin must not be used (flash/PSRAM, SWD, crystal…), or None."""
+    strapping: bool = False
+    notes: str = ""
+    routing: str = "af"
+    """How digital signals reach the pin: ``af`` (STM32 alternate-function mux: only the listed
+    ``functions``), ``psel`` (nRF: any digital peripheral signal through PSEL registers) or ``matrix``
+    (ESP32 GPIO matrix: any routable signal). ``host`` for native_sim's emulated GPIO."""
+    requires: tuple[str, ...] = ()
+    """Configuration needed before the pin can be used as GPIO (e.g. ``CONFIG_NFCT_PINS_AS_GPIOS``)."""
+
+    def af(self, signal: str) -> int | None:
+        """The alternate-function number that routes ``signal`` to this pin (None if not via AF)."""
+        return next((f.af for f in self.functions if f.signal == signal), None)
+
+    def can_carry(self, signal: str) -> bool:
+        """True when ``signal`` can be routed to this pin: listed explicitly, or by PSEL/matrix routing."""
+        if signal in self.analog or any(f.signal == signal for f in self.functions):
+            return True
+        return self.routing in ("psel", "matrix", "host") and not signal.startswith(("ADC", "AIN"))
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class ClockDomain:
+    """A clock (``SYSCLK``, ``HCLK``, ``APB1``…) with its limit and the frequency each framework sets."""
+
+    name: str
+    max_hz: int
+    default_hz: dict[str, int] = field(default_factory=dict)
+    """Framework name (``zephyr``, ``hal``, ``baremetal``, ``espidf``) → frequency after its clock setup."""
+    parent: str | None = None
+    """The clock this one is divided from (``APB1`` ← ``HCLK``), or None for a root/source."""
+    notes: str = ""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class BoardLed:
+    """A user LED on the board: the chip pin driving it and its polarity."""
+
+    name: str
+    pin: str
+    active_low: bool
+    dt_label: str | None = None
+    """Devicetree alias/label, e.g. ``led0``."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class BoardButton:
+    """A user button on the board: the chip pin reading it and its polarity."""
+
+    name: str
+    pin: str
+    active_low: bool
+    dt_label: str | None = None
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Console:
+    """The UART the board routes to the host (ST-LINK/J-Link VCP, USB-UART bridge) and its default rate."""
+
+    uart: str
+    """Peripheral instance name as in the SVD (``USART3``, ``UARTE0``, ``UART0``)."""
+    tx: str
+    rx: str
+    baud: int
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Board:
+    """The board around the chip: what it wires to pins and how each framework names it."""
+
+    name: str
+    zephyr_board: str | None
+    """Zephyr board target for ``west build -b`` (``nucleo_h743zi``, ``nrf52840dk/nrf52840``)."""
+    idf_target: str | None
+    """ESP-IDF ``idf.py set-target`` name, or None for non-Espressif chips."""
+    hal_family: str | None
+    """``STM32F4``/``STM32H7`` for the STM32Cube HAL, else None."""
+    leds: tuple[BoardLed, ...] = ()
+    buttons: tuple[BoardButton, ...] = ()
+    console: Console | None = None
+    dt_aliases: dict[str, str] = field(default_factory=dict)
+    dt_node_labels: tuple[str, ...] = ()
+    reserved_pins: dict[str, str] = field(default_factory=dict)
+    """Pins the board wires to something (pin → what), e.g. the ST-LINK VCP or the crystal.
+    LED and button pins are not repeated here (see ``leds``/``buttons``)."""
+    dt_chosen: dict[str, str] = field(default_factory=dict)
+    """Devicetree ``/chosen`` entries (``zephyr,console`` → ``usart3``)."""
+    vendor_name: str = ""
+    """The board's marketing name (``NUCLEO-H743ZI``)."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Target:
+    """A fact pack: one chip on one board."""
+
+    id: str
+    """Pack id, the folder name under ``targets/`` (``stm32h743``)."""
+    name: str
+    vendor: str
+    family: str
+    """Chip family (``STM32H7``, ``nRF52``, ``ESP32-S3``, ``POSIX``)."""
+    core: Core
+    frameworks: tuple[str, ...]
+    """Lowering frameworks this target supports, first is the default."""
+    memory: tuple[MemoryRegion, ...]
+    bus_masters: tuple[BusMaster, ...]
+    dma: tuple[DmaController, ...]
+    clocks: tuple[ClockDomain, ...]
+    pins: dict[str, Pin]
+    board: Board
+    peripherals: dict[str, Peripheral] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
+    """Chip facts that only some targets have (flash page size, watchdog range, radio…), as data."""
+    svd_device: str | None = None
+    """Device name in the SVD the peripherals were imported from (None: no SVD, e.g. native_sim)."""
+    irq_count: int = 0
+    """Number of device interrupt vectors after the 16 system exceptions (highest IRQn + 1)."""
+
+    def region(self, name: str) -> MemoryRegion | None:
+        return next((r for r in self.memory if r.name == name), None)
+
+    def region_at(self, address: int) -> MemoryRegion | None:
+        return next((r for r in self.memory if r.contains(address)), None)
+
+    def regions_reachable_by(self, master: str) -> list[MemoryRegion]:
+        """One rule, one place: which regions a bus master can reach."""
+        return [r for r in self.memory if master in r.reachable_by]
+
+    def clock(self, name: str) -> ClockDomain | None:
+        return next((c for c in self.clocks if c.name == name), None)
+
+    def dma_controller(self, name: str) -> DmaController | None:
+        return next((d for d in self.dma if d.name == name), None)
+
+    def pins_for(self, signal: str) -> list[Pin]:
+        """Pins that can carry ``signal`` (explicitly listed, analog, or via PSEL/matrix routing)."""
+        return [p for p in self.pins.values() if p.can_carry(signal)]

@@ -1,0 +1,207 @@
+"""Fact packs: every pack loads and states the hardware facts the obligations rely on."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from rac_fw.domains.firmware.facts.load import (
+    TargetFileError,
+    UnknownPeripheral,
+    UnknownTarget,
+    interrupts,
+    load_pack,
+    load_target,
+    peripheral,
+    target_ids,
+    targets_root,
+)
+from rac_fw.domains.firmware.facts.observe import (
+    UnknownDetailKind,
+    UnknownName,
+    compress_names,
+    detail,
+    free_pins,
+    summary,
+)
+
+EXPECTED = {"nrf52840", "stm32h743", "stm32f407", "esp32s3", "native_sim"}
+SUMMARY_LIMIT = 8 * 1024
+
+
+def test_all_five_packs_load_with_consistent_references():
+    assert set(target_ids()) >= EXPECTED
+    for target_id in EXPECTED:
+        target = load_target(target_id)
+        assert target.id == target_id
+        masters = {m.name for m in target.bus_masters}
+        assert "cpu" in masters
+        for region in target.memory:
+            assert region.size > 0
+            assert "cpu" in region.reachable_by, f"{target_id} {region.name}"
+            assert set(region.reachable_by) <= masters, f"{target_id} {region.name} names an unknown master"
+        for controller in target.dma:
+            assert controller.master in masters
+        for clock in target.clocks:
+            assert clock.parent is None or target.clock(clock.parent) is not None
+            for framework, hz in clock.default_hz.items():
+                assert framework in {"zephyr", "hal", "baremetal", "espidf"}
+                assert 0 < hz <= clock.max_hz, f"{target_id} {clock.name} {framework}"
+        board = target.board
+        for pin in [led.pin for led in board.leds] + [b.pin for b in board.buttons]:
+            assert pin in target.pins, f"{target_id}: board pin {pin} is not a chip pin"
+        assert target.frameworks and board.zephyr_board
+
+
+def test_load_is_cached_per_process():
+    assert load_target("stm32h743") is load_target("stm32h743")
+
+
+def test_unknown_target_lists_known_ids_and_near_matches():
+    with pytest.raises(UnknownTarget) as info:
+        load_target("stm32h74")
+    assert "stm32h743" in info.value.near
+    assert set(info.value.known) == set(target_ids())
+
+
+def test_stm32h743_memory_dma_and_cache_facts():
+    target = load_target("stm32h743")
+    dtcm, axi = target.region("DTCM"), target.region("AXI_SRAM")
+    assert dtcm is not None and axi is not None
+    assert "DMA1" not in dtcm.reachable_by and "BDMA" not in dtcm.reachable_by
+    assert "MDMA" in dtcm.reachable_by
+    assert axi.cacheable and axi.address == 0x24000000 and axi.size == 512 * 1024
+    assert [r.name for r in target.regions_reachable_by("BDMA") if r.kind == "sram"] == ["SRAM4"]
+    dcache = target.core.dcache
+    assert dcache is not None and (dcache.size, dcache.line_bytes) == (16 * 1024, 32)
+
+
+def test_stm32f407_dma_constraints_and_clock_defaults():
+    target = load_target("stm32f407")
+    ccm = target.region("CCM")
+    assert ccm is not None and ccm.reachable_by == ("cpu",) and ccm.address == 0x10000000
+    dma1, dma2 = target.dma_controller("DMA1"), target.dma_controller("DMA2")
+    assert dma1 is not None and not dma1.memory_to_memory
+    assert dma2 is not None and dma2.memory_to_memory and "ADC1" in dma2.peripherals
+    apb1, apb2 = target.clock("APB1"), target.clock("APB2")
+    assert apb1 is not None and apb2 is not None
+    assert (apb1.default_hz["zephyr"], apb2.default_hz["zephyr"]) == (42_000_000, 84_000_000)
+    assert apb1.default_hz["baremetal"] == apb2.default_hz["baremetal"] == 16_000_000
+
+
+def test_nrf52840_easydma_never_reaches_flash_and_analog_pins():
+    target = load_target("nrf52840")
+    assert [r.name for r in target.regions_reachable_by("easydma")] == ["RAM"]
+    analog = {name: pin.analog for name, pin in target.pins.items() if pin.analog}
+    assert analog["P0.02"] == ("AIN0",) and analog["P0.31"] == ("AIN7",) and len(analog) == 8
+    assert target.pins["P0.09"].requires and target.pins["P0.18"].reserved
+    assert target.pins["P1.15"].can_carry("UARTE1_TXD")  # PSEL: any digital signal
+    assert not target.pins["P0.13"].can_carry("AIN0")
+
+
+def test_esp32s3_pins_strapping_flash_and_adc_units():
+    target = load_target("esp32s3")
+    assert {n for n, p in target.pins.items() if p.strapping} == {"GPIO0", "GPIO3", "GPIO45", "GPIO46"}
+    assert "GPIO22" not in target.pins and "GPIO48" in target.pins
+    assert all(target.pins[f"GPIO{n}"].reserved for n in range(26, 33))
+    assert target.pins["GPIO11"].analog == ("ADC2_CH0",) and target.pins["GPIO1"].analog == ("ADC1_CH0",)
+    psram = target.region("PSRAM")
+    assert psram is not None and "gdma" not in psram.reachable_by
+    assert target.extra["radio"]["adc_conflict"] == "ADC2"  # type: ignore[index]
+
+
+def test_native_sim_is_host_without_dma():
+    target = load_target("native_sim")
+    assert target.frameworks == ("zephyr",) and target.dma == () and not target.peripherals
+    assert target.board.leds[0].dt_label == "led0"
+
+
+def test_stm32_pins_carry_alternate_functions():
+    for target_id in ("stm32f407", "stm32h743"):
+        target = load_target(target_id)
+        assert target.pins["PA9"].af("USART1_TX") == 7
+        assert target.pins["PA13"].reserved and target.pins["PA14"].reserved
+        assert {p.name for p in target.pins_for("USART2_TX")} >= {"PA2", "PD5"}
+        assert not target.pins["PA9"].can_carry("USART2_TX")
+
+
+def test_peripherals_and_registers_on_demand():
+    usart2 = peripheral("stm32f407", "USART2")
+    assert usart2.base == 0x40004400 and usart2.derived_from == "USART1"
+    brr = next(r for r in usart2.registers if r.name == "BRR")
+    assert brr.offset == 0x08 and {f.name for f in brr.fields} >= {"DIV_Mantissa", "DIV_Fraction"}
+    with pytest.raises(UnknownPeripheral) as info:
+        peripheral("stm32f407", "USART9")
+    assert "USART1" in info.value.near or "USART2" in info.value.near
+
+
+def test_interrupt_list_is_sorted_and_covers_peripheral_irqs():
+    for target_id in ("stm32f407", "stm32h743", "nrf52840", "esp32s3"):
+        table = interrupts(target_id)
+        numbers = [number for number, _, _ in table]
+        assert numbers == sorted(set(numbers))
+        target = load_target(target_id)
+        assert target.irq_count == numbers[-1] + 1
+        for p in target.peripherals.values():
+            for irq in p.interrupts:
+                assert irq.number in numbers
+
+
+def test_summary_is_small_and_carries_the_key_facts():
+    for target_id in EXPECTED:
+        target = load_target(target_id)
+        data = summary(target)
+        encoded = json.dumps(data, separators=(",", ":"))
+        assert len(encoded.encode()) <= SUMMARY_LIMIT, f"{target_id}: {len(encoded)} bytes"
+        assert [m["name"] for m in data["memory"]] == [r.name for r in target.memory]
+        free = data["pins"]["free"]
+        assert free or not target.pins
+    h7 = summary(load_target("stm32h743"))
+    dtcm = next(m for m in h7["memory"] if m["name"] == "DTCM")
+    assert "DMA1" not in dtcm["dma"]
+    assert h7["peripherals"]["USART"] == "UART4-5,7-8 USART1-3,6"
+
+
+def test_free_pins_exclude_reserved_and_board_pins():
+    target = load_target("stm32f407")
+    free = set(free_pins(target))
+    assert {"PA13", "PA14", "PD12", "PA0", "PA2", "PH0"}.isdisjoint(free)
+    assert "PB0" in free
+
+
+def test_detail_answers_each_kind_and_near_matches():
+    target = load_target("stm32h743")
+    region = detail(target, "region", "dtcm")
+    assert region["name"] == "DTCM" and "DMA1" in region["unreachable_by"]
+    dma = detail(target, "dma", "BDMA")
+    assert dma["reachable_regions"] == ["SRAM4", "BKPSRAM"]
+    clock = detail(target, "clock", "apb1")
+    assert clock["max_hz"] == 120_000_000 and "APB1_TIM" in clock["children"]
+    pin = detail(target, "pin", "PA9")
+    assert {"signal": "USART1_TX", "af": 7} in pin["functions"]
+    usart = detail(target, "peripheral", "USART3")
+    assert usart["signals"]["USART3_TX"][0]["af"] == 7 and usart["interrupts"][0]["irqn"] == 39
+    with pytest.raises(UnknownName) as info:
+        detail(target, "pin", "PA99")
+    assert "PA9" in info.value.near
+    with pytest.raises(UnknownDetailKind):
+        detail(target, "irq", "USART3")
+
+
+def test_compress_names_makes_ranges():
+    assert compress_names(["TIM1", "TIM2", "TIM3", "TIM8", "ADC_Common"]) == "ADC_Common TIM1-3,8"
+
+
+def test_malformed_pack_is_a_located_error(tmp_path):
+    pack = tmp_path / "stm32f407"
+    shutil.copytree(targets_root() / "stm32f407", pack)
+    text = (pack / "target.yaml").read_text(encoding="utf-8")
+    (pack / "target.yaml").write_text(text.replace("kind: ccm,", "kind: ccm, cachable: false,"), encoding="utf-8")
+    with pytest.raises(TargetFileError) as info:
+        load_pack(pack)
+    assert info.value.location.endswith("target.yaml:memory.3.cachable")
+    (pack / "target.yaml").write_text("id: [unclosed", encoding="utf-8")
+    with pytest.raises(TargetFileError, match="malformed YAML"):
+        load_pack(pack)
