@@ -102,8 +102,6 @@ def submit(
 ) -> None:
     """Run one turn: validate, realize, verify, feedback. Exit 0 pass, 1 verified failure, 2 invalid."""
     dom = _domain(domain, as_json)
-    if task not in dom.tasks():
-        _unknown_task(UnknownTask(domain, task, dom.tasks()), as_json)
     try:
         payload = load_structured(action_file)
     except InputError as exc:
@@ -115,7 +113,11 @@ def submit(
             as_json=as_json,
         )
     episode = Episode(dom, task, seed=seed, trace=trace)
-    feedback = episode.submit(Action(domain=domain, task=task, payload=payload))
+    try:
+        feedback = episode.submit(Action(domain=domain, task=task, payload=payload))
+    except UnknownTask as exc:  # domains may accept tasks beyond their catalogue (e.g. instance files)
+        _unknown_task(exc, as_json)
+        return
     for ev in feedback.evidence:
         if ev.location and not ev.location.startswith(str(action_file)):
             ev.location = f"{action_file}: {ev.location}"
