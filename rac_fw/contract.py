@@ -154,35 +154,54 @@ def sha256_of(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()
 
 
-def apply_patch(payload: Any, patch: list[dict[str, Any]]) -> Any:
-    """Apply ``replace``/``add``/``remove`` steps (paths are lists of keys and indices) to a deep copy.
+class PatchError(ValueError):
+    """A patch step does not fit the document (missing container, bad index, unknown op)."""
 
-    ``add`` on a list index inserts; ``add`` with the index ``"-"`` appends. Raises ``KeyError``/``IndexError``
-    when a path does not exist, so a stale relaxation cannot be applied silently to the wrong place.
+
+def apply_patch(document: Any, patch: list[dict[str, Any]]) -> Any:
+    """Return a patched deep copy of ``document`` (the input is left untouched).
+
+    Steps are ``{"op": "replace"|"add"|"remove", "path": [...], "value": ...}`` with dict keys and list
+    indices from the root. ``add`` on a list index inserts (``-1``, ``"-"`` or the length appends);
+    ``add``/``replace`` on a dict key sets it (a typed payload has omitted fields at their default, so
+    replacing one the document omits sets it), and ``add`` creates missing intermediate containers;
+    ``remove`` deletes a key or item. A step that does not fit raises ``PatchError``, so a stale
+    relaxation is never applied silently to the wrong place.
     """
-    result = copy.deepcopy(payload)
+    result = copy.deepcopy(document)
     for step in patch:
-        op, path, value = step["op"], list(step["path"]), step.get("value")
+        op, path = step.get("op"), list(step.get("path") or [])
         if not path:
             if op != "replace":
-                raise KeyError("only 'replace' may target the whole payload")
-            result = copy.deepcopy(value)
+                raise PatchError(f"patch step {step!r} has an empty path")
+            result = copy.deepcopy(step.get("value"))
             continue
-        parent = result
-        for key in path[:-1]:
-            parent = parent[key]
+        parent: Any = result
+        for index, key in enumerate(path[:-1]):
+            try:
+                parent = parent[key]
+            except (KeyError, IndexError, TypeError):
+                if op != "add" or not isinstance(key, str) or not isinstance(parent, dict):
+                    raise PatchError(f"path {path[: index + 1]!r} does not exist") from None
+                parent[key] = [] if isinstance(path[index + 1], int) else {}
+                parent = parent[key]
         last = path[-1]
-        if op == "replace":
-            if isinstance(parent, dict) and last not in parent:
-                raise KeyError(last)
-            parent[last] = copy.deepcopy(value)
-        elif op == "add":
-            if isinstance(parent, list):
-                parent.insert(len(parent) if last == "-" else int(last), copy.deepcopy(value))
-            else:
-                parent[last] = copy.deepcopy(value)
-        elif op == "remove":
-            del parent[last]
+        if op == "remove":
+            try:
+                del parent[last]
+            except (KeyError, IndexError, TypeError):
+                raise PatchError(f"cannot remove {path!r}: it does not exist") from None
+        elif op == "replace" or (op == "add" and isinstance(parent, dict)):
+            if op == "replace" and isinstance(parent, list) and not (
+                isinstance(last, int) and -len(parent) <= last < len(parent)
+            ):
+                raise PatchError(f"cannot replace {path!r}: it does not exist")
+            parent[last] = copy.deepcopy(step.get("value"))
+        elif op == "add" and isinstance(parent, list) and (last == "-" or isinstance(last, int)):
+            position = len(parent) if last == "-" or last < 0 else last
+            if position > len(parent):
+                raise PatchError(f"cannot add at {path!r}: index beyond the end")
+            parent.insert(position, copy.deepcopy(step.get("value")))
         else:
-            raise KeyError(f"unknown patch op {op!r}")
+            raise PatchError(f"unsupported patch step {step!r}")
     return result

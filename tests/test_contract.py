@@ -10,6 +10,7 @@ from rac_fw.contract import (
     Feedback,
     Magnitude,
     Observation,
+    PatchError,
     Realization,
     Receipt,
     Relaxation,
@@ -62,8 +63,10 @@ def test_patch_add_remove_and_stale_paths():
                             {"op": "add", "path": ["ops", 0], "value": 0},
                             {"op": "remove", "path": ["m", "k"]}])
     assert out == {"ops": [0, 1, 2, 3], "m": {}}
-    with pytest.raises(KeyError):
-        apply_patch(doc, [{"op": "replace", "path": ["missing"], "value": 1}])
+    with pytest.raises(PatchError):
+        apply_patch(doc, [{"op": "replace", "path": ["missing", "deeper"], "value": 1}])
+    with pytest.raises(PatchError):
+        apply_patch(doc, [{"op": "replace", "path": ["ops", 5], "value": 1}])
 
 
 def test_hash_is_canonical():

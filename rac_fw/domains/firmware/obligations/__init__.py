@@ -1,0 +1,114 @@
+"""Obligations: the plan checked against the target facts, every violation returned as repair evidence.
+
+Each concern is one module exposing ``check(plan, target, framework) -> list[Evidence]``; :func:`check`
+runs them all and returns every violation at once (locations are plan field paths such as
+``operations[2].baud``; each relaxation carries a patch over the plan dict). :func:`placement` and
+:func:`buffer_needs` are the single source of buffer placement, alignment and cache maintenance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rac_fw.contract import Evidence
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.obligations import (
+    adc,
+    bus,
+    dma,
+    flash,
+    irq,
+    memory,
+    peripherals,
+    pins,
+    radio,
+    references,
+    support,
+    threads,
+    timing,
+    uart,
+    watchdog,
+)
+from rac_fw.domains.firmware.obligations.placement import BufferNeeds, buffer_controller, buffer_needs, placement
+from rac_fw.domains.firmware.plan.model import Plan
+
+Rule = Callable[[Plan, Target, str], list[Evidence]]
+
+#: Every obligation, in reporting order (names and support first: later rules skip what they flag).
+RULES: tuple[Rule, ...] = (
+    support.check,
+    references.check,
+    peripherals.check,
+    pins.check,
+    radio.check,
+    dma.check,
+    memory.check,
+    uart.check,
+    timing.check,
+    adc.check,
+    irq.check,
+    bus.check,
+    flash.check,
+    watchdog.check,
+    threads.check,
+)
+
+#: Every evidence code the obligations can emit.
+CODES = (
+    "E_TARGET_UNSUPPORTED",
+    "E_DUPLICATE_NAME",
+    "E_UNKNOWN_RESOURCE",
+    "E_NO_PERIPHERAL",
+    "E_UNKNOWN_PIN",
+    "E_PIN_CONFLICT",
+    "E_PIN_FUNCTION",
+    "E_ANALOG_PIN",
+    "E_PIN_RESERVED",
+    "E_PIN_STRAPPING",
+    "E_NFC_PIN",
+    "E_RADIO_CONFLICT",
+    "E_DMA_UNREACHABLE",
+    "E_DMA_M2M_UNSUPPORTED",
+    "E_DMA_LENGTH",
+    "E_DMA_ALIGNMENT",
+    "E_CACHE_COHERENCE",
+    "E_RAM_BUDGET",
+    "E_STACK_SIZE",
+    "E_BAUD_ERROR",
+    "E_TIMER_RANGE",
+    "E_PWM_RESOLUTION",
+    "E_ADC_RESOLUTION",
+    "E_IRQ_PRIORITY",
+    "E_ISR_BLOCKING",
+    "E_I2C_ADDRESS",
+    "E_CLOCK_RANGE",
+    "E_FLASH_ALIGNMENT",
+    "E_WATCHDOG_RANGE",
+    "E_WATCHDOG_WINDOW",
+    "E_LOCK_ORDER",
+)
+
+__all__ = [
+    "CODES",
+    "RULES",
+    "BufferNeeds",
+    "buffer_controller",
+    "buffer_needs",
+    "check",
+    "placement",
+    "resolve_framework",
+]
+
+
+def resolve_framework(plan: Plan, target: Target, framework: str | None = None) -> str:
+    """The framework a plan is checked and lowered for: explicit, else the plan's, else the target's default."""
+    return framework or plan.framework or target.frameworks[0]
+
+
+def check(plan: Plan, target: Target, framework: str | None = None) -> list[Evidence]:
+    """Every obligation violated by ``plan`` on ``target`` under ``framework`` (empty = valid)."""
+    chosen = resolve_framework(plan, target, framework)
+    found: list[Evidence] = []
+    for rule in RULES:
+        found.extend(rule(plan, target, chosen))
+    return found

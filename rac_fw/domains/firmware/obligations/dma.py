@@ -1,0 +1,222 @@
+"""DMA obligations: reachability, memory-to-memory capability, transfer length, alignment, coherence.
+
+E_DMA_UNREACHABLE: the buffer's region is not reachable by the DMA master that moves it (DTCM on
+STM32H7 for DMA1/2, CCM on STM32F4, flash for nRF EasyDMA, non-DMA-capable RAM on ESP32-S3).
+E_DMA_M2M_UNSUPPORTED: a memory-to-memory copy on a controller that cannot do it (STM32F4 DMA1, nRF).
+E_DMA_LENGTH: more items than one transfer can count, or a destination shorter than its source.
+E_DMA_ALIGNMENT: a length that is not a whole number of items, or items narrower than the samples.
+E_CACHE_COHERENCE: a D-cached DMA buffer whose length is not a whole number of cache lines, so
+maintenance by line would also clean/invalidate a neighbour's data.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rac_fw.contract import Evidence
+from rac_fw.domains.firmware.facts.model import DmaController, Target
+from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, remove, replace, violation
+from rac_fw.domains.firmware.obligations.placement import (
+    NOT_BUFFER_RAM,
+    buffer_controller,
+    buffer_needs,
+    buffer_regions,
+    controller_named,
+    placement,
+    request_instance,
+)
+from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.ops.adc import AdcScan
+from rac_fw.domains.firmware.plan.ops.dma import DmaMem2Mem, DmaPeriphRx
+from rac_fw.domains.firmware.plan.resources import Buffer
+
+
+def _adc_fed(plan: Plan, name: str) -> bool:
+    """The buffer receives ADC samples (16-bit items on every supported chip at > 8-bit resolution)."""
+    for op in plan.operations:
+        if isinstance(op, DmaPeriphRx) and op.buffer == name and "ADC" in request_instance(op.peripheral):
+            return True
+        if isinstance(op, AdcScan) and op.buffer == name and op.resolution_bits > 8:
+            return True
+    return False
+
+
+def _reachability(plan: Plan, target: Target, buffer: Buffer, index: int, controller: DmaController) -> list[Evidence]:
+    region_name = placement(plan, target).get(buffer.name)
+    region = target.region(region_name) if region_name else None
+    if region is None:
+        return []  # unknown region names are E_UNKNOWN_RESOURCE
+    if controller.master in region.reachable_by and region.kind not in NOT_BUFFER_RAM:
+        return []
+    path: Path = ["resources", "buffers", index, "placement"]
+    fits = [r for r in buffer_regions(target, controller.master) if r.size >= buffer.size_bytes]
+    options = [
+        relax(
+            f"place {buffer.name} in {r.name} ({r.kind}{', cacheable' if r.cacheable else ''}, "
+            f"reachable by {controller.name})",
+            replace(path, r.name),
+        )
+        for r in fits
+    ]
+    reach = ", ".join(r.name for r in fits) or "no RAM region"
+    return [
+        violation(
+            "E_DMA_UNREACHABLE",
+            f"buffer {buffer.name} is in {region.name} ({region.kind}), which {controller.name} (bus master "
+            f"{controller.master}) cannot reach; it reaches {reach}",
+            path,
+            [buffer.name, region.name, controller.name],
+            relaxations=options,
+        )
+    ]
+
+
+def _length_and_alignment(
+    plan: Plan, target: Target, buffer: Buffer, index: int, controller: DmaController, framework: str
+) -> list[Evidence]:
+    found: list[Evidence] = []
+    base: Path = ["resources", "buffers", index]
+    size_path: Path = [*base, "size_bytes"]
+    element = buffer.element_bytes
+    if _adc_fed(plan, buffer.name) and element < 2:
+        even = buffer.size_bytes + buffer.size_bytes % 2
+        found.append(
+            violation(
+                "E_DMA_ALIGNMENT",
+                f"buffer {buffer.name} receives 16-bit ADC samples but has {element}-byte items",
+                [*base, "element_bytes"],
+                [buffer.name],
+                [measure("element_bytes", element, "bytes"), measure("sample_bytes", 2, "bytes")],
+                [
+                    relax(
+                        f"use 2-byte items ({even} bytes)",
+                        replace([*base, "element_bytes"], 2),
+                        replace(size_path, even),
+                    )
+                ],
+            )
+        )
+        element = 2
+    elif buffer.size_bytes % element:
+        rounded = math.ceil(buffer.size_bytes / element) * element
+        found.append(
+            violation(
+                "E_DMA_ALIGNMENT",
+                f"buffer {buffer.name} is {buffer.size_bytes} bytes, not a whole number of {element}-byte items",
+                size_path,
+                [buffer.name],
+                [measure("size", buffer.size_bytes, "bytes"), measure("item", element, "bytes")],
+                [relax(f"make it {rounded} bytes", replace(size_path, rounded))],
+            )
+        )
+    items = math.ceil(buffer.size_bytes / element)
+    if items > controller.max_transfer_items:
+        largest = controller.max_transfer_items * element
+        found.append(
+            violation(
+                "E_DMA_LENGTH",
+                f"buffer {buffer.name} needs {items} transfers of {element} bytes; {controller.name} "
+                f"counts at most {controller.max_transfer_items}",
+                size_path,
+                [buffer.name, controller.name],
+                [
+                    measure("items", items, "items"),
+                    measure("max_items", controller.max_transfer_items, "items"),
+                    measure("excess", items - controller.max_transfer_items, "items"),
+                ],
+                [relax(f"shrink {buffer.name} to {largest} bytes", replace(size_path, largest))],
+            )
+        )
+    needs = buffer_needs(plan, target, framework, buffer.name)
+    if needs and needs.cache_maintenance and needs.line_bytes and buffer.size_bytes % needs.line_bytes:
+        rounded = math.ceil(buffer.size_bytes / needs.line_bytes) * needs.line_bytes
+        options = [
+            relax(
+                f"round {buffer.name} up to {rounded} bytes ({rounded // needs.line_bytes} cache lines)",
+                replace(size_path, rounded),
+            )
+        ]
+        options += [
+            relax(f"place {buffer.name} in non-cacheable {r.name}", replace([*base, "placement"], r.name))
+            for r in buffer_regions(target, controller.master)
+            if not r.cacheable
+        ]
+        found.append(
+            violation(
+                "E_CACHE_COHERENCE",
+                f"buffer {buffer.name} lies in D-cached {needs.region} and is {buffer.size_bytes} "
+                f"bytes, not a multiple of the {needs.line_bytes}-byte cache line: invalidating it after DMA would "
+                "also discard the neighbouring data sharing its last line",
+                size_path,
+                [buffer.name, needs.region],
+                [
+                    measure("size", buffer.size_bytes, "bytes"),
+                    measure("cache_line", needs.line_bytes, "bytes"),
+                    measure("padding_needed", rounded - buffer.size_bytes, "bytes"),
+                ],
+                options,
+            )
+        )
+    return found
+
+
+def _mem2mem(plan: Plan, target: Target, op: DmaMem2Mem, index: int) -> list[Evidence]:
+    found: list[Evidence] = []
+    base: Path = ["operations", index]
+    capable = [c for c in target.dma if c.memory_to_memory]
+    named = op.controller or next((b.dma for b in map(plan.buffer, (op.src, op.dst)) if b and b.dma), None)
+    controller = controller_named(target, named) if named else (capable[0] if capable else None)
+    if not capable:
+        found.append(
+            violation(
+                "E_DMA_M2M_UNSUPPORTED",
+                f"no DMA controller of {target.id} can copy memory to memory "
+                f"({', '.join(c.name for c in target.dma) or 'no DMA'})",
+                base,
+                [op.op, target.id],
+                relaxations=[relax("drop the DMA copy (copy with the CPU instead)", remove(base))],
+            )
+        )
+    elif controller is not None and not controller.memory_to_memory:
+        path: Path = [*base, "controller"]
+        found.append(
+            violation(
+                "E_DMA_M2M_UNSUPPORTED",
+                f"{controller.name} cannot do memory-to-memory transfers; {', '.join(c.name for c in capable)} can",
+                path,
+                [controller.name, op.src, op.dst],
+                relaxations=[relax(f"use {c.name}", replace(path, c.name)) for c in capable],
+            )
+        )
+    src, dst = plan.buffer(op.src), plan.buffer(op.dst)
+    if src is not None and dst is not None and dst.size_bytes < src.size_bytes:
+        path = ["resources", "buffers", plan.resources.buffers.index(dst), "size_bytes"]
+        found.append(
+            violation(
+                "E_DMA_LENGTH",
+                f"destination {dst.name} ({dst.size_bytes} bytes) is shorter than source {src.name} "
+                f"({src.size_bytes} bytes)",
+                path,
+                [dst.name, src.name],
+                [measure("shortfall", src.size_bytes - dst.size_bytes, "bytes")],
+                [relax(f"make {dst.name} {src.size_bytes} bytes", replace(path, src.size_bytes))],
+            )
+        )
+    return found
+
+
+def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """Every DMA buffer and copy against the controller and memory facts."""
+    found: list[Evidence] = []
+    for i, op in enumerate(plan.operations):
+        if isinstance(op, DmaMem2Mem):
+            found += _mem2mem(plan, target, op, i)
+    for i, buffer in enumerate(plan.resources.buffers):
+        if buffer.role == "scratch":
+            continue
+        controller = buffer_controller(plan, target, buffer.name)
+        if controller is None:
+            continue
+        found += _reachability(plan, target, buffer, i, controller)
+        found += _length_and_alignment(plan, target, buffer, i, controller, framework)
+    return found

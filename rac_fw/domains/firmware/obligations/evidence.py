@@ -1,0 +1,60 @@
+"""Building repair evidence: a located violation with magnitudes and patch-carrying relaxations.
+
+Obligation modules describe *what* is wrong in plan terms (a field path as a list, the objects in
+conflict, magnitudes with units) and *how* to fix it (a patch over the plan dict); this module turns
+that into the contract's :class:`~rac_fw.contract.Evidence`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rac_fw.contract import Evidence, Magnitude, Relaxation
+from rac_fw.domains.firmware.plan.paths import PathPart, format_path
+
+Path = list[PathPart]
+
+
+def replace(path: Path, value: Any) -> dict[str, Any]:
+    """Patch step: set the field at ``path`` (present or defaulted) to ``value``."""
+    return {"op": "replace", "path": list(path), "value": value}
+
+
+def add(path: Path, value: Any) -> dict[str, Any]:
+    """Patch step: insert ``value`` into a list at ``path`` (index ``-1`` appends) or set a key."""
+    return {"op": "add", "path": list(path), "value": value}
+
+
+def remove(path: Path) -> dict[str, Any]:
+    """Patch step: delete the key or list item at ``path``."""
+    return {"op": "remove", "path": list(path)}
+
+
+def relax(description: str, *steps: dict[str, Any]) -> Relaxation:
+    """An admissible change, computed from the facts, and the patch that makes it."""
+    return Relaxation(description=description, patch=list(steps))
+
+
+def measure(name: str, value: float, unit: str) -> Magnitude:
+    """A magnitude with its unit; floats are rounded to 4 significant decimals for stable output."""
+    return Magnitude(name=name, value=round(value, 4) if isinstance(value, float) else value, unit=unit)
+
+
+def violation(
+    code: str,
+    message: str,
+    path: Path,
+    objects: Sequence[str] = (),
+    magnitudes: Sequence[Magnitude] = (),
+    relaxations: Sequence[Relaxation] = (),
+) -> Evidence:
+    """One violated obligation located at the plan field ``path``."""
+    return Evidence(
+        code=code,
+        message=message,
+        location=format_path(path),
+        objects=list(dict.fromkeys(objects)),
+        magnitudes=list(magnitudes),
+        relaxations=list(relaxations),
+    )

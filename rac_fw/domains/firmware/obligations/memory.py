@@ -1,0 +1,128 @@
+"""Memory obligations: RAM budget per region and stack floors.
+
+E_RAM_BUDGET: what the plan places in a region (buffers from ``placement``; in the default RAM also
+the framework's own RAM, the Wi-Fi stack, thread and main stacks and the heap) must fit its size.
+E_STACK_SIZE: thread stacks below what the framework's own calls need.
+"""
+
+from __future__ import annotations
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, replace, violation
+from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS, MIN_MAIN_STACK_BYTES, WIFI_RAM_BYTES
+from rac_fw.domains.firmware.obligations.placement import buffer_controller, buffer_regions, default_ram, placement
+from rac_fw.domains.firmware.plan.model import Plan
+
+
+def _stacks(plan: Plan, framework: str) -> list[Evidence]:
+    rules = FRAMEWORKS[framework]
+    found: list[Evidence] = []
+    floors: list[tuple[Path, str, int, int]] = [(["stack_bytes"], "main", plan.stack_bytes, MIN_MAIN_STACK_BYTES)]
+    if rules.threads:
+        floors += [
+            (["resources", "threads", i, "stack_bytes"], t.name, t.stack_bytes, rules.min_thread_stack_bytes)
+            for i, t in enumerate(plan.resources.threads)
+        ]
+    for path, name, size, floor in floors:
+        if size < floor:
+            found.append(
+                violation(
+                    "E_STACK_SIZE",
+                    f"stack of {name} is {size} bytes; {framework} needs at least {floor}",
+                    path,
+                    [name],
+                    [measure("stack", size, "bytes"), measure("minimum", floor, "bytes")],
+                    [relax(f"give {name} {floor} bytes of stack", replace(path, floor))],
+                )
+            )
+    return found
+
+
+def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """Stack floors, then every region's load against its size."""
+    if framework not in FRAMEWORKS:
+        return []
+    found = _stacks(plan, framework)
+    rules = FRAMEWORKS[framework]
+    home = default_ram(target)
+    places = placement(plan, target)
+    load: dict[str, list[tuple[str, int, Path]]] = {}
+    for i, buffer in enumerate(plan.resources.buffers):
+        where = places.get(buffer.name)
+        if where:
+            load.setdefault(where, []).append((buffer.name, buffer.size_bytes, ["resources", "buffers", i]))
+    if home is not None:
+        fixed: list[tuple[str, int, Path]] = [
+            ("framework", rules.ram_overhead_bytes, []),
+            ("main_stack", plan.stack_bytes, ["stack_bytes"]),
+            ("heap", plan.heap_bytes, ["heap_bytes"]),
+        ]
+        fixed += [
+            (t.name, t.stack_bytes, ["resources", "threads", i, "stack_bytes"])
+            for i, t in enumerate(plan.resources.threads)
+        ]
+        if plan.wifi:
+            fixed.append(("wifi", WIFI_RAM_BYTES, ["wifi"]))
+        load.setdefault(home.name, []).extend(fixed)
+    for region_name, items in load.items():
+        region = target.region(region_name)
+        if region is None:
+            continue
+        used = sum(size for _, size, _ in items)
+        if used <= region.size:
+            continue
+        excess = used - region.size
+        found.append(
+            violation(
+                "E_RAM_BUDGET",
+                f"{region.name} holds {used} bytes of plan data but has {region.size}",
+                _biggest(items),
+                [region.name] + [name for name, size, path in items if path and size],
+                [
+                    measure("needed", used, "bytes"),
+                    measure("available", region.size, "bytes"),
+                    measure("excess", excess, "bytes"),
+                ],
+                _budget_fixes(plan, target, region_name, items, excess, places),
+            )
+        )
+    return found
+
+
+def _biggest(items: list[tuple[str, int, Path]]) -> Path:
+    movable = [item for item in items if item[2]]
+    return max(movable, key=lambda item: item[1])[2] if movable else []
+
+
+def _budget_fixes(
+    plan: Plan, target: Target, region: str, items: list[tuple[str, int, Path]], excess: int, places: dict[str, str]
+) -> list[Relaxation]:
+    fixes: list[Relaxation] = []
+    if plan.heap_bytes >= excess and any(name == "heap" for name, _, _ in items):
+        fixes.append(relax(f"shrink the heap by {excess} bytes", replace(["heap_bytes"], plan.heap_bytes - excess)))
+    used: dict[str, int] = {}
+    for name, where in places.items():
+        buffer = plan.buffer(name)
+        used[where] = used.get(where, 0) + (buffer.size_bytes if buffer else 0)
+    for i, buffer in sorted(enumerate(plan.resources.buffers), key=lambda item: -item[1].size_bytes):
+        if places.get(buffer.name) != region:
+            continue
+        controller = buffer_controller(plan, target, buffer.name)
+        for other in buffer_regions(target, controller.master if controller else None):
+            if other.name != region and other.size - used.get(other.name, 0) >= buffer.size_bytes:
+                fixes.append(
+                    relax(
+                        f"move {buffer.name} to {other.name}",
+                        replace(["resources", "buffers", i, "placement"], other.name),
+                    )
+                )
+                break
+        if buffer.size_bytes > excess:
+            fixes.append(
+                relax(
+                    f"shrink {buffer.name} by {excess} bytes",
+                    replace(["resources", "buffers", i, "size_bytes"], buffer.size_bytes - excess),
+                )
+            )
+    return fixes

@@ -1,0 +1,122 @@
+"""E_NO_PERIPHERAL: every peripheral instance a plan names exists on this chip (UART, bus controller,
+hardware timer, DMA request source), and a non-console UART has its pins declared.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.obligations.evidence import Path, add, relax, remove, replace, violation
+from rac_fw.domains.firmware.obligations.placement import request_instance, serving_controllers
+from rac_fw.domains.firmware.obligations.quantities import extra, timer_names
+from rac_fw.domains.firmware.obligations.refs import claims, describe_pin, free_pins, is_console, normalized
+from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.ops.dma import DmaPeriphRx
+from rac_fw.domains.firmware.plan.ops.timer import TimerOneshot, TimerPeriodic
+from rac_fw.domains.firmware.plan.ops.uart import UartLineRead, UartPrint, UartRxIrq
+
+CODE = "E_NO_PERIPHERAL"
+
+
+def has_peripheral(target: Target, name: str) -> bool:
+    """The chip has instance ``name``: in its SVD, its fact tables, or (emulated) its devicetree labels."""
+    if name in target.peripherals:
+        return True
+    tables = (extra(target, "uart"), extra(target, "timers"))
+    if any(name in table for table in tables) or name in (extra(target, "adc").get("units") or []):
+        return True
+    return normalized(name) in {normalized(label) for label in target.board.dt_node_labels}
+
+
+def _family(name: str) -> str:
+    return re.sub(r"\d+$", "", name)
+
+
+def instances_like(target: Target, name: str, families: tuple[str, ...] = ()) -> list[str]:
+    """Existing instances of the same kind as ``name`` (``USART7`` → ``USART1``, ``USART2``…)."""
+    wanted = set(families) or {_family(name)}
+    pool = set(target.peripherals) | set(extra(target, "uart")) | set(extra(target, "timers"))
+    pool |= {label.upper() for label in target.board.dt_node_labels}
+    same = sorted((p for p in pool if _family(p) in wanted), key=lambda p: (len(p), p))
+    close = difflib.get_close_matches(name, same, n=3, cutoff=0.5)
+    return list(dict.fromkeys(close + same))
+
+
+def _missing(target: Target, name: str, path: Path, objects: list[str], options: list[Relaxation]) -> Evidence:
+    return violation(CODE, f"{target.id} has no peripheral {name}", path, objects, relaxations=options)
+
+
+def _uart_pins(plan: Plan, target: Target, instance: str, path: Path, needs_rx: bool) -> list[Evidence]:
+    """A non-console UART needs its TX (and, to receive, RX) pin declared with that function."""
+    declared = {p.function for p in plan.resources.pins}
+    missing = [f"{instance}_{s}" for s in (("TX", "RX") if needs_rx else ("TX",)) if f"{instance}_{s}" not in declared]
+    if not missing:
+        return []
+    taken = {c.pin for c in claims(plan, target)}
+    steps, chosen = [], []
+    for signal in missing:
+        pins = free_pins(target, taken, signal)
+        if not pins:
+            break
+        taken.add(pins[0].name)
+        chosen.append(describe_pin(pins[0], signal))
+        steps.append(add(["resources", "pins", -1], {"name": signal.lower(), "pin": pins[0].name, "function": signal}))
+    options = [relax(f"declare {', '.join(chosen)}", *steps)] if len(steps) == len(missing) else []
+    options.append(relax("use the board console UART instead", remove(path)))
+    return [
+        violation(
+            "E_UNKNOWN_RESOURCE",
+            f"{instance} needs pins declared in resources.pins with function {' and '.join(missing)}",
+            path,
+            [instance, *missing],
+            relaxations=options,
+        )
+    ]
+
+
+def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """Instances named by UART ops, devices, timers and DMA requests exist; UART pins are declared."""
+    found: list[Evidence] = []
+    for i, device in enumerate(plan.resources.devices):
+        path: Path = ["resources", "devices", i, "controller"]
+        if not has_peripheral(target, device.controller):
+            families = ("I2C", "TWIM", "TWI") if device.bus == "i2c" else ("SPI", "SPIM")
+            options = [
+                relax(f"use {n}", replace(path, n)) for n in instances_like(target, device.controller, families)[:3]
+            ]
+            found.append(_missing(target, device.controller, path, [device.name, device.controller], options))
+    for i, op in enumerate(plan.operations):
+        base: Path = ["operations", i]
+        if isinstance(op, UartPrint | UartRxIrq | UartLineRead) and op.uart is not None:
+            path = [*base, "uart"]
+            if not has_peripheral(target, op.uart):
+                options = [relax(f"use {n}", replace(path, n)) for n in instances_like(target, op.uart)[:3]]
+                options.insert(0, relax("use the board console UART", remove(path)))
+                found.append(_missing(target, op.uart, path, [op.uart], options))
+            elif not is_console(target, op.uart):
+                found += _uart_pins(plan, target, op.uart, path, needs_rx=not isinstance(op, UartPrint))
+        elif isinstance(op, TimerPeriodic | TimerOneshot) and op.source not in ("kernel", "systick"):
+            path = [*base, "source"]
+            if op.source not in extra(target, "timers"):
+                options = [relax(f"use hardware timer {n}", replace(path, n)) for n in timer_names(target)[:3]]
+                found.append(_missing(target, op.source, path, [op.source], options))
+        elif isinstance(op, DmaPeriphRx):
+            path = [*base, "peripheral"]
+            instance = request_instance(op.peripheral)
+            if not has_peripheral(target, instance):
+                options = [relax(f"use {n}", replace(path, n)) for n in instances_like(target, instance)[:3]]
+                found.append(_missing(target, instance, path, [op.peripheral], options))
+            elif target.dma and not serving_controllers(target, op.peripheral):
+                found.append(
+                    violation(
+                        "E_TARGET_UNSUPPORTED",
+                        f"no DMA controller of {target.id} serves {instance} requests",
+                        path,
+                        [op.peripheral],
+                        relaxations=[relax("drop this transfer", remove(base))],
+                    )
+                )
+    return found

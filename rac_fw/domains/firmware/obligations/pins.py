@@ -1,0 +1,206 @@
+"""Pin obligations: each pin exists, carries its signal, is used once, and is free to use.
+
+E_UNKNOWN_PIN, E_PIN_FUNCTION (the pin cannot carry the signal: no alternate function / routing),
+E_ANALOG_PIN (ADC channel on a pin without an analog input), E_PIN_CONFLICT (one pin, two owners),
+E_PIN_RESERVED (debug, crystal, flash/PSRAM or board wiring), E_PIN_STRAPPING (boot strap pin),
+E_NFC_PIN (pin owned by the NFC antenna until reconfigured). Relaxations name the free pins that can
+carry the signal, with their alternate-function number where the chip has one.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.model import Pin, Target
+from rac_fw.domains.firmware.obligations.evidence import add, relax, replace, violation
+from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, radio_blocked_adc
+from rac_fw.domains.firmware.obligations.refs import (
+    Claim,
+    board_wiring,
+    carries,
+    claims,
+    describe_pin,
+    free_pins,
+    normalized,
+    wired_signals,
+)
+from rac_fw.domains.firmware.plan.model import Plan
+
+
+def _moves(target: Target, claim: Claim, taken: set[str], signal: str, limit: int = 4) -> list[Relaxation]:
+    """Relaxations moving ``claim`` to a free pin able to carry ``signal`` (nearest first)."""
+    if not claim.declared:
+        return []
+    return [
+        relax(f"use {describe_pin(pin, signal)} instead of {claim.pin}", replace(claim.path, pin.name))
+        for pin in free_pins(target, taken, signal, near=claim.pin)[:limit]
+    ]
+
+
+def _analog_moves(plan: Plan, target: Target, claim: Claim, taken: set[str]) -> list[Relaxation]:
+    blocked = radio_blocked_adc(target) if plan.wifi else None
+    pins = [
+        p
+        for p in free_pins(target, taken, "ANALOG", near=claim.pin)
+        if not (blocked and any(adc_unit_of(a) == blocked for a in p.analog))
+    ]
+    return [
+        relax(f"use {p.name} ({', '.join(p.analog)}) instead of {claim.pin}", replace(claim.path, p.name))
+        for p in pins[:4]
+    ]
+
+
+def _conflict_fix(plan: Plan, target: Target, first: Claim, later: Claim, taken: set[str]) -> list[Relaxation]:
+    """Move whichever of the two uses the plan chose itself; otherwise pick another board LED/pin."""
+    for mover in (later, first):
+        if mover.signal == "ANALOG":
+            moves = _analog_moves(plan, target, mover, taken)
+        else:
+            moves = _moves(target, mover, taken, mover.signal)
+        if moves:
+            return moves
+    mover = later if not later.declared else first
+    fixes: list[Relaxation] = []
+    if mover.path[-1] in ("led", "output"):
+        for led in target.board.leds:
+            if led.pin not in taken:
+                label = normalized(led.dt_label or led.name)
+                fixes.append(relax(f"use board LED {label} ({led.pin})", replace(mover.path, label)))
+    free = free_pins(target, taken, "GPIO", near=mover.pin)
+    if free and mover.path[-1] in ("led", "output", "button"):
+        name = f"{mover.path[-1]}_{free[0].name.lower().replace('.', '_')}"
+        fixes.append(
+            relax(
+                f"declare pin {name!r} on free {free[0].name} and use it",
+                add(["resources", "pins", -1], {"name": name, "pin": free[0].name, "function": "GPIO"}),
+                replace(mover.path, name),
+            )
+        )
+    return fixes
+
+
+def _function_error(target: Target, pin: Pin, claim: Claim, taken: set[str]) -> Evidence:
+    carried = sorted({f.signal for f in pin.functions if f.signal.split("_")[0] == claim.signal.split("_")[0]})
+    hint = f"; it can carry {', '.join(carried)}" if carried else ""
+    return violation(
+        "E_PIN_FUNCTION",
+        f"{pin.name} cannot carry {claim.signal} (no alternate function or routing for it){hint}",
+        claim.path,
+        [pin.name, claim.signal, claim.owner],
+        relaxations=_moves(target, claim, taken, claim.signal),
+    )
+
+
+def _shared(first: Claim, later: Claim) -> bool:
+    """Uses that may share a pin: two reads of one analog input, or the console pin declared as itself."""
+    if first.signal == later.signal == "ANALOG":
+        return True
+    return first.signal == later.signal and "console" in (first.key, later.key)
+
+
+def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """All pin obligations over the plan's claims."""
+    found: list[Evidence] = []
+    uses = claims(plan, target)
+    taken = {c.pin for c in uses}
+    owners: dict[str, Claim] = {}
+    drivers: dict[str, Claim] = {}
+    for claim in uses:
+        pin = target.pins.get(claim.pin)
+        if pin is None:
+            if claim.signal == "ANALOG":
+                options = _analog_moves(plan, target, claim, taken)
+            else:
+                usable = {p.name: p for p in free_pins(target, taken, claim.signal)}
+                close = difflib.get_close_matches(claim.pin, list(usable), n=3, cutoff=0.6)
+                close += [name for name in usable if name not in close][: max(0, 4 - len(close))]
+                options = [
+                    relax(f"use {describe_pin(usable[name], claim.signal)}", replace(claim.path, name))
+                    for name in close
+                ]
+            found.append(
+                violation(
+                    "E_UNKNOWN_PIN",
+                    f"{target.id} has no pin {claim.pin}",
+                    claim.path,
+                    [claim.pin, claim.owner],
+                    relaxations=options,
+                )
+            )
+            continue
+        first = owners.setdefault(claim.pin, claim)
+        if claim.driver is not None:
+            first = drivers.get(claim.pin, first)
+            drivers.setdefault(claim.pin, claim)
+        two_drivers = first.driver is not None and first.driver != claim.driver
+        if first is not claim and (first.key != claim.key or two_drivers) and not _shared(first, claim):
+            what = f"{claim.owner} ({claim.signal})"
+            if first.key == claim.key:
+                what = f"operations[{claim.driver}] too: one output, two drivers"
+            found.append(
+                violation(
+                    "E_PIN_CONFLICT",
+                    f"{claim.pin} is used by {first.owner} ({first.signal}) and by {what}",
+                    claim.path,
+                    [claim.pin, first.owner, claim.owner],
+                    relaxations=_conflict_fix(plan, target, first, claim, taken),
+                )
+            )
+        if not claim.declared:
+            continue
+        if claim.signal == "ANALOG":
+            if not pin.analog:
+                found.append(
+                    violation(
+                        "E_ANALOG_PIN",
+                        f"{pin.name} has no analog input (ADC channel)",
+                        claim.path,
+                        [pin.name, claim.owner],
+                        relaxations=_analog_moves(plan, target, claim, taken),
+                    )
+                )
+        elif not carries(pin, claim.signal):
+            found.append(_function_error(target, pin, claim, taken))
+        found.extend(_availability(target, pin, claim, taken))
+    return found
+
+
+def _availability(target: Target, pin: Pin, claim: Claim, taken: set[str]) -> list[Evidence]:
+    """Reserved, board-wired, strapping and NFC pins chosen by the plan."""
+    signal = claim.signal
+    wiring = board_wiring(target, pin.name)
+    found: list[Evidence] = []
+    if pin.reserved or (wiring and not wiring.startswith("a board") and claim.signal not in wired_signals(wiring)):
+        why = pin.reserved or f"the board wires it to {wiring}"
+        found.append(
+            violation(
+                "E_PIN_RESERVED",
+                f"{pin.name} is reserved: {why}",
+                claim.path,
+                [pin.name, claim.owner],
+                relaxations=_moves(target, claim, taken, signal),
+            )
+        )
+    if pin.strapping:
+        found.append(
+            violation(
+                "E_PIN_STRAPPING",
+                f"{pin.name} is a boot strapping pin: an external level on it at reset changes the boot mode",
+                claim.path,
+                [pin.name, claim.owner],
+                relaxations=_moves(target, claim, taken, signal),
+            )
+        )
+    if pin.requires:
+        found.append(
+            violation(
+                "E_NFC_PIN",
+                f"{pin.name} belongs to the NFC antenna until reconfigured ({'; '.join(pin.requires)}), "
+                "a setting kept in UICR across reflashes; pick a plain GPIO",
+                claim.path,
+                [pin.name, claim.owner],
+                relaxations=_moves(target, claim, taken, signal),
+            )
+        )
+    return found

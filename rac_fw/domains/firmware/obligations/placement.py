@@ -1,0 +1,159 @@
+"""Where each buffer lives, which DMA master touches it, and what cache care it needs.
+
+This is the single place deciding buffer placement: lowerings (section attributes, Zephyr
+``memory-region`` nodes), the bare-metal linker script and the ELF verifier's expectations all ask
+:func:`placement` and :func:`buffer_needs`; the DMA obligations judge the same answers.
+
+Rule: a DMA buffer goes to a RAM region (not flash/ROM/ITCM/backup) that both the CPU and its DMA
+master reach; among those, a region the D-cache does not cover is preferred (no maintenance needed),
+then the framework's default RAM (devicetree ``zephyr,sram``), then the largest, skipping regions the
+plan's earlier buffers already filled. A plan may pin ``placement``; the obligations then check it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rac_fw.domains.firmware.facts.model import DmaController, MemoryRegion, Target
+from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, dcache_active, extra
+from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.ops.adc import AdcPinChannel, AdcScan
+from rac_fw.domains.firmware.plan.ops.dma import DmaMem2Mem, DmaPeriphRx
+
+#: Region kinds that never hold a data buffer.
+NOT_BUFFER_RAM = frozenset({"flash", "rom", "itcm", "backup"})
+
+
+def request_instance(request: str) -> str:
+    """``USART2_RX`` → ``USART2``: the peripheral instance behind a DMA request name."""
+    for suffix in ("_RX", "_TX"):
+        if request.endswith(suffix):
+            return request[: -len(suffix)]
+    return request
+
+
+def serving_controllers(target: Target, request: str) -> list[DmaController]:
+    """Controllers that can serve ``request``, best first (fact mapping, explicit list, "any")."""
+    instance = request_instance(request)
+    mapped = extra(target, "adc").get("dma", {})
+    names = mapped.get(instance, []) if isinstance(mapped, dict) else []
+    ordered = [c for n in names for c in target.dma if c.name == n]
+    ordered += [c for c in target.dma if instance in c.peripherals]
+    ordered += [c for c in target.dma if not c.peripherals]
+    if instance.startswith("ADC") or instance == "SAADC":
+        ordered += [c for c in target.dma if any("ADC" in p for p in c.peripherals)]
+    return list(dict.fromkeys(ordered))
+
+
+def controller_named(target: Target, name: str) -> DmaController | None:
+    """A DMA controller by its name or by its bus-master name (case-insensitive)."""
+    key = name.lower()
+    return next((c for c in target.dma if key in (c.name.lower(), c.master.lower())), None)
+
+
+def scan_request(target: Target, op: AdcScan) -> str:
+    """The ADC unit a scan converts with (from its first pin channel, else the first unit)."""
+    for channel in op.channels:
+        if isinstance(channel, AdcPinChannel):
+            pin = target.pins.get(channel.pin)
+            if pin is not None and pin.analog:
+                return adc_unit_of(pin.analog[0])
+    units = extra(target, "adc").get("units") or ["ADC"]
+    return str(units[0])
+
+
+def buffer_controller(plan: Plan, target: Target, name: str) -> DmaController | None:
+    """The DMA controller that transfers into/out of buffer ``name`` (None: no DMA use or none fits)."""
+    buffer = plan.buffer(name)
+    if buffer is None:
+        return None
+    if buffer.dma is not None:
+        return controller_named(target, buffer.dma)
+    for op in plan.operations:
+        if isinstance(op, DmaPeriphRx) and op.buffer == name:
+            if op.controller is not None:
+                return controller_named(target, op.controller)
+            return next(iter(serving_controllers(target, op.peripheral)), None)
+        if isinstance(op, DmaMem2Mem) and name in (op.src, op.dst):
+            if op.controller is not None:
+                return controller_named(target, op.controller)
+            return next((c for c in target.dma if c.memory_to_memory), None)
+        if isinstance(op, AdcScan) and op.buffer == name:
+            return next(iter(serving_controllers(target, scan_request(target, op))), None)
+    return None
+
+
+def default_ram(target: Target) -> MemoryRegion | None:
+    """The region stacks, heap and ordinary data go to (devicetree ``zephyr,sram``, else largest SRAM)."""
+    label = target.board.dt_chosen.get("zephyr,sram")
+    chosen = next((r for r in target.memory if label and r.dt_label == label), None)
+    if chosen is not None:
+        return chosen
+    rams = [r for r in target.memory if r.kind == "sram" and "cpu" in r.reachable_by]
+    return max(rams, key=lambda r: r.size, default=None)
+
+
+def buffer_regions(target: Target, master: str | None) -> list[MemoryRegion]:
+    """RAM regions the CPU and ``master`` both reach, in placement preference order."""
+    home = default_ram(target)
+    regions = [
+        r
+        for r in target.memory
+        if r.kind not in NOT_BUFFER_RAM and "cpu" in r.reachable_by and (master is None or master in r.reachable_by)
+    ]
+    return sorted(regions, key=lambda r: (r.cacheable, r is not home, -r.size))
+
+
+def placement(plan: Plan, target: Target) -> dict[str, str]:
+    """Buffer name → memory region name, for every buffer of the plan (deterministic)."""
+    used: dict[str, int] = {}
+    result: dict[str, str] = {}
+    home = default_ram(target)
+    for buffer in plan.resources.buffers:
+        if buffer.placement is not None:
+            region_name = buffer.placement
+        elif buffer.role == "scratch":
+            region_name = home.name if home else ""
+        else:
+            controller = buffer_controller(plan, target, buffer.name)
+            candidates = buffer_regions(target, controller.master if controller else None)
+            roomy = [r for r in candidates if r.size - used.get(r.name, 0) >= buffer.size_bytes]
+            ranked = roomy or candidates
+            region_name = ranked[0].name if ranked else ""
+        if region_name:
+            result[buffer.name] = region_name
+            used[region_name] = used.get(region_name, 0) + buffer.size_bytes
+    return result
+
+
+@dataclass(frozen=True)
+class BufferNeeds:
+    """What a lowering must do for one buffer."""
+
+    region: str
+    """Region from :func:`placement`."""
+    alignment_bytes: int
+    """Required start alignment: the D-cache line on cached cores, else the DMA/element alignment."""
+    cache_maintenance: bool
+    """True when the region is D-cached under this framework: clean before a DMA read of the
+    buffer, invalidate after a DMA write (or the lowering maps the region non-cacheable via the MPU)."""
+    line_bytes: int | None
+    """D-cache line size (maintenance granularity), None without a D-cache."""
+
+
+def buffer_needs(plan: Plan, target: Target, framework: str, name: str) -> BufferNeeds | None:
+    """Placement, alignment and cache maintenance for buffer ``name`` (None if no such buffer)."""
+    buffer = plan.buffer(name)
+    region_name = placement(plan, target).get(name)
+    if buffer is None or region_name is None:
+        return None
+    region = target.region(region_name)
+    controller = buffer_controller(plan, target, name)
+    dcache = target.core.dcache
+    alignment = max(4, buffer.element_bytes, controller.alignment_bytes if controller else 1)
+    if dcache is not None and buffer.role != "scratch":
+        alignment = max(alignment, dcache.line_bytes)
+    maintenance = (
+        buffer.role != "scratch" and region is not None and region.cacheable and dcache_active(target, framework)
+    )
+    return BufferNeeds(region_name, alignment, maintenance, dcache.line_bytes if dcache else None)

@@ -1,0 +1,57 @@
+"""E_RADIO_CONFLICT: an ADC unit the radio takes while it runs (ESP32-S3: Wi-Fi holds ADC2).
+
+Relaxations: the free analog pins of the other ADC unit(s), or running without the radio.
+"""
+
+from __future__ import annotations
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.obligations.evidence import Path, relax, replace, violation
+from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, extra, radio_blocked_adc
+from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.ops.dma import DmaPeriphRx
+
+
+def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """ADC channels and ADC DMA requests on the unit the radio blocks, when the plan runs the radio."""
+    blocked = radio_blocked_adc(target)
+    if not plan.wifi or blocked is None:
+        return []
+    found: list[Evidence] = []
+    taken = {c.pin for c in claims(plan, target)}
+    others = [p for p in free_pins(target, taken, "ANALOG") if all(adc_unit_of(a) != blocked for a in p.analog)]
+    no_wifi = relax("run without Wi-Fi", replace(["wifi"], False))
+    for claim in claims(plan, target):
+        pin = target.pins.get(claim.pin)
+        if claim.signal != "ANALOG" or pin is None or not any(adc_unit_of(a) == blocked for a in pin.analog):
+            continue
+        options: list[Relaxation] = [
+            relax(f"use {p.name} ({', '.join(p.analog)}) on another ADC unit", replace(claim.path, p.name))
+            for p in others[:4]
+        ]
+        found.append(
+            violation(
+                "E_RADIO_CONFLICT",
+                f"{claim.pin} is {', '.join(pin.analog)}: {blocked} cannot convert while Wi-Fi runs",
+                claim.path,
+                [claim.pin, blocked, "wifi"],
+                relaxations=[*options, no_wifi],
+            )
+        )
+    units = [u for u in extra(target, "adc").get("units") or [] if u != blocked]
+    for i, op in enumerate(plan.operations):
+        if isinstance(op, DmaPeriphRx) and op.peripheral == blocked:
+            path: Path = ["operations", i, "peripheral"]
+            options = [relax(f"sample with {u}", replace(path, u)) for u in units]
+            found.append(
+                violation(
+                    "E_RADIO_CONFLICT",
+                    f"{blocked} cannot convert while Wi-Fi runs",
+                    path,
+                    [blocked, "wifi"],
+                    relaxations=[*options, no_wifi],
+                )
+            )
+    return found

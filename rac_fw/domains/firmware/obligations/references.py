@@ -1,0 +1,251 @@
+"""Names: no duplicates, and every name an operation uses refers to something that exists.
+
+E_DUPLICATE_NAME: two resources/operations share a name (they become one C symbol).
+E_UNKNOWN_RESOURCE: an operation names a buffer, device, thread, LED, button, operation, memory region
+or DMA controller that neither the plan nor the target facts have, or one of the wrong kind.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.obligations.evidence import Path, add, relax, remove, replace, violation
+from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
+from rac_fw.domains.firmware.obligations.placement import (
+    buffer_controller,
+    buffer_regions,
+    controller_named,
+    serving_controllers,
+)
+from rac_fw.domains.firmware.obligations.refs import board_button, board_led, claims, free_pins, normalized
+from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
+from rac_fw.domains.firmware.plan.ops.adc import AdcScan
+from rac_fw.domains.firmware.plan.ops.bus import I2cTransfer, SpiTransfer
+from rac_fw.domains.firmware.plan.ops.dma import DmaMem2Mem, DmaPeriphRx
+from rac_fw.domains.firmware.plan.ops.gpio import GpioBlink, GpioInputIrq, GpioRead
+from rac_fw.domains.firmware.plan.ops.handoff import IsrHandoff
+from rac_fw.domains.firmware.plan.ops.log import Log
+from rac_fw.domains.firmware.plan.ops.pwm import PwmFade, PwmFixed
+from rac_fw.domains.firmware.plan.ops.sensor import SensorRead
+from rac_fw.domains.firmware.plan.ops.threads import LockOrder, ProducerConsumer, SharedStateMutex
+from rac_fw.domains.firmware.plan.ops.watchdog import Watchdog
+
+CODE_DUPLICATE = "E_DUPLICATE_NAME"
+CODE_UNKNOWN = "E_UNKNOWN_RESOURCE"
+
+
+def _named_things(plan: Plan) -> Iterable[tuple[str, Path, str]]:
+    for kind in ("buffers", "pins", "devices", "threads"):
+        for i, item in enumerate(getattr(plan.resources, kind)):
+            yield item.name, ["resources", kind, i, "name"], kind[:-1]
+    for i, op in enumerate(plan.operations):
+        if op.name is not None:
+            yield op.name, ["operations", i, "name"], "operation"
+
+
+def _duplicates(plan: Plan) -> list[Evidence]:
+    found: list[Evidence] = []
+    seen: dict[str, str] = {}
+    taken = {name for name, _, _ in _named_things(plan)}
+    for name, path, kind in _named_things(plan):
+        if name not in seen:
+            seen[name] = kind
+            continue
+        suffix = 2
+        while f"{name[:28]}_{suffix}" in taken:
+            suffix += 1
+        fresh = f"{name[:28]}_{suffix}"
+        taken.add(fresh)
+        found.append(
+            violation(
+                CODE_DUPLICATE,
+                f"name {name!r} is used by a {seen[name]} and a {kind}; names become C symbols and must be unique",
+                path,
+                [name],
+                relaxations=[relax(f"rename this {kind} to {fresh!r}", replace(path, fresh))],
+            )
+        )
+    return found
+
+
+def _choices(wanted: str, candidates: list[str], path: Path, what: str) -> list[Relaxation]:
+    """Relaxations replacing an unknown name, closest candidates first."""
+    ranked = difflib.get_close_matches(wanted, candidates, n=3, cutoff=0.5)
+    ranked += [c for c in candidates if c not in ranked][: max(0, 3 - len(ranked))]
+    return [relax(f"use {what} {c!r}", replace(path, c)) for c in ranked]
+
+
+class _Refs:
+    """Collects E_UNKNOWN_RESOURCE evidence for one plan."""
+
+    def __init__(self, plan: Plan, target: Target, framework: str):
+        self.plan, self.target, self.framework = plan, target, framework
+        self.found: list[Evidence] = []
+        self.taken = {c.pin for c in claims(plan, target)}
+
+    def unknown(self, message: str, path: Path, objects: list[str], relaxations: list[Relaxation]) -> None:
+        self.found.append(violation(CODE_UNKNOWN, message, path, objects, relaxations=relaxations))
+
+    def endpoint(self, name: str, path: Path, output: bool) -> None:
+        if self.plan.pin_use(name) is not None:
+            return
+        board = board_led(self.target, name) if output else board_button(self.target, name)
+        if board is not None:
+            return
+        items = self.target.board.leds if output else self.target.board.buttons
+        labels = [normalized(x.dt_label or x.name) for x in items]
+        labels += [p.name for p in self.plan.resources.pins if p.function == "GPIO"]
+        what = "LED" if output else "button"
+        options = _choices(name, labels, path, what)
+        free = free_pins(self.target, self.taken, "GPIO")
+        if free:
+            declared = {"name": name, "pin": free[0].name, "function": "GPIO"}
+            options.append(
+                relax(f"declare {name!r} on free pin {free[0].name}", add(["resources", "pins", -1], declared))
+            )
+        self.unknown(
+            f"{what} {name!r} is neither a board {what} of {self.target.board.name} nor a declared pin",
+            path,
+            [name],
+            options,
+        )
+
+    def buffer(self, name: str, path: Path, roles: tuple[str, ...]) -> None:
+        buffer = self.plan.buffer(name)
+        if buffer is None:
+            options = _choices(name, [b.name for b in self.plan.resources.buffers if b.role in roles], path, "buffer")
+            new = {"name": name, "size_bytes": 256, "role": roles[0], "element_bytes": 2 if "adc" in str(path) else 1}
+            options.append(relax(f"declare a {roles[0]} buffer {name!r}", add(["resources", "buffers", -1], new)))
+            self.unknown(f"buffer {name!r} is not declared in resources.buffers", path, [name], options)
+        elif buffer.role not in roles:
+            index = self.plan.resources.buffers.index(buffer)
+            self.unknown(
+                f"buffer {name!r} has role {buffer.role}, this operation needs {' or '.join(roles)}",
+                path,
+                [name],
+                [
+                    relax(
+                        f"make {name!r} a {roles[0]} buffer", replace(["resources", "buffers", index, "role"], roles[0])
+                    )
+                ],
+            )
+
+    def device(self, name: str, path: Path, bus: str | None) -> None:
+        device = self.plan.device(name)
+        labels = {normalized(label) for label in self.target.board.dt_node_labels}
+        if device is None and bus is None and normalized(name) in labels:
+            return
+        if device is None:
+            options = _choices(
+                name, [d.name for d in self.plan.resources.devices if bus in (None, d.bus)], path, "device"
+            )
+            self.unknown(f"device {name!r} is not declared in resources.devices", path, [name], options)
+        elif bus is not None and device.bus != bus:
+            others = [d.name for d in self.plan.resources.devices if d.bus == bus]
+            self.unknown(
+                f"device {name!r} is on {device.bus}, this operation needs an {bus} device",
+                path,
+                [name],
+                _choices(name, others, path, "device"),
+            )
+
+    def thread(self, name: str, path: Path) -> None:
+        if self.plan.thread(name) is not None:
+            return
+        options = _choices(name, [t.name for t in self.plan.resources.threads], path, "thread")
+        rules = FRAMEWORKS.get(self.framework)
+        stack = max(1024, rules.min_thread_stack_bytes if rules else 0)
+        new = {"name": name, "priority": 5, "stack_bytes": stack}
+        options.insert(0, relax(f"declare thread {name!r}", add(["resources", "threads", -1], new)))
+        self.unknown(f"thread {name!r} is not declared in resources.threads", path, [name], options)
+
+    def operation(self, name: str, path: Path, kinds: frozenset[str], what: str) -> None:
+        found = self.plan.operation(name)
+        if found is not None and found.op in kinds:
+            return
+        fitting = [o.name for o in self.plan.operations if o.name and o.op in kinds]
+        detail = "no operation has that name" if found is None else f"it is a {found.op}"
+        self.unknown(
+            f"{name!r} must name {what} operation; {detail}", path, [name], _choices(name, fitting, path, "operation")
+        )
+
+    def regions_and_controllers(self) -> None:
+        for i, buffer in enumerate(self.plan.resources.buffers):
+            base: Path = ["resources", "buffers", i]
+            if buffer.dma is not None and controller_named(self.target, buffer.dma) is None:
+                names = [c.name for c in self.target.dma]
+                options = _choices(buffer.dma, names, [*base, "dma"], "DMA controller")
+                options.append(relax("let the operation choose the DMA controller", remove([*base, "dma"])))
+                have = ", ".join(names) or "none"
+                message = f"{self.target.id} has no DMA controller {buffer.dma!r} (it has: {have})"
+                self.unknown(message, [*base, "dma"], [buffer.name, buffer.dma], options)
+            if buffer.placement is not None and self.target.region(buffer.placement) is None:
+                controller = buffer_controller(self.plan, self.target, buffer.name)
+                fits = [r.name for r in buffer_regions(self.target, controller.master if controller else None)]
+                options = [relax(f"place {buffer.name!r} in {r}", replace([*base, "placement"], r)) for r in fits[:3]]
+                options.append(relax("let rac-fw place it", remove([*base, "placement"])))
+                self.unknown(
+                    f"{self.target.id} has no memory region {buffer.placement!r}",
+                    [*base, "placement"],
+                    [buffer.name, buffer.placement],
+                    options,
+                )
+
+    def op_controller(self, controller: str | None, path: Path, fitting: list[str]) -> None:
+        if controller is None or controller_named(self.target, controller) is not None:
+            return
+        options = _choices(controller, fitting, path, "DMA controller")
+        options.append(relax("let rac-fw choose the DMA controller", remove(path)))
+        self.unknown(f"{self.target.id} has no DMA controller {controller!r}", path, [controller], options)
+
+
+def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """E_DUPLICATE_NAME and E_UNKNOWN_RESOURCE for every name the plan uses."""
+    refs = _Refs(plan, target, framework)
+    refs.regions_and_controllers()
+    dma_roles = ("dma_mem", "dma_rx", "dma_tx")
+    for i, op in enumerate(plan.operations):
+        base: Path = ["operations", i]
+        if isinstance(op, GpioBlink):
+            refs.endpoint(op.led, [*base, "led"], output=True)
+        elif isinstance(op, PwmFixed | PwmFade):
+            refs.endpoint(op.output, [*base, "output"], output=True)
+        elif isinstance(op, GpioInputIrq | GpioRead):
+            refs.endpoint(op.button, [*base, "button"], output=False)
+        elif isinstance(op, I2cTransfer):
+            refs.device(op.device, [*base, "device"], "i2c")
+        elif isinstance(op, SpiTransfer):
+            refs.device(op.device, [*base, "device"], "spi")
+        elif isinstance(op, SensorRead):
+            refs.device(op.device, [*base, "device"], None)
+        elif isinstance(op, AdcScan) and op.buffer is not None:
+            refs.buffer(op.buffer, [*base, "buffer"], ("dma_rx",))
+        elif isinstance(op, DmaPeriphRx):
+            refs.buffer(op.buffer, [*base, "buffer"], ("dma_rx",))
+            refs.op_controller(
+                op.controller, [*base, "controller"], [c.name for c in serving_controllers(target, op.peripheral)]
+            )
+        elif isinstance(op, DmaMem2Mem):
+            refs.buffer(op.src, [*base, "src"], dma_roles)
+            refs.buffer(op.dst, [*base, "dst"], dma_roles)
+            refs.op_controller(op.controller, [*base, "controller"], [c.name for c in target.dma if c.memory_to_memory])
+        elif isinstance(op, IsrHandoff):
+            refs.operation(op.source, [*base, "source"], ISR_OPERATIONS, "an interrupt-context")
+            refs.thread(op.thread, [*base, "thread"])
+        elif isinstance(op, ProducerConsumer):
+            refs.thread(op.producer, [*base, "producer"])
+            refs.thread(op.consumer, [*base, "consumer"])
+        elif isinstance(op, SharedStateMutex | LockOrder):
+            for j, name in enumerate(op.threads):
+                refs.thread(name, [*base, "threads", j])
+        elif isinstance(op, Watchdog) and op.feed_thread is not None:
+            refs.thread(op.feed_thread, [*base, "feed_thread"])
+        elif isinstance(op, Log):
+            for j, name in enumerate(op.values):
+                refs.operation(name, [*base, "values", j], VALUE_OPERATIONS, "a value-producing")
+            if op.in_isr_of is not None:
+                refs.operation(op.in_isr_of, [*base, "in_isr_of"], ISR_OPERATIONS, "an interrupt-context")
+    return _duplicates(plan) + refs.found

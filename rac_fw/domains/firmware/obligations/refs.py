@@ -1,0 +1,181 @@
+"""Resolving a plan's names against its resources and the board facts, and the pins it claims.
+
+A plan refers to LEDs and buttons by board name or devicetree label (``led0``, ``ld1_green``,
+``sw0``) or by a pin it declares; operations on the console UART implicitly take the console pins.
+``claims`` lists every (pin, signal, owner) the plan takes, which the pin obligations judge.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Pin, Target
+from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.ops.adc import AdcDtChannel, AdcPinChannel
+from rac_fw.domains.firmware.plan.ops.gpio import GpioBlink, GpioInputIrq, GpioRead
+from rac_fw.domains.firmware.plan.ops.pwm import PwmFade, PwmFixed
+from rac_fw.domains.firmware.plan.ops.uart import UartLineRead, UartPrint, UartRxIrq
+from rac_fw.domains.firmware.plan.paths import PathPart
+
+UartOp = UartPrint | UartRxIrq | UartLineRead
+
+
+def normalized(name: str) -> str:
+    """Board names and labels compared the way a plan may spell them: ``LD1_GREEN``/``pwm-led0``."""
+    return name.lower().replace("-", "_")
+
+
+def _by_label_or_name(items: tuple[BoardLed, ...] | tuple[BoardButton, ...], name: str) -> Any:
+    """Devicetree labels win over vendor names (nRF52840-DK: ``led1`` is LED2, not ``LED1``)."""
+    key = normalized(name)
+    by_label = next((x for x in items if x.dt_label and normalized(x.dt_label) == key), None)
+    return by_label or next((x for x in items if normalized(x.name) == key), None)
+
+
+def board_led(target: Target, name: str) -> BoardLed | None:
+    """A board LED by devicetree label (``led0``, ``pwm_led0``) or vendor name (``LD1_GREEN``)."""
+    found: BoardLed | None = _by_label_or_name(target.board.leds, name)
+    return found
+
+
+def board_button(target: Target, name: str) -> BoardButton | None:
+    """A board button by devicetree label (``sw0``) or vendor name (``B1_USER``)."""
+    found: BoardButton | None = _by_label_or_name(target.board.buttons, name)
+    return found
+
+
+def endpoint_pin(plan: Plan, target: Target, name: str, output: bool) -> str | None:
+    """The physical pin behind an LED/output (``output``) or button name, or None if unknown."""
+    declared = plan.pin_use(name)
+    if declared is not None:
+        return declared.pin
+    found = board_led(target, name) if output else board_button(target, name)
+    return found.pin if found else None
+
+
+def uart_instance(target: Target, op: UartOp) -> str | None:
+    """The UART an operation uses: its ``uart`` or the board console's."""
+    if op.uart is not None:
+        return op.uart
+    return target.board.console.uart if target.board.console else None
+
+
+def is_console(target: Target, instance: str | None) -> bool:
+    console = target.board.console
+    return console is not None and instance is not None and instance.upper() == console.uart.upper()
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A pin the plan takes: which signal, for whom, and where in the plan it was taken."""
+
+    pin: str
+    signal: str
+    owner: str
+    """The plan or board object that holds the pin (shown in evidence)."""
+    key: str
+    """Identity for conflicts: two claims with the same key are the same use, not a conflict."""
+    path: list[PathPart]
+    declared: bool
+    """True when the plan chose the pin itself (it can simply pick another)."""
+    driver: int | None = None
+    """Index of the operation driving this output, when an operation drives it (two drivers conflict)."""
+
+
+def claims(plan: Plan, target: Target) -> list[Claim]:
+    """Every pin use of the plan, in plan order (resources first, then operations)."""
+    found: list[Claim] = []
+    for i, use in enumerate(plan.resources.pins):
+        found.append(Claim(use.pin, use.function, use.name, f"pin:{use.name}", ["resources", "pins", i, "pin"], True))
+    for i, device in enumerate(plan.resources.devices):
+        if device.chip_select:
+            path: list[PathPart] = ["resources", "devices", i, "chip_select"]
+            found.append(Claim(device.chip_select, "GPIO", device.name, f"cs:{device.name}", path, True))
+    for i, op in enumerate(plan.operations):
+        base: list[PathPart] = ["operations", i]
+        if isinstance(op, GpioBlink | PwmFixed | PwmFade):
+            field = "led" if isinstance(op, GpioBlink) else "output"
+            name = op.led if isinstance(op, GpioBlink) else op.output
+            driven = plan.pin_use(name)
+            led = None if driven else board_led(target, name)
+            if driven is not None:
+                key = f"pin:{driven.name}"
+                found.append(Claim(driven.pin, driven.function, driven.name, key, [*base, field], False, driver=i))
+            elif led is not None:
+                found.append(Claim(led.pin, "GPIO", led.name, f"led:{led.name}", [*base, field], False, driver=i))
+        elif isinstance(op, GpioInputIrq | GpioRead):
+            button = None if plan.pin_use(op.button) else board_button(target, op.button)
+            if button is not None:
+                found.append(Claim(button.pin, "GPIO", button.name, f"in:{button.name}", [*base, "button"], False))
+        elif isinstance(op, UartPrint | UartRxIrq | UartLineRead):
+            console = target.board.console
+            if console is not None and is_console(target, uart_instance(target, op)):
+                for pin, suffix in ((console.tx, "TX"), (console.rx, "RX")):
+                    if pin in target.pins:
+                        signal = f"{console.uart}_{suffix}"
+                        found.append(Claim(pin, signal, "console", "console", [*base, "uart"], False))
+        channels = getattr(op, "channels", None) or ([op.channel] if hasattr(op, "channel") else [])
+        for j, channel in enumerate(channels):
+            if isinstance(channel, AdcPinChannel | AdcDtChannel) and channel.pin is not None:
+                where = [*base, "channels", j, "pin"] if hasattr(op, "channels") else [*base, "channel", "pin"]
+                owner = op.name or f"operations[{i}]"
+                found.append(Claim(channel.pin, "ANALOG", owner, f"adc:{i}:{j}", where, True))
+    return found
+
+
+def wired_signals(text: str) -> set[str]:
+    """Signals named in a board-wiring note (``"I2C1_SCL (Audio_SCL …)"`` → ``{"I2C1_SCL"}``)."""
+    return set(re.findall(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b", text))
+
+
+def board_wiring(target: Target, pin: str) -> str | None:
+    """What the board wires ``pin`` to (LED, button, console, on-board chip), or None if it is free."""
+    if any(led.pin == pin for led in target.board.leds):
+        return "a board LED"
+    if any(button.pin == pin for button in target.board.buttons):
+        return "a board button"
+    return target.board.reserved_pins.get(pin)
+
+
+def _natural(name: str) -> tuple[object, ...]:
+    return tuple(int(t) if t.isdigit() else t for t in re.findall(r"\d+|\D+", name))
+
+
+def free_pins(target: Target, taken: set[str], signal: str, near: str | None = None) -> list[Pin]:
+    """Pins that can carry ``signal`` and are not taken, reserved, board-wired, strapping or NFC.
+
+    Sorted with the pins of ``near``'s port first, digital signals away from analog-capable pins, then
+    in natural order, so the suggestion is the closest pin that costs nothing else.
+    """
+    port = re.sub(r"\d+$", "", near or "")
+    usable = [
+        p
+        for p in target.pins.values()
+        if p.name not in taken
+        and not p.reserved
+        and not p.strapping
+        and not p.requires
+        and board_wiring(target, p.name) is None
+        and carries(p, signal)
+    ]
+    keep_analog = signal != "ANALOG"
+    return sorted(
+        usable, key=lambda p: (re.sub(r"\d+$", "", p.name) != port, keep_analog and bool(p.analog), _natural(p.name))
+    )
+
+
+def carries(pin: Pin, signal: str) -> bool:
+    """Whether ``pin`` can carry ``signal``; plain GPIO is possible on every pin, analog on analog pins."""
+    if signal == "GPIO":
+        return True
+    if signal == "ANALOG":
+        return bool(pin.analog)
+    return pin.can_carry(signal)
+
+
+def describe_pin(pin: Pin, signal: str) -> str:
+    """``PD5 (USART2_TX, AF7)`` — what a relaxation suggests."""
+    af = pin.af(signal)
+    return f"{pin.name} ({signal}, AF{af})" if af is not None else f"{pin.name} ({signal})"

@@ -1,0 +1,172 @@
+"""E_TARGET_UNSUPPORTED: an operation or setting that cannot exist on this target with this framework.
+
+Support comes from two tables: what the framework realizes (``frameworks.FRAMEWORKS``) and what the
+chip has (its facts: ADC, PWM, watchdog, DMA, flash, radio, SysTick). Alternatives are computed: a
+framework of this target that realizes every operation of the plan, another timer source, a pin
+channel instead of a devicetree one, or dropping the operation.
+"""
+
+from __future__ import annotations
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.obligations.evidence import Path, relax, remove, replace, violation
+from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
+from rac_fw.domains.firmware.obligations.quantities import (
+    extra,
+    flash_geometry,
+    systick,
+    timer_names,
+    watchdog_range,
+)
+from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.ops.adc import AdcDtChannel
+from rac_fw.domains.firmware.plan.ops.timer import TimerOneshot, TimerPeriodic
+
+CODE = "E_TARGET_UNSUPPORTED"
+
+
+def _hardware_missing(target: Target, framework: str, op: Operation) -> str | None:
+    """Why the chip cannot do ``op`` at all (None when it can)."""
+    kind = op.op
+    if kind.startswith("adc_") and not extra(target, "adc"):
+        return f"{target.id} has no ADC"
+    if kind.startswith("pwm_") and not (extra(target, "pwm") or extra(target, "timers")):
+        return f"{target.id} has no PWM or timer outputs"
+    if kind == "watchdog" and watchdog_range(target, framework) is None:
+        return f"{target.id} has no watchdog usable with {framework}"
+    if kind.startswith("dma_") and not target.dma:
+        return f"{target.id} has no DMA controller"
+    if kind == "flash_store" and flash_geometry(target) is None:
+        return f"{target.id} states no flash geometry"
+    return None
+
+
+def realizable(framework: str, kind: str, target: Target, registered_only: bool = False) -> bool:
+    """The framework's table lists ``kind`` and its registered lowerer agrees for ``target``.
+
+    A framework without a registered lowerer is judged by the table alone (the lowering step then
+    reports it), except for suggestions (``registered_only``), which never point at a missing lowerer.
+    """
+    rules = FRAMEWORKS.get(framework)
+    if rules is None or kind not in rules.operations:
+        return False
+    from rac_fw.domains.firmware.lower import frameworks  # the lowerers import obligations: import late
+
+    lowerer = frameworks().get(framework)
+    if lowerer is None:
+        return not registered_only
+    return lowerer.supports(kind, target)
+
+
+def _capable_frameworks(plan: Plan, target: Target) -> list[str]:
+    """Frameworks of this target with a lowerer that realizes every operation kind of the plan."""
+    kinds = {op.op for op in plan.operations}
+    return [f for f in target.frameworks if all(realizable(f, kind, target, registered_only=True) for kind in kinds)]
+
+
+def _timer_source(target: Target, framework: str, op: TimerPeriodic | TimerOneshot, path: Path) -> list[Evidence]:
+    """The timer source exists under this framework (kernel service, SysTick, hardware instances)."""
+    rules = FRAMEWORKS[framework]
+    tick = systick(target, framework)
+    options: list[Relaxation] = []
+    if op.source == "systick" and (rules.owns_systick or tick is None):
+        why = f"{framework} owns SysTick for its own tick" if tick is not None else f"{target.core.name} has no SysTick"
+    elif op.source == "kernel" and not rules.kernel_timer:
+        why = f"{framework} has no kernel timer service"
+    elif op.source not in ("kernel", "systick") and not rules.hardware_timers:
+        why = f"the {framework} lowering realizes timers with the kernel timer, not a hardware instance"
+    else:
+        return []
+    if rules.kernel_timer and op.source != "kernel":
+        options.append(relax("use the framework's kernel timer", replace(path, "kernel")))
+    if op.source != "systick" and tick is not None and not rules.owns_systick:
+        options.append(relax("use SysTick", replace(path, "systick")))
+    if rules.hardware_timers:
+        options += [relax(f"use hardware timer {name}", replace(path, name)) for name in timer_names(target)[:3]]
+    return [
+        violation(CODE, f"timer source {op.source!r} is not available: {why}", path, [op.source], relaxations=options)
+    ]
+
+
+def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """Framework choice, operation support, devicetree channels, timer sources, threads, radio."""
+    found: list[Evidence] = []
+    if framework not in target.frameworks or framework not in FRAMEWORKS:
+        options = [relax(f"use framework {f}", replace(["framework"], f)) for f in target.frameworks]
+        found.append(
+            violation(
+                CODE,
+                f"{target.id} cannot be built with {framework} (it supports: {', '.join(target.frameworks)})",
+                ["framework"],
+                [target.id, framework],
+                relaxations=options,
+            )
+        )
+        return found
+    rules = FRAMEWORKS[framework]
+    capable = [f for f in _capable_frameworks(plan, target) if f != framework]
+    taken = {c.pin for c in claims(plan, target)}
+    for i, op in enumerate(plan.operations):
+        path: Path = ["operations", i]
+        missing = _hardware_missing(target, framework, op)
+        if missing is None and not realizable(framework, op.op, target):
+            missing = f"the {framework} lowering does not realize {op.op}"
+            options = [relax(f"use framework {f}", replace(["framework"], f)) for f in capable]
+        else:
+            options = []
+        if missing is not None:
+            options.append(relax(f"drop this {op.op}", remove(path)))
+            found.append(
+                violation(
+                    CODE, f"{op.op} is not possible here: {missing}", path, [op.op, target.id], relaxations=options
+                )
+            )
+            continue
+        channels = getattr(op, "channels", None) or ([op.channel] if hasattr(op, "channel") else [])
+        for j, channel in enumerate(channels):
+            if isinstance(channel, AdcDtChannel) and not rules.devicetree:
+                where: Path = [*path, "channels", j] if hasattr(op, "channels") else [*path, "channel"]
+                pins = [channel.pin] if channel.pin else [p.name for p in free_pins(target, taken, "ANALOG")[:3]]
+                fixes = [relax(f"name the channel by its pin {p}", replace(where, {"pin": p})) for p in pins]
+                found.append(
+                    violation(
+                        CODE,
+                        f"{framework} has no devicetree: name the ADC channel by its pin",
+                        where,
+                        [channel.path],
+                        relaxations=fixes,
+                    )
+                )
+        if isinstance(op, TimerPeriodic | TimerOneshot):
+            found += _timer_source(target, framework, op, [*path, "source"])
+    if plan.resources.threads and not rules.threads:
+        options = [
+            relax(f"use framework {f}", replace(["framework"], f))
+            for f in target.frameworks
+            if FRAMEWORKS.get(f) and FRAMEWORKS[f].threads
+        ]
+        options.append(relax("drop the threads", replace(["resources", "threads"], [])))
+        found.append(
+            violation(
+                CODE,
+                f"{framework} has no threads (no RTOS)",
+                ["resources", "threads"],
+                [t.name for t in plan.resources.threads],
+                relaxations=options,
+            )
+        )
+    protocols = extra(target, "radio").get("protocols") or []
+    if plan.wifi and "wifi" not in protocols:
+        found.append(
+            violation(
+                CODE,
+                f"{target.id} has no Wi-Fi radio",
+                ["wifi"],
+                [target.id],
+                relaxations=[relax("run without Wi-Fi", replace(["wifi"], False))],
+            )
+        )
+    return found

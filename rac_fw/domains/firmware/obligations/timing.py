@@ -1,0 +1,289 @@
+"""Timer and PWM obligations, computed from counter widths, prescalers and the framework's clocks.
+
+E_TIMER_RANGE: a period the chosen counter cannot produce (SysTick's 24 bits, a 16-bit timer, the
+kernel tick) or can only produce with > 1 % error. E_PWM_RESOLUTION: a PWM period so short that the
+counter has fewer steps than the duty resolution the operation needs (1 % for a fixed duty,
+``step_percent`` for a fade). Relaxations: another timer from the facts that fits, or the nearest
+period that works.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.obligations.evidence import Path, add, measure, relax, replace, violation
+from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
+from rac_fw.domains.firmware.obligations.quantities import (
+    TIMER_CHANNEL,
+    Counter,
+    clock_hz,
+    hardware_timer,
+    pwm_unit,
+    systick,
+    timer_names,
+)
+from rac_fw.domains.firmware.obligations.refs import claims, endpoint_pin, free_pins, normalized
+from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.ops.pwm import PwmFade, PwmFixed
+from rac_fw.domains.firmware.plan.ops.timer import TimerOneshot, TimerPeriodic
+
+#: Largest relative error between the requested and the produced period.
+PERIOD_TOLERANCE = 0.01
+
+
+def _duration(seconds: float) -> str:
+    """``2 s``, ``20 ms``, ``150 µs``: a period in the unit a person would use."""
+    if seconds >= 1:
+        return f"{seconds:g} s"
+    return f"{seconds * 1e3:g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:g} µs"
+
+
+def _period_patch(op: TimerPeriodic | TimerOneshot, base: Path, seconds: float, up: bool) -> dict[str, object]:
+    """Patch setting the op's period (in the unit it already uses) to ``seconds``, rounded inward."""
+    rounding = math.ceil if up else math.floor
+    if op.period_ms is not None:
+        return replace([*base, "period_ms"], max(1, rounding(seconds * 1e3)))
+    return replace([*base, "period_us"], max(1, rounding(seconds * 1e6)))
+
+
+def _period_field(op: TimerPeriodic | TimerOneshot, base: Path) -> Path:
+    return [*base, "period_ms" if op.period_ms is not None else "period_us"]
+
+
+def _kernel(plan: Plan, target: Target, framework: str, op: TimerPeriodic | TimerOneshot, base: Path) -> list[Evidence]:
+    rules = FRAMEWORKS[framework]
+    tick_hz = clock_hz(target, "SYS_TICK", framework) or rules.kernel_tick_hz
+    period = op.period_s
+    if tick_hz:
+        ticks = period * tick_hz
+        produced = max(1, round(ticks)) / tick_hz
+        error = abs(produced - period) / period
+        if ticks < 1 or error > PERIOD_TOLERANCE:
+            fixed = max(1, round(ticks)) / tick_hz
+            if fixed < period * (1 - PERIOD_TOLERANCE) or ticks < 1:
+                fixed = max(1, math.ceil(ticks)) / tick_hz
+            return [
+                violation(
+                    "E_TIMER_RANGE",
+                    f"the {framework} kernel timer counts {tick_hz} ticks/s: a {period * 1e6:g} µs "
+                    f"period becomes {produced * 1e6:g} µs",
+                    _period_field(op, base),
+                    [op.name or op.op, "kernel"],
+                    [
+                        measure("requested", period * 1e6, "us"),
+                        measure("produced", produced * 1e6, "us"),
+                        measure("error", error * 100, "%"),
+                        measure("tick", 1e6 / tick_hz, "us"),
+                    ],
+                    [
+                        relax(
+                            f"use a period of {fixed * 1e6:g} µs (a whole number of ticks)",
+                            replace([*base, "period_us"], round(fixed * 1e6)),
+                            replace([*base, "period_ms"], None),
+                        )
+                    ]
+                    + _other_timers(target, framework, period, [*base, "source"]),
+                )
+            ]
+    if period * 1e6 < rules.min_kernel_timer_us:
+        return [
+            violation(
+                "E_TIMER_RANGE",
+                f"{framework} kernel timers run at periods ≥ {rules.min_kernel_timer_us} µs",
+                _period_field(op, base),
+                [op.name or op.op, "kernel"],
+                [measure("requested", period * 1e6, "us"), measure("minimum", rules.min_kernel_timer_us, "us")],
+                [
+                    relax(
+                        f"use {rules.min_kernel_timer_us} µs",
+                        replace([*base, "period_us"], rules.min_kernel_timer_us),
+                        replace([*base, "period_ms"], None),
+                    )
+                ]
+                + _other_timers(target, framework, period, [*base, "source"]),
+            )
+        ]
+    return []
+
+
+def _other_timers(target: Target, framework: str, period: float, path: Path, skip: str = "") -> list[Relaxation]:
+    options = []
+    for name in timer_names(target):
+        counter = hardware_timer(target, name, framework)
+        if name != skip and counter is not None and _fits(counter, period):
+            options.append(relax(f"use hardware timer {name} ({counter.top.bit_length()}-bit)", replace(path, name)))
+    return options[:3]
+
+
+def _fits(counter: Counter, period: float) -> bool:
+    fitted = counter.fit(period)
+    if fitted is None:
+        return False
+    prescaler, ticks = fitted
+    return abs(ticks * prescaler / counter.clock_hz - period) / period <= PERIOD_TOLERANCE
+
+
+def _counter_check(
+    target: Target, framework: str, op: TimerPeriodic | TimerOneshot, base: Path, counter: Counter
+) -> list[Evidence]:
+    period = op.period_s
+    if _fits(counter, period):
+        return []
+    options = _other_timers(target, framework, period, [*base, "source"], skip=counter.name)
+    limit = counter.max_period_s if period > counter.max_period_s else max(counter.min_period_s * 50, 1e-6)
+    options.append(relax(f"use a period of {_duration(limit)}", _period_patch(op, base, limit, up=period < limit)))
+    return [
+        violation(
+            "E_TIMER_RANGE",
+            f"{counter.name} ({counter.top.bit_length()}-bit at {counter.clock_hz} Hz) cannot produce "
+            f"{_duration(period)} within 1 %: its range is {_duration(counter.min_period_s)} to "
+            f"{_duration(counter.max_period_s)}",
+            _period_field(op, base),
+            [op.name or op.op, counter.name],
+            [
+                measure("requested", period * 1e6, "us"),
+                measure("max", counter.max_period_s * 1e6, "us"),
+                measure("clock", counter.clock_hz, "Hz"),
+            ],
+            options,
+        )
+    ]
+
+
+def _systick(target: Target, framework: str, op: TimerPeriodic | TimerOneshot, base: Path) -> list[Evidence]:
+    """SysTick runs the framework's time base (1 ms); a period is a whole number of its ticks."""
+    tick_us = FRAMEWORKS[framework].systick_tick_us
+    counter = systick(target, framework)
+    if tick_us is None or counter is None:
+        return []  # E_TARGET_UNSUPPORTED already says SysTick is not the plan's to use here
+    period_us = op.period_s * 1e6
+    reload = counter.fit(tick_us * 1e-6)
+    if reload is not None and period_us % tick_us == 0:
+        return []
+    whole = max(1, round(period_us / tick_us)) * tick_us
+    return [
+        violation(
+            "E_TIMER_RANGE",
+            f"SysTick runs a {tick_us} µs time base at {counter.clock_hz} Hz: a {_duration(op.period_s)} period is "
+            f"not a whole number of ticks",
+            _period_field(op, base),
+            [op.name or op.op, "SysTick"],
+            [
+                measure("requested", period_us, "us"),
+                measure("tick", tick_us, "us"),
+                measure("clock", counter.clock_hz, "Hz"),
+            ],
+            [
+                relax(
+                    f"use a period of {_duration(whole / 1e6)}",
+                    replace([*base, "period_us"], whole),
+                    replace([*base, "period_ms"], None),
+                )
+            ]
+            + _other_timers(target, framework, op.period_s, [*base, "source"]),
+        )
+    ]
+
+
+def _pwm(plan: Plan, target: Target, framework: str, op: PwmFixed | PwmFade, base: Path) -> list[Evidence]:
+    pin = endpoint_pin(plan, target, op.output, output=True)
+    unit = pwm_unit(target, pin, framework)
+    if unit is None:
+        return _no_pwm_channel(plan, target, framework, op, base, pin)
+    period = op.period_us * 1e-6
+    path: Path = [*base, "period_us"]
+    if period > unit.max_period_s:
+        longest = math.floor(unit.max_period_s * 1e6)
+        return [
+            violation(
+                "E_TIMER_RANGE",
+                f"PWM counter {unit.name} cannot count a {op.period_us} µs period (max {longest} µs)",
+                path,
+                [op.output, unit.name],
+                [measure("requested", op.period_us, "us"), measure("max", longest, "us")],
+                [relax(f"use a period of {longest} µs", replace(path, longest))],
+            )
+        ]
+    needed = 100 if isinstance(op, PwmFixed) else math.ceil(100 / op.step_percent)
+    steps = unit.steps(period)
+    if steps >= needed:
+        return []
+    shortest = math.ceil(needed / unit.clock_hz * 1e6)
+    return [
+        violation(
+            "E_PWM_RESOLUTION",
+            f"a {op.period_us} µs period gives {unit.name} only {steps} counter steps at "
+            f"{unit.clock_hz} Hz; the duty needs {needed}",
+            path,
+            [op.output, unit.name],
+            [
+                measure("steps", steps, "steps"),
+                measure("needed", needed, "steps"),
+                measure("clock", unit.clock_hz, "Hz"),
+            ],
+            [relax(f"use a period of {shortest} µs", replace(path, shortest))],
+        )
+    ]
+
+
+def _no_pwm_channel(
+    plan: Plan, target: Target, framework: str, op: PwmFixed | PwmFade, base: Path, pin: str | None
+) -> list[Evidence]:
+    """E_PIN_FUNCTION when the output pin has no timer channel (alternate-function chips)."""
+    facts = target.pins.get(pin) if pin else None
+    if facts is None or facts.routing != "af":
+        return []
+    options: list[Relaxation] = []
+    for led in target.board.leds:
+        if led.pin != pin and pwm_unit(target, led.pin, framework) is not None:
+            label = normalized(led.dt_label or led.name)
+            options.append(
+                relax(f"use board LED {label} on {led.pin} (has a timer channel)", replace([*base, "output"], label))
+            )
+    taken = {c.pin for c in claims(plan, target)}
+    for candidate in free_pins(target, taken, "GPIO", near=pin):
+        channel = next((f for f in candidate.functions if TIMER_CHANNEL.match(f.signal)), None)
+        if channel is not None and pwm_unit(target, candidate.name, framework) is not None:
+            name = f"pwm_{candidate.name.lower()}"
+            options.append(
+                relax(
+                    f"drive {candidate.name} ({channel.signal}, AF{channel.af}) instead",
+                    add(["resources", "pins", -1], {"name": name, "pin": candidate.name, "function": channel.signal}),
+                    replace([*base, "output"], name),
+                )
+            )
+            break
+    return [
+        violation(
+            "E_PIN_FUNCTION",
+            f"{pin} has no timer channel, so it cannot output PWM",
+            [*base, "output"],
+            [op.output, pin or op.output],
+            relaxations=options,
+        )
+    ]
+
+
+def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """Timer periods and PWM periods/resolutions against the counters that produce them."""
+    if framework not in FRAMEWORKS:
+        return []
+    found: list[Evidence] = []
+    for i, op in enumerate(plan.operations):
+        base: Path = ["operations", i]
+        if isinstance(op, TimerPeriodic | TimerOneshot):
+            if op.source == "kernel":
+                if FRAMEWORKS[framework].kernel_timer:
+                    found += _kernel(plan, target, framework, op, base)
+                continue
+            if op.source == "systick":
+                found += _systick(target, framework, op, base)
+                continue
+            counter = hardware_timer(target, op.source, framework)
+            if counter is not None and FRAMEWORKS[framework].hardware_timers:
+                found += _counter_check(target, framework, op, base, counter)
+        elif isinstance(op, PwmFixed | PwmFade):
+            found += _pwm(plan, target, framework, op, base)
+    return found

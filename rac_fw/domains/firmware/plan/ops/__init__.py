@@ -1,0 +1,1 @@
+"""One typed model per plan operation, grouped by family (one module per family)."""

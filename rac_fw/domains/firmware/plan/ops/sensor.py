@@ -1,0 +1,29 @@
+"""Sensor read through the framework's sensor API (Zephyr ``sensor_sample_fetch``/``channel_get``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import Name
+
+
+class SensorRead(Operation):
+    """Fetch a sample from ``device`` then read ``channel``, with error handling, every ``interval_ms``."""
+
+    op: Literal["sensor_read"]
+    device: Name = Field(description="A device declared in resources.devices, or a board devicetree node label.")
+    channel: Literal[
+        "ambient_temp",
+        "die_temp",
+        "humidity",
+        "press",
+        "accel_xyz",
+        "gyro_xyz",
+        "magn_xyz",
+        "light",
+        "voltage",
+    ] = Field(description="Sensor channel (Zephyr SENSOR_CHAN_* in lowercase).")
+    interval_ms: int = Field(default=1000, ge=1, le=3_600_000)

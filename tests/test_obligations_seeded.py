@@ -1,0 +1,294 @@
+"""Seeded violations: every obligation catches its plan, and its first relaxation repairs it.
+
+Each case is a plan that is valid except for one seeded fault. The test checks the evidence (code,
+named objects, location, magnitudes), then applies the first relaxation's patch to the plan dict and
+re-validates: the code must be gone and, unless the case says otherwise, the plan must be fully valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from rac_fw.contract import apply_patch
+from rac_fw.domains.firmware.facts.load import load_target
+from rac_fw.domains.firmware.obligations import CODES, check
+from rac_fw.domains.firmware.plan.load import parse_plan
+
+PRINT = {"op": "uart_print", "message": "ok"}
+
+
+@dataclass
+class Case:
+    id: str
+    target: str
+    plan: dict[str, Any]
+    code: str
+    objects: list[str]
+    units: list[str] = field(default_factory=list)
+    fully_valid_after: bool = True
+
+
+def plan(*ops: dict[str, Any], framework: str | None = None, **top: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"operations": [PRINT, *ops]}
+    if framework:
+        data["framework"] = framework
+    data.update(top)
+    return data
+
+
+def res(**kinds: list[dict[str, Any]]) -> dict[str, Any]:
+    return dict(kinds)
+
+
+CASES = [
+    Case("pin-conflict-pa9", "stm32h743", plan(
+        {"op": "gpio_blink", "led": "led", "period_ms": 500},
+        {"op": "uart_print", "uart": "USART1", "message": "tx"},
+        resources=res(pins=[{"name": "tx", "pin": "PA9", "function": "USART1_TX"}, {"name": "led", "pin": "PA9"}]),
+    ), "E_PIN_CONFLICT", ["PA9", "tx", "led"], fully_valid_after=False),  # PA9 is also the board's VBUS sense
+    Case("pin-conflict", "nrf52840", plan(
+        {"op": "gpio_blink", "led": "a", "period_ms": 500}, {"op": "gpio_blink", "led": "b", "period_ms": 300},
+        resources=res(pins=[{"name": "a", "pin": "P1.01"}, {"name": "b", "pin": "P1.01"}]),
+    ), "E_PIN_CONFLICT", ["P1.01", "a", "b"]),
+    Case("pin-conflict-two-drivers", "nrf52840", plan(
+        {"op": "gpio_blink", "led": "led0", "period_ms": 500},
+        {"op": "pwm_fixed", "output": "led0", "period_us": 1000, "duty_percent": 10},
+    ), "E_PIN_CONFLICT", ["P0.13", "LED1"]),
+    Case("pin-function", "stm32f407", plan(
+        {"op": "uart_print", "uart": "USART3", "message": "on usart3"},
+        resources=res(pins=[{"name": "tx3", "pin": "PA9", "function": "USART3_TX"}]),
+    ), "E_PIN_FUNCTION", ["PA9", "USART3_TX"]),
+    Case("pwm-no-timer-channel", "stm32f407", plan(
+        {"op": "pwm_fixed", "output": "plain", "period_us": 1000, "duty_percent": 50},
+        resources=res(pins=[{"name": "plain", "pin": "PE2"}]),
+    ), "E_PIN_FUNCTION", ["plain", "PE2"]),
+    Case("unknown-pin", "stm32f407", plan(
+        {"op": "gpio_blink", "led": "led", "period_ms": 500}, resources=res(pins=[{"name": "led", "pin": "PK3"}]),
+    ), "E_UNKNOWN_PIN", ["PK3", "led"]),
+    Case("analog-pin", "stm32h743", plan({"op": "adc_read", "channel": {"pin": "PD0"}}), "E_ANALOG_PIN", ["PD0"]),
+    Case("pin-reserved-swd", "stm32f407", plan(
+        {"op": "gpio_blink", "led": "led", "period_ms": 500}, resources=res(pins=[{"name": "led", "pin": "PA13"}]),
+    ), "E_PIN_RESERVED", ["PA13", "led"]),
+    Case("pin-reserved-psram", "esp32s3", plan(
+        {"op": "gpio_blink", "led": "led", "period_ms": 500}, resources=res(pins=[{"name": "led", "pin": "GPIO33"}]),
+    ), "E_PIN_RESERVED", ["GPIO33", "led"]),
+    Case("pin-strapping", "esp32s3", plan(
+        {"op": "gpio_blink", "led": "led", "period_ms": 500}, resources=res(pins=[{"name": "led", "pin": "GPIO46"}]),
+    ), "E_PIN_STRAPPING", ["GPIO46", "led"]),
+    Case("nfc-pin", "nrf52840", plan(
+        {"op": "gpio_blink", "led": "led", "period_ms": 500}, resources=res(pins=[{"name": "led", "pin": "P0.09"}]),
+    ), "E_NFC_PIN", ["P0.09", "led"]),
+    Case("dma-unreachable-dtcm", "stm32h743", plan(
+        {"op": "dma_periph_rx", "peripheral": "ADC1", "buffer": "adc_buf"}, framework="hal",
+        resources=res(buffers=[{"name": "adc_buf", "size_bytes": 64, "role": "dma_rx", "element_bytes": 2,
+                                "placement": "DTCM"}]),
+    ), "E_DMA_UNREACHABLE", ["adc_buf", "DTCM", "DMA1"]),
+    Case("dma-unreachable-ccm", "stm32f407", plan(
+        {"op": "dma_mem2mem", "src": "src", "dst": "dst"},
+        resources=res(buffers=[{"name": "src", "size_bytes": 64, "role": "dma_mem", "placement": "CCM"},
+                               {"name": "dst", "size_bytes": 64, "role": "dma_mem"}]),
+    ), "E_DMA_UNREACHABLE", ["src", "CCM", "DMA2"]),
+    Case("dma-m2m-dma1", "stm32f407", plan(
+        {"op": "dma_mem2mem", "src": "src", "dst": "dst", "controller": "DMA1"},
+        resources=res(buffers=[{"name": "src", "size_bytes": 64, "role": "dma_mem"},
+                               {"name": "dst", "size_bytes": 64, "role": "dma_mem"}]),
+    ), "E_DMA_M2M_UNSUPPORTED", ["DMA1", "src", "dst"]),
+    Case("cache-coherence", "stm32h743", plan(
+        {"op": "dma_mem2mem", "src": "src", "dst": "dst"},
+        resources=res(buffers=[{"name": "src", "size_bytes": 100, "role": "dma_mem"},
+                               {"name": "dst", "size_bytes": 128, "role": "dma_mem"}]),
+    ), "E_CACHE_COHERENCE", ["src", "AXI_SRAM"], ["bytes"]),
+    Case("dma-alignment-adc-items", "stm32h743", plan(
+        {"op": "dma_periph_rx", "peripheral": "ADC1", "buffer": "adc_buf"}, framework="hal",
+        resources=res(buffers=[{"name": "adc_buf", "size_bytes": 64, "role": "dma_rx", "element_bytes": 1}]),
+    ), "E_DMA_ALIGNMENT", ["adc_buf"], ["bytes"]),
+    Case("dma-length", "esp32s3", plan(
+        {"op": "dma_mem2mem", "src": "big", "dst": "sink"},
+        resources=res(buffers=[{"name": "big", "size_bytes": 8192, "role": "dma_mem"},
+                               {"name": "sink", "size_bytes": 8192, "role": "dma_mem", "element_bytes": 4}]),
+    ), "E_DMA_LENGTH", ["big", "GDMA"], ["items"]),
+    Case("no-peripheral", "stm32f407", plan({"op": "uart_print", "uart": "USART9", "message": "x"}),
+         "E_NO_PERIPHERAL", ["USART9"]),
+    Case("clock-range-i2c", "nrf52840", plan(
+        {"op": "i2c_transfer", "device": "sensor", "register_index": 1},
+        resources=res(devices=[{"name": "sensor", "bus": "i2c", "controller": "TWIM0", "address": 0x48,
+                                "frequency_hz": 1_000_000}]),
+    ), "E_CLOCK_RANGE", ["sensor", "TWIM0"], ["Hz"]),
+    Case("baud-error-16mhz", "stm32f407", plan(
+        {"op": "uart_print", "message": "fast", "baud": 921600},
+        {"op": "gpio_blink", "led": "led0", "period_ms": 100}, framework="baremetal",
+    ), "E_BAUD_ERROR", ["USART2", "921600"], ["baud", "%", "Hz"]),
+    Case("baud-error-table", "nrf52840", plan({"op": "uart_print", "message": "fast", "baud": 921600}),
+         "E_BAUD_ERROR", ["UARTE0", "921600"], ["baud", "%"]),
+    Case("pwm-resolution", "nrf52840", plan({"op": "pwm_fixed", "output": "led1", "period_us": 2,
+                                             "duty_percent": 33}), "E_PWM_RESOLUTION", ["led1"], ["steps", "Hz"]),
+    Case("timer-range-systick", "stm32f407", plan(
+        {"op": "timer_periodic", "period_us": 1500, "source": "systick"}, framework="baremetal",
+    ), "E_TIMER_RANGE", ["SysTick"], ["us", "Hz"]),
+    Case("timer-range-16bit", "stm32h743", plan({"op": "timer_periodic", "period_ms": 100_000, "source": "TIM3"},
+                                                framework="hal"), "E_TIMER_RANGE", ["TIM3"], ["us"]),
+    Case("unsupported-hw-timer-zephyr", "stm32f407", plan({"op": "timer_periodic", "period_ms": 20, "source": "TIM3"}),
+         "E_TARGET_UNSUPPORTED", ["TIM3"]),
+    Case("watchdog-feeder-blocks", "nrf52840", plan(
+        {"op": "timer_periodic", "name": "tick", "period_ms": 10},
+        {"op": "isr_handoff", "source": "tick", "mechanism": "semaphore", "thread": "worker"},
+        {"op": "watchdog", "timeout_ms": 2000, "feed_interval_ms": 500, "feed_thread": "worker"},
+        resources=res(threads=[{"name": "worker", "priority": 5, "stack_bytes": 1024}]),
+    ), "E_WATCHDOG_WINDOW", ["worker"]),
+    Case("timer-range-kernel-tick", "nrf52840", plan({"op": "timer_periodic", "period_us": 150}),
+         "E_TIMER_RANGE", ["kernel"], ["us", "%"]),
+    Case("irq-priority", "nrf52840", plan({"op": "gpio_input_irq", "button": "sw0", "edge": "falling",
+                                           "irq_priority": 7}), "E_IRQ_PRIORITY", ["gpio_input_irq"], ["level"]),
+    Case("irq-priority-espidf", "esp32s3", plan({"op": "timer_periodic", "period_ms": 10, "source": "TIMG0_T0",
+                                                 "irq_priority": 5}), "E_IRQ_PRIORITY", ["timer_periodic"]),
+    Case("isr-blocking-put", "nrf52840", plan(
+        {"op": "gpio_input_irq", "name": "btn", "button": "sw0", "edge": "both"},
+        {"op": "isr_handoff", "source": "btn", "mechanism": "msgq", "thread": "worker", "put_timeout_ms": 10},
+        resources=res(threads=[{"name": "worker", "priority": 5, "stack_bytes": 1024}]),
+    ), "E_ISR_BLOCKING", ["btn", "worker"], ["ms"]),
+    Case("isr-blocking-log", "nrf52840", plan(
+        {"op": "gpio_input_irq", "name": "btn", "button": "sw0", "edge": "both"},
+        {"op": "log", "message": "pressed", "in_isr_of": "btn"},
+    ), "E_ISR_BLOCKING", ["btn"]),
+    Case("ram-budget", "stm32f407", plan(heap_bytes=200_000), "E_RAM_BUDGET", ["SRAM1", "heap"], ["bytes"]),
+    Case("ram-budget-pinned-region", "stm32h743", plan(
+        {"op": "dma_mem2mem", "src": "src", "dst": "dst"},
+        resources=res(buffers=[{"name": "src", "size_bytes": 98304, "role": "dma_mem", "element_bytes": 4,
+                                "placement": "SRAM4"},
+                               {"name": "dst", "size_bytes": 98304, "role": "dma_mem", "element_bytes": 4}]),
+    ), "E_RAM_BUDGET", ["SRAM4", "src"], ["bytes"]),
+    Case("radio-conflict-adc2", "esp32s3", plan({"op": "adc_read", "channel": {"pin": "GPIO11"}}, wifi=True),
+         "E_RADIO_CONFLICT", ["GPIO11", "ADC2", "wifi"]),
+    Case("flash-alignment", "nrf52840", plan({"op": "flash_store", "size_bytes": 10, "offset_bytes": 6}),
+         "E_FLASH_ALIGNMENT", ["flash_store", "nrf52840"], ["bytes"], fully_valid_after=False),
+    Case("watchdog-window", "stm32f407", plan({"op": "watchdog", "timeout_ms": 1000, "feed_interval_ms": 900}),
+         "E_WATCHDOG_WINDOW", ["watchdog", "main"], ["ms"]),
+    Case("watchdog-range", "stm32f407", plan({"op": "watchdog", "timeout_ms": 60_000, "feed_interval_ms": 1000}),
+         "E_WATCHDOG_RANGE", ["IWDG"], ["ms"]),
+    Case("watchdog-range-task-wdt", "esp32s3", plan({"op": "watchdog", "timeout_ms": 200, "feed_interval_ms": 100}),
+         "E_WATCHDOG_RANGE", ["TASK_WDT"], ["ms"]),
+    Case("unsupported-op-framework", "stm32f407", plan(
+        {"op": "gpio_read", "button": "sw0"}, framework="baremetal"), "E_TARGET_UNSUPPORTED", ["gpio_read"]),
+    Case("unsupported-systick-zephyr", "stm32h743", plan({"op": "timer_periodic", "period_ms": 1,
+                                                          "source": "systick"}), "E_TARGET_UNSUPPORTED", ["systick"]),
+    Case("unsupported-dt-channel-espidf", "esp32s3", plan(
+        {"op": "adc_read", "channel": {"path": "zephyr_user", "channel_index": 0}}), "E_TARGET_UNSUPPORTED",
+        ["zephyr_user"]),
+    Case("unsupported-wifi", "nrf52840", plan(wifi=True), "E_TARGET_UNSUPPORTED", ["nrf52840"]),
+    Case("unknown-led", "stm32h743", plan({"op": "gpio_blink", "led": "led7", "period_ms": 500}),
+         "E_UNKNOWN_RESOURCE", ["led7"]),
+    Case("unknown-thread", "nrf52840", plan(
+        {"op": "timer_periodic", "name": "tick", "period_ms": 10},
+        {"op": "isr_handoff", "source": "tick", "mechanism": "semaphore", "thread": "worker"},
+    ), "E_UNKNOWN_RESOURCE", ["worker"]),
+    Case("unknown-buffer", "stm32f407", plan(
+        {"op": "dma_mem2mem", "src": "src", "dst": "dts"},
+        resources=res(buffers=[{"name": "src", "size_bytes": 64, "role": "dma_mem"},
+                               {"name": "dst", "size_bytes": 64, "role": "dma_mem"}]),
+    ), "E_UNKNOWN_RESOURCE", ["dts"]),
+    Case("unknown-region", "stm32h743", plan(
+        {"op": "dma_mem2mem", "src": "src", "dst": "dst"},
+        resources=res(buffers=[{"name": "src", "size_bytes": 64, "role": "dma_mem", "placement": "SRAM9"},
+                               {"name": "dst", "size_bytes": 64, "role": "dma_mem"}]),
+    ), "E_UNKNOWN_RESOURCE", ["src", "SRAM9"]),
+    Case("uart-pins-missing", "stm32h743", plan({"op": "uart_rx_irq", "uart": "USART2", "ring_bytes": 32}),
+         "E_UNKNOWN_RESOURCE", ["USART2", "USART2_TX", "USART2_RX"]),
+    Case("i2c-address-reserved", "nrf52840", plan(
+        {"op": "i2c_transfer", "device": "dev", "register_index": 0},
+        resources=res(devices=[{"name": "dev", "bus": "i2c", "controller": "TWIM0", "address": 0x03}]),
+    ), "E_I2C_ADDRESS", ["dev", "0x03"]),
+    Case("i2c-address-twice", "nrf52840", plan(
+        {"op": "i2c_transfer", "device": "a", "register_index": 0},
+        {"op": "i2c_transfer", "device": "b", "register_index": 0},
+        resources=res(devices=[{"name": "a", "bus": "i2c", "controller": "TWIM0", "address": 0x48},
+                               {"name": "b", "bus": "i2c", "controller": "TWIM0", "address": 0x48}]),
+    ), "E_I2C_ADDRESS", ["b", "a", "0x48"]),
+    Case("stack-size", "esp32s3", plan(
+        {"op": "producer_consumer", "producer": "p", "consumer": "c", "queue_depth": 4, "item_bytes": 4},
+        resources=res(threads=[{"name": "p", "priority": 5, "stack_bytes": 1024},
+                               {"name": "c", "priority": 5, "stack_bytes": 4096}]),
+    ), "E_STACK_SIZE", ["p"], ["bytes"]),
+    Case("duplicate-name", "nrf52840", plan(
+        {"op": "gpio_blink", "name": "blink", "led": "led0", "period_ms": 500},
+        resources=res(threads=[{"name": "blink", "priority": 5, "stack_bytes": 1024}]),
+    ), "E_DUPLICATE_NAME", ["blink"]),
+    Case("lock-order", "nrf52840", plan(
+        {"op": "lock_order", "name": "first", "locks": ["a", "b"], "threads": ["t1"]},
+        {"op": "lock_order", "name": "second", "locks": ["b", "a"], "threads": ["t2"]},
+        resources=res(threads=[{"name": "t1", "priority": 5, "stack_bytes": 1024},
+                               {"name": "t2", "priority": 6, "stack_bytes": 1024}]),
+    ), "E_LOCK_ORDER", ["a", "b", "second", "first"]),
+    Case("adc-resolution", "nrf52840", plan({"op": "adc_read", "channel": {"pin": "P0.03"}, "resolution_bits": 16}),
+         "E_ADC_RESOLUTION", ["adc_read"], ["bits"]),
+]  # fmt: skip
+
+
+def _validate(data: dict[str, Any], target_id: str) -> list[Any]:
+    return check(parse_plan(data), load_target(target_id))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
+    evidence = _validate(case.plan, case.target)
+    hits = [e for e in evidence if e.code == case.code]
+    assert hits, f"{case.code} not raised; got {[(e.code, e.message) for e in evidence]}"
+    hit = hits[0]
+    assert set(case.objects) <= set(hit.objects), hit.objects
+    assert hit.location and hit.message
+    assert {u for m in hit.magnitudes for u in [m.unit]} >= set(case.units)
+    assert hit.relaxations and hit.relaxations[0].patch, "no machine-applicable relaxation"
+    repaired = apply_patch(case.plan, hit.relaxations[0].patch)
+    after = _validate(repaired, case.target)
+    if case.fully_valid_after:
+        assert after == [], [(e.code, e.location, e.message) for e in after]
+    else:
+        assert not [e for e in after if e.code == case.code and e.location == hit.location]
+
+
+def test_suite_covers_every_code() -> None:
+    covered = {c.code for c in CASES}
+    assert covered == set(CODES), set(CODES) - covered
+    assert len(CODES) >= 25
+
+
+def test_all_violations_are_reported_at_once() -> None:
+    seeded = plan(
+        {"op": "uart_print", "message": "fast", "baud": 921600},
+        {"op": "watchdog", "timeout_ms": 1000, "feed_interval_ms": 990},
+        {"op": "gpio_blink", "led": "led", "period_ms": 500},
+        framework="baremetal",
+        resources=res(pins=[{"name": "led", "pin": "PA13"}]),
+        heap_bytes=500_000,
+    )
+    codes = {e.code for e in _validate(seeded, "stm32f407")}
+    assert {"E_BAUD_ERROR", "E_WATCHDOG_WINDOW", "E_PIN_RESERVED", "E_RAM_BUDGET"} <= codes
+
+
+def test_dtcm_buffer_evidence_offers_the_regions_dma1_reaches() -> None:
+    case = next(c for c in CASES if c.id == "dma-unreachable-dtcm")
+    hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_DMA_UNREACHABLE")
+    target = load_target("stm32h743")
+    offered = {step["value"] for r in hit.relaxations for step in r.patch}
+    reachable = {r.name for r in target.regions_reachable_by("DMA1") if r.kind == "sram"}
+    assert offered == reachable
+    assert "DTCM" not in offered and hit.location == "resources.buffers[0].placement"
+
+
+def test_pin_function_relaxations_name_alternate_functions() -> None:
+    case = next(c for c in CASES if c.id == "pin-function")
+    hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_PIN_FUNCTION")
+    target = load_target("stm32f407")
+    for relaxation in hit.relaxations:
+        pin = target.pins[relaxation.patch[0]["value"]]
+        assert pin.af("USART3_TX") is not None
+        assert f"AF{pin.af('USART3_TX')}" in relaxation.description
+
+
+def test_evidence_is_deterministic() -> None:
+    """Same plan, same facts → byte-identical evidence (trace replay compares it)."""
+    for case in CASES[:12]:
+        first = [e.model_dump() for e in _validate(case.plan, case.target)]
+        assert first == [e.model_dump() for e in _validate(case.plan, case.target)], case.id
