@@ -1,0 +1,494 @@
+"""Configuration consistency: the C relies on Kconfig symbols, devicetree nodes and HAL modules — are they there?
+
+* Zephyr: every driver/subsystem API the C calls needs its Kconfig symbol ``=y`` in ``prj.conf`` (symbols
+  the supported boards enable by default need only not be switched off); ``k_malloc`` needs a heap;
+  ``__nocache`` needs ``CONFIG_NOCACHE_MEMORY``; ``%f`` in ``printk``/``LOG_*`` needs
+  ``CONFIG_CBPRINTF_FP_SUPPORT`` — ``E_KCONFIG_MISSING``.
+  Devicetree: ``DT_ALIAS``/``DT_NODELABEL``/``DT_CHOSEN`` must name something the overlay defines or the
+  board has (the target's ``dt_aliases``/``dt_node_labels``/``dt_chosen``); ``DT_PATH(zephyr_user)`` needs a
+  ``zephyr,user`` node carrying the ``io-channels``/``pwms``/``*-gpios`` properties (and indices) the specs
+  read — ``E_DT_NODE_MISSING``, ``E_DT_PROPERTY_MISSING``; an overlay ``&label`` must exist on the board —
+  ``E_DT_LABEL_UNKNOWN``.
+* ESP-IDF: ``sdkconfig.defaults`` exists, targets the board's chip and keeps the symbols the APIs need.
+* STM32 HAL: the HAL config header enables every module whose API is called (``HAL_UART_MODULE_ENABLED``)
+  and the family header matches the target — ``E_HAL_MODULE_DISABLED``, ``E_HAL_CONF_MISSING``,
+  ``E_HAL_FAMILY_MISMATCH``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.verify.sdk import Catalog, NameSet, Rules, split_top_level
+from rac_fw.domains.firmware.verify.static import Call, Program
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.model import Target
+
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_FLOAT_CONVERSION = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[fFeEgG]")
+
+
+def _uncomment(text: str) -> str:
+    """Remove comments, keeping newlines so offsets still map to the right line."""
+    return _COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _evidence(code: str, message: str, location: str, objects: list[str], fix: str | None = None) -> Evidence:
+    return Evidence(
+        code=code,
+        message=message,
+        location=location,
+        objects=objects,
+        relaxations=[Relaxation(description=fix)] if fix else [],
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Kconfig / sdkconfig
+# --------------------------------------------------------------------------------------------------
+
+
+def parse_kconfig(text: str) -> dict[str, str]:
+    """``CONFIG_X=value`` lines (and ``# CONFIG_X is not set`` as ``n``) → {``X``: value}."""
+    values: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        unset = re.match(r"#\s*CONFIG_(\w+) is not set", line)
+        if unset:
+            values[unset.group(1)] = "n"
+            continue
+        match = re.match(r"CONFIG_(\w+)\s*=\s*(.*)$", line)
+        if match:
+            values[match.group(1)] = match.group(2).strip().strip('"')
+    return values
+
+
+def _config_files(files: dict[str, str], names: list[str]) -> list[str]:
+    """Paths of the artifact's Kconfig fragments: the named files plus ``boards/*.conf`` overlays."""
+    found = [p for p in sorted(files) if p.rsplit("/", 1)[-1] in names]
+    found += [p for p in sorted(files) if p.startswith("boards/") and p.endswith(".conf")]
+    return found
+
+
+def _sdk_calls(program: Program, catalog: Catalog) -> Iterator[Call]:
+    for call in program.calls:
+        if not program.is_local(call.name) and call.name in catalog:
+            yield call
+
+
+def check_kconfig(
+    files: dict[str, str], program: Program, rules: Rules, catalog: Catalog, target: Target | None
+) -> list[Evidence]:
+    spec = rules.section("kconfig")
+    names = list(spec.get("files", ()))
+    if not names:
+        return []
+    paths = _config_files(files, names)
+    if not paths:
+        return [
+            _evidence(
+                "E_KCONFIG_FILE_MISSING",
+                f"the artifact has no {' / '.join(names)}; the symbols the C needs cannot be set",
+                names[0],
+                names,
+                f"add {names[0]} with the symbols the operations need",
+            )
+        ]
+    conf: dict[str, str] = {}
+    for path in paths:
+        conf.update(parse_kconfig(files[path]))
+    where = paths[0]
+    board_default = set(spec.get("board_default", ()))
+    by_header: dict[str, list[str]] = dict(spec.get("by_header") or {})
+    by_function: dict[str, list[str]] = dict(spec.get("by_function") or {})
+    needs: dict[str, str] = {}
+    for call in _sdk_calls(program, catalog):
+        entry = catalog.get(call.name)
+        header = entry.header if entry else ""
+        for symbol in [*by_header.get(header, ()), *by_function.get(call.name, ())]:
+            needs.setdefault(symbol, f"{call.location} calls {call.name}")
+    for token, symbols in (spec.get("by_token") or {}).items():
+        for unit in program.units:
+            offset = unit.text.find(token)
+            if offset >= 0:
+                for symbol in symbols:
+                    needs.setdefault(symbol, f"{unit.path}:{_line_of(unit.text, offset)} uses {token}")
+    needs.update(_float_format_needs(program, spec))
+    found: list[Evidence] = []
+    for symbol, why in needs.items():
+        value = conf.get(symbol)
+        missing = value == "n" if symbol in board_default else value != "y"
+        if missing:
+            state = "switches it off" if value == "n" else ("does not set it" if value is None else f"sets {value}")
+            found.append(
+                _evidence(
+                    "E_KCONFIG_MISSING",
+                    f"{why}, which needs CONFIG_{symbol}=y; {where} {state}",
+                    where,
+                    [f"CONFIG_{symbol}"],
+                    f"add CONFIG_{symbol}=y to {where}",
+                )
+            )
+    for function, symbol in (spec.get("positive") or {}).items():
+        first = next(iter(program.calls_named({function})), None)
+        if first is None or program.is_local(function):
+            continue
+        value = conf.get(symbol, "0")
+        if not value.isdigit() or int(value) <= 0:
+            found.append(
+                _evidence(
+                    "E_KCONFIG_MISSING",
+                    f"{first.location} calls {function}, which allocates from the system heap; "
+                    f"CONFIG_{symbol} is {value} in {where}",
+                    where,
+                    [f"CONFIG_{symbol}"],
+                    f"set CONFIG_{symbol} to the bytes the allocations need, or allocate statically",
+                )
+            )
+    found += _idf_target(conf, where, rules, target)
+    return found
+
+
+def _float_format_needs(program: Program, spec: Mapping[str, Any]) -> dict[str, str]:
+    float_spec = spec.get("float_format") or {}
+    symbol = float_spec.get("symbol")
+    printers = NameSet(float_spec.get("printers", ()))
+    if not symbol:
+        return {}
+    for call in program.calls:
+        if call.name not in printers:
+            continue
+        for arg in call.args:
+            if (
+                arg.type in ("string_literal", "concatenated_string")
+                and arg.text
+                and _FLOAT_CONVERSION.search(arg.text.decode("utf-8", errors="replace"))
+            ):
+                return {symbol: f"{call.location} formats a floating-point value with {call.name}"}
+    return {}
+
+
+def _idf_target(conf: dict[str, str], where: str, rules: Rules, target: Target | None) -> list[Evidence]:
+    if rules.framework != "espidf" or target is None or not target.board.idf_target:
+        return []
+    chip = conf.get("IDF_TARGET")
+    if chip is None or chip == target.board.idf_target:
+        return []
+    return [
+        _evidence(
+            "E_SDKCONFIG_TARGET",
+            f"{where} sets CONFIG_IDF_TARGET={chip} but the target is {target.board.idf_target}",
+            where,
+            ["CONFIG_IDF_TARGET", chip, target.board.idf_target],
+            f'set CONFIG_IDF_TARGET="{target.board.idf_target}"',
+        )
+    ]
+
+
+# --------------------------------------------------------------------------------------------------
+# Devicetree
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Overlay:
+    """What the artifact's devicetree overlays define and reference."""
+
+    aliases: dict[str, str] = field(default_factory=dict)
+    labels: set[str] = field(default_factory=set)
+    chosen: set[str] = field(default_factory=set)
+    references: list[tuple[str, str]] = field(default_factory=list)
+    """(label, "path:line") of every ``&label`` an overlay uses."""
+    zephyr_user: dict[str, int] | None = None
+    """Property → number of phandle entries of the ``zephyr,user`` node (None when absent)."""
+    zephyr_user_where: str = ""
+
+
+def _block(text: str, open_brace: int) -> str:
+    depth = 0
+    for i in range(open_brace, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[open_brace + 1 : i]
+    return text[open_brace + 1 :]
+
+
+def parse_overlays(files: dict[str, str]) -> Overlay:
+    overlay = Overlay()
+    for path in sorted(p for p in files if p.endswith(".overlay") or p.endswith(".dts")):
+        text = _uncomment(files[path])
+        overlay.labels.update(re.findall(r"\b([A-Za-z_]\w*)\s*:\s*[\w,.@-]+\s*\{", text))
+        for match in re.finditer(r"\baliases\s*\{", text):
+            for alias, label in re.findall(r"([\w-]+)\s*=\s*&(\w+)\s*;", _block(text, match.end() - 1)):
+                overlay.aliases[alias.replace("-", "_")] = label
+        for match in re.finditer(r"\bchosen\s*\{", text):
+            for prop in re.findall(r"([\w,-]+)\s*=", _block(text, match.end() - 1)):
+                overlay.chosen.add(re.sub(r"[,-]", "_", prop))
+        for match in re.finditer(r"&([A-Za-z_]\w*)", text):
+            overlay.references.append((match.group(1), f"{path}:{_line_of(text, match.start())}"))
+        for match in re.finditer(r"\bzephyr,user\s*\{", text):
+            props = overlay.zephyr_user if overlay.zephyr_user is not None else {}
+            for prop, value in re.findall(r"([\w,-]+)\s*=\s*([^;]*);", _block(text, match.end() - 1)):
+                props[prop] = value.count("&") or len(re.findall(r"<[^>]*>", value)) or 1
+            overlay.zephyr_user = props
+            overlay.zephyr_user_where = f"{path}:{_line_of(text, match.start())}"
+    return overlay
+
+
+def _expand(text: str, macros: dict[str, str]) -> str:
+    """Substitute the artifact's own object-like macros (``#define ADC_NODE DT_PATH(zephyr_user)``)."""
+    for _ in range(5):
+        expanded = re.sub(r"\b([A-Za-z_]\w*)\b", lambda m: macros.get(m.group(1), m.group(1)), text)
+        if expanded == text:
+            break
+        text = expanded
+    return text
+
+
+def _macro_uses(unit_text: str, names: str) -> Iterator[tuple[str, list[str], int]]:
+    """(macro, arguments, offset) of every use of the named macros, macro bodies included."""
+    for match in re.finditer(rf"\b({names})\s*\(", unit_text):
+        depth, i = 0, match.end() - 1
+        for i in range(match.end() - 1, len(unit_text)):
+            depth += {"(": 1, ")": -1}.get(unit_text[i], 0)
+            if depth == 0:
+                break
+        yield match.group(1), split_top_level(unit_text[match.end() : i]), match.start()
+
+
+#: Spec/property macros → (index of the property argument or fixed property, index of the element index).
+_PROPERTY_MACROS: dict[str, tuple[int | str, int | None]] = {
+    "ADC_DT_SPEC_GET": ("io-channels", None),
+    "ADC_DT_SPEC_GET_BY_IDX": ("io-channels", 1),
+    "ADC_DT_SPEC_GET_BY_NAME": ("io-channels", None),
+    "PWM_DT_SPEC_GET": ("pwms", None),
+    "PWM_DT_SPEC_GET_BY_IDX": ("pwms", 1),
+    "PWM_DT_SPEC_GET_BY_NAME": ("pwms", None),
+    "GPIO_DT_SPEC_GET": (1, None),
+    "GPIO_DT_SPEC_GET_BY_IDX": (1, 2),
+    "DT_PROP": (1, None),
+    "DT_PROP_LEN": (1, None),
+    "DT_PROP_BY_IDX": (1, 2),
+    "DT_FOREACH_PROP_ELEM": (1, None),
+    "DT_FOREACH_PROP_ELEM_SEP": (1, None),
+}
+
+
+#: STM32 pinctrl node labels: ``<signal>_p<port><number>`` (``usart3_tx_pd8``, ``adc1_inp16_pa0``).
+_PINCTRL_LABEL = re.compile(r"^([a-z0-9]+_[a-z0-9_]+?)_p([a-k])(\d+)$")
+
+
+def _soc_label_known(label: str, target: Target) -> bool:
+    """SoC-level labels the board facts do not repeat: GPIO ports and peripheral instances."""
+    port = re.fullmatch(r"gpio([a-k])", label)
+    if port is not None:
+        prefix = f"P{port.group(1).upper()}"
+        return any(re.fullmatch(rf"{prefix}\d+", pin) for pin in target.pins)
+    name = label.upper()
+    candidates = {name, re.sub(r"^(TIMERS|PWM)", "TIM", name)}
+    return any(c in target.peripherals for c in candidates)
+
+
+def check_devicetree(files: dict[str, str], program: Program, target: Target | None) -> list[Evidence]:
+    overlay = parse_overlays(files)
+    board = target.board if target is not None else None
+    board_labels = set(board.dt_node_labels) if board else set()
+    board_aliases = {a.replace("-", "_") for a in board.dt_aliases} if board else set()
+    board_chosen = {re.sub(r"[,-]", "_", c) for c in board.dt_chosen} if board else set()
+    found: list[Evidence] = []
+    seen: set[tuple[str, str]] = set()
+
+    def report(code: str, key: tuple[str, str], message: str, where: str, objects: list[str], fix: str) -> None:
+        if key not in seen:
+            seen.add(key)
+            found.append(_evidence(code, message, where, objects, fix))
+
+    for unit in program.units:
+        text = _uncomment(unit.text)
+        for macro, args, offset in _macro_uses(text, "DT_ALIAS|DT_NODELABEL|DT_CHOSEN|DT_PATH"):
+            where = f"{unit.path}:{_line_of(text, offset)}"
+            name = args[0] if args else ""
+            if macro == "DT_ALIAS" and name not in overlay.aliases and board and name not in board_aliases:
+                report(
+                    "E_DT_NODE_MISSING",
+                    ("alias", name),
+                    f"DT_ALIAS({name}): no alias {name!r} in the overlay nor on board {board.name}",
+                    where,
+                    [name],
+                    f"define alias {name} in the overlay, or use one of: {', '.join(sorted(board_aliases))}",
+                )
+            elif macro == "DT_NODELABEL" and name not in overlay.labels and board and name not in board_labels:
+                report(
+                    "E_DT_NODE_MISSING",
+                    ("label", name),
+                    f"DT_NODELABEL({name}): no node labelled {name!r} in the overlay nor on board {board.name}",
+                    where,
+                    [name],
+                    "label the node in the overlay, or use a label the board defines",
+                )
+            elif macro == "DT_CHOSEN" and name not in overlay.chosen and board and name not in board_chosen:
+                report(
+                    "E_DT_NODE_MISSING",
+                    ("chosen", name),
+                    f"DT_CHOSEN({name}): board {board.name} has no such /chosen entry",
+                    where,
+                    [name],
+                    "add it under chosen { } in the overlay",
+                )
+            elif macro == "DT_PATH" and [a.strip() for a in args] == ["zephyr_user"] and overlay.zephyr_user is None:
+                report(
+                    "E_DT_NODE_MISSING",
+                    ("path", "zephyr,user"),
+                    "DT_PATH(zephyr_user) is used but no overlay defines a zephyr,user node",
+                    where,
+                    ["zephyr,user"],
+                    "add / { zephyr,user { … }; }; with the properties the C reads to the overlay",
+                )
+        if overlay.zephyr_user is None:
+            continue
+        for macro, args, offset in _macro_uses(text, "|".join(sorted(_PROPERTY_MACROS, key=len, reverse=True))):
+            if not args or "DT_PATH(zephyr_user)" not in _expand(args[0], program.object_macros).replace(" ", ""):
+                continue
+            prop_spec, index_at = _PROPERTY_MACROS[macro]
+            if isinstance(prop_spec, int):
+                if len(args) <= prop_spec:
+                    continue
+                prop = args[prop_spec].strip().replace("_", "-")
+            else:
+                prop = prop_spec
+            where = f"{unit.path}:{_line_of(text, offset)}"
+            count = overlay.zephyr_user.get(prop)
+            index_text = args[index_at].strip() if index_at is not None and len(args) > index_at else "0"
+            index = int(index_text) if index_text.isdigit() else 0
+            if count is None:
+                report(
+                    "E_DT_PROPERTY_MISSING",
+                    ("prop", prop),
+                    f"{macro} reads {prop} of zephyr,user, which the "
+                    f"overlay ({overlay.zephyr_user_where}) does not define",
+                    where,
+                    ["zephyr,user", prop],
+                    f"add {prop} = <…>; to the zephyr,user node",
+                )
+            elif index >= count:
+                report(
+                    "E_DT_PROPERTY_MISSING",
+                    ("index", f"{prop}[{index}]"),
+                    f"{macro} reads {prop}[{index}] but zephyr,user has {count} entr{'y' if count == 1 else 'ies'}",
+                    where,
+                    ["zephyr,user", prop, str(index)],
+                    f"add entry {index} to {prop}, or use an index below {count}",
+                )
+    if target is not None and board is not None:
+        for label, where in overlay.references:
+            if label in overlay.labels or label in board_labels:
+                continue
+            pinctrl = _PINCTRL_LABEL.match(label)
+            if pinctrl is not None:
+                signal, pin = pinctrl.group(1).upper(), f"P{pinctrl.group(2).upper()}{pinctrl.group(3)}"
+                facts = target.pins.get(pin)
+                if facts is None or not facts.can_carry(signal):
+                    problem = f"has no pin {pin}" if facts is None else f"cannot carry {signal} on {pin}"
+                    report(
+                        "E_DT_PINCTRL_INVALID",
+                        ("pinctrl", label),
+                        f"the overlay routes {signal} to {pin} (&{label}) but {target.id} {problem}",
+                        where,
+                        [label, pin, signal],
+                        f"use a pin of {target.id} that carries {signal}",
+                    )
+                continue
+            if _soc_label_known(label, target):
+                continue
+            report(
+                "E_DT_LABEL_UNKNOWN",
+                ("ref", label),
+                f"the overlay references &{label}, which board {board.name} does not define",
+                where,
+                [label],
+                f"use one of the board's node labels: {', '.join(sorted(board_labels)[:12])}",
+            )
+    return found
+
+
+# --------------------------------------------------------------------------------------------------
+# STM32 HAL configuration header and family
+# --------------------------------------------------------------------------------------------------
+
+
+def check_hal_conf(
+    files: dict[str, str], program: Program, rules: Rules, catalog: Catalog, target: Target | None
+) -> list[Evidence]:
+    spec = rules.section("hal_conf")
+    if not spec:
+        return []
+    found: list[Evidence] = []
+    header_re = re.compile(spec["header_pattern"])
+    module_re = re.compile(spec["module_pattern"])
+    conf_paths = [p for p in sorted(files) if header_re.search(p)]
+    enabled: set[str] = set()
+    for path in conf_paths:
+        enabled.update(
+            re.findall(r"^[ \t]*#[ \t]*define[ \t]+HAL_(\w+)_MODULE_ENABLED\b", _uncomment(files[path]), re.M)
+        )
+    needed: dict[str, Call] = {}
+    for call in _sdk_calls(program, catalog):
+        entry = catalog.get(call.name)
+        match = module_re.match(entry.header) if entry else None
+        if match and match.group(1).upper() != "DEF":
+            needed.setdefault(match.group(1).upper(), call)
+    if needed and not conf_paths:
+        first = next(iter(needed.values()))
+        found.append(
+            _evidence(
+                "E_HAL_CONF_MISSING",
+                f"{first.location} calls {first.name} but the artifact has no HAL configuration header (*_hal_conf.h)",
+                first.location,
+                [first.name],
+                "add the family's *_hal_conf.h enabling the modules used",
+            )
+        )
+    elif needed:
+        for module, call in sorted(needed.items()):
+            if module not in enabled:
+                symbol = f"HAL_{module}_MODULE_ENABLED"
+                found.append(
+                    _evidence(
+                        "E_HAL_MODULE_DISABLED",
+                        f"{call.location} calls {call.name} but {conf_paths[0]} does not define {symbol}",
+                        conf_paths[0],
+                        [symbol, call.name],
+                        f"#define {symbol} in {conf_paths[0]}",
+                    )
+                )
+    family = target.board.hal_family if target is not None else None
+    headers: dict[str, str] = dict(rules.raw.get("family_headers") or {})
+    if family:
+        for other, header in headers.items():
+            if other == family:
+                continue
+            for unit in program.units:
+                offset = unit.text.find(header)
+                if offset >= 0:
+                    found.append(
+                        _evidence(
+                            "E_HAL_FAMILY_MISMATCH",
+                            f"{unit.path} includes {header} ({other}) but the target is an {family}",
+                            f"{unit.path}:{_line_of(unit.text, offset)}",
+                            [header, family],
+                            f"include {headers.get(family, '')}",
+                        )
+                    )
+    return found

@@ -1,0 +1,322 @@
+"""SDK API catalogs and the verifier's judgements about them, loaded from the data files beside this module.
+
+Two kinds of data live here, kept apart on purpose:
+
+* **catalogs** (``<framework>/api.*``): *facts* — every function and function-like macro a framework
+  version declares, with its signature and header, harvested from the real SDK headers (Zephyr 4.x,
+  ESP-IDF v5, STM32Cube HAL F4/H7, CMSIS 6). A call to a name that is in no catalog is a hallucinated
+  API, the most common failure of generated firmware.
+* **rules** (``<framework>/rules.yaml``): *judgements* — which calls are fallible, blocking, logging or
+  allocating, which registrations make a function run in interrupt context, which calls must precede
+  which, which Kconfig symbol or HAL module an API needs.
+
+Nothing here knows how the lowering produced the C; the verifier judges the files alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: libyaml's loader when available (the catalogs load several times faster).
+_YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_HERE = Path(__file__).resolve().parent
+
+#: Frameworks the static verifier judges, in the order foreign-API hints are searched.
+FRAMEWORKS: tuple[str, ...] = ("zephyr", "espidf", "hal", "baremetal")
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split a parameter list on commas that are not nested inside parentheses or brackets."""
+    parts: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    tail = text[start:].strip()
+    if tail or parts:
+        parts.append(tail)
+    return [p for p in parts if p]
+
+
+@dataclass(frozen=True)
+class ApiEntry:
+    """One SDK function or function-like macro: where it is declared and how it is called."""
+
+    name: str
+    header: str
+    kind: str
+    """``function`` or ``macro``."""
+    returns: str | None
+    """Declared return type of a function (None for a macro)."""
+    params: tuple[str, ...]
+    deprecated: bool = False
+
+    @property
+    def variadic(self) -> bool:
+        return bool(self.params) and self.params[-1].endswith("...")
+
+    @property
+    def min_args(self) -> int:
+        return len(self.params) - 1 if self.variadic else len(self.params)
+
+    def accepts(self, count: int) -> bool:
+        """True when a call with ``count`` arguments matches the declared parameter list."""
+        return count >= self.min_args if self.variadic else count == len(self.params)
+
+    @property
+    def signature(self) -> str:
+        head = f"{self.returns} {self.name}" if self.returns is not None else self.name
+        return f"{head}({', '.join(self.params)})"
+
+
+def _parse_entry(name: str, header: str, kind: str, sig: str, deprecated: bool) -> ApiEntry:
+    open_at = sig.index("(")
+    returns = sig[:open_at].strip() if kind == "function" else None
+    params = split_top_level(sig[open_at + 1 : sig.rindex(")")])
+    if params == ["void"]:
+        params = []
+    return ApiEntry(name, header, kind, returns or ("int" if kind == "function" else None), tuple(params), deprecated)
+
+
+@dataclass(frozen=True)
+class _RawEntry:
+    header: str
+    kind: str
+    signature: str
+    deprecated: bool
+
+
+class Catalog:
+    """Every API one framework version declares, by name (signatures parsed on first use)."""
+
+    def __init__(
+        self,
+        framework: str,
+        label: str,
+        version: str,
+        sources: tuple[Mapping[str, Any], ...],
+        entries: dict[str, _RawEntry],
+    ):
+        self.framework, self.label, self.version, self.sources = framework, label, version, sources
+        self.entries: Mapping[str, _RawEntry] = entries
+        self._parsed: dict[str, ApiEntry] = {}
+
+    def get(self, name: str) -> ApiEntry | None:
+        parsed = self._parsed.get(name)
+        if parsed is None:
+            raw = self.entries.get(name)
+            if raw is None:
+                return None
+            parsed = _parse_entry(name, raw.header, raw.kind, raw.signature, raw.deprecated)
+            self._parsed[name] = parsed
+        return parsed
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.entries
+
+
+def _load_data(path: Path) -> dict[str, Any]:
+    text = path.read_text(encoding="utf-8")
+    data = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_YamlLoader)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping")
+    return data
+
+
+@cache
+def _catalog_file(path: Path, label: str) -> Catalog:
+    data = _load_data(path)
+    entries: dict[str, _RawEntry] = {}
+    for header, body in data["headers"].items():
+        deprecated = bool(body.get("deprecated", False))
+        for kind, key in (("function", "functions"), ("macro", "macros")):
+            for name, sig in (body.get(key) or {}).items():
+                entries.setdefault(name, _RawEntry(header, kind, sig, deprecated))
+    return Catalog(
+        framework=data["framework"],
+        label=label,
+        version=str(data["version"]),
+        sources=tuple(data.get("sources", ())),
+        entries=entries,
+    )
+
+
+class NameSet:
+    """A set of API names given as exact names or ``^regex`` patterns (as written in the rules files)."""
+
+    def __init__(self, items: Iterable[str] = ()):
+        self.exact: set[str] = set()
+        self.patterns: list[re.Pattern[str]] = []
+        for item in items:
+            if item.startswith("^") or item.endswith("$"):
+                self.patterns.append(re.compile(item))
+            else:
+                self.exact.add(item)
+
+        self._memo: dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        found = self._memo.get(name)
+        if found is None:
+            found = name in self.exact or any(p.search(name) for p in self.patterns)
+            self._memo[name] = found
+        return found
+
+
+@dataclass(frozen=True)
+class OrderRule:
+    """``first`` must be called before ``then`` on the same object (the key argument), in the same function.
+
+    ``key`` maps a function to the index of the argument naming the object (default 0); ``None`` means the
+    rule is about the calls alone. ``required`` says whether a ``then`` without any ``first`` in the whole
+    artifact is an error. An object created by one of ``defined_by`` (e.g. ``K_SEM_DEFINE``) counts as done.
+    """
+
+    first: NameSet
+    then: NameSet
+    first_names: tuple[str, ...]
+    key: Mapping[str, int] | None
+    required: bool
+    defined_by: frozenset[str]
+
+    def key_index(self, name: str) -> int:
+        return 0 if self.key is None else self.key.get(name, 0)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The judgements for one framework (see the module docstring); raw mappings plus compiled name sets."""
+
+    framework: str
+    label: str
+    raw: Mapping[str, Any]
+    order: tuple[OrderRule, ...]
+    blocking: NameSet
+    logs: NameSet
+    allocates: NameSet
+    fallible_include: NameSet
+    fallible_exclude: NameSet
+    null_on_failure: NameSet
+    isr_patterns: tuple[re.Pattern[str], ...]
+    isr_registrations: tuple[tuple[NameSet, tuple[int, ...]], ...]
+    dma_start_tx: NameSet
+    dma_start_rx: NameSet
+    dma_start_both: NameSet
+    dma_flush: NameSet
+    dma_invalidate: NameSet
+    catalog_files: Mapping[str, str] = field(default_factory=dict)
+
+    def section(self, name: str) -> Mapping[str, Any]:
+        value = self.raw.get(name) or {}
+        return value if isinstance(value, Mapping) else {}
+
+    def registration_args(self, name: str) -> tuple[int, ...]:
+        """Argument indices that become interrupt-context callbacks when ``name`` is called."""
+        return next((idx for names, idx in self.isr_registrations if name in names), ())
+
+
+def _order_rule(raw: Mapping[str, Any]) -> OrderRule:
+    key_raw = raw.get("key", {})
+    key = None if key_raw == "none" else dict(key_raw or {})
+    return OrderRule(
+        first=NameSet(raw["first"]),
+        then=NameSet(raw["then"]),
+        first_names=tuple(raw["first"]),
+        key=key,
+        required=bool(raw.get("required", True)),
+        defined_by=frozenset(raw.get("defined_by", ())),
+    )
+
+
+@cache
+def rules(framework: str) -> Rules:
+    """The rules of ``framework`` (``zephyr``, ``espidf``, ``hal``, ``baremetal``); cached."""
+    if framework not in FRAMEWORKS:
+        raise KeyError(framework)
+    raw = _load_data(_HERE / framework / "rules.yaml")
+    isr = raw.get("isr") or {}
+    fallible = raw.get("fallible") or {}
+    dma = raw.get("dma_cache") or {}
+    return Rules(
+        framework=framework,
+        label=str(raw.get("label", framework)),
+        raw=raw,
+        order=tuple(_order_rule(r) for r in raw.get("order") or ()),
+        blocking=NameSet(isr.get("blocking", ())),
+        logs=NameSet(isr.get("logs", ())),
+        allocates=NameSet(isr.get("allocates", ())),
+        fallible_include=NameSet(fallible.get("include", ())),
+        fallible_exclude=NameSet(fallible.get("exclude", ())),
+        null_on_failure=NameSet(fallible.get("null_on_failure", ())),
+        isr_patterns=tuple(re.compile(p) for p in isr.get("name_patterns", ())),
+        isr_registrations=tuple(
+            (NameSet([name]), tuple(indices)) for name, indices in (isr.get("registrations") or {}).items()
+        ),
+        dma_start_tx=NameSet(dma.get("start_tx", ())),
+        dma_start_rx=NameSet(dma.get("start_rx", ())),
+        dma_start_both=NameSet(dma.get("start_both", ())),
+        dma_flush=NameSet(dma.get("flush", ())),
+        dma_invalidate=NameSet(dma.get("invalidate", ())),
+        catalog_files=dict(raw.get("catalogs") or {}),
+    )
+
+
+def catalog_variants(framework: str) -> dict[str, str]:
+    """Variant name → catalog file of ``framework`` (``default``, or ``STM32F4``/``STM32H7`` for the HAL)."""
+    return dict(rules(framework).catalog_files)
+
+
+def catalog(framework: str, variant: str | None = None) -> Catalog:
+    """The API catalog of ``framework`` (for the HAL, ``variant`` is the family, default the first)."""
+    files = catalog_variants(framework)
+    chosen = variant if variant in files else next(iter(files))
+    label = rules(framework).label + ("" if chosen == "default" else f" {chosen}")
+    return _catalog_file(_HERE / framework / files[chosen], label)
+
+
+def all_catalogs(framework: str) -> list[Catalog]:
+    """Every catalog variant of ``framework`` (both HAL families, for example)."""
+    return [catalog(framework, variant) for variant in catalog_variants(framework)]
+
+
+@dataclass(frozen=True)
+class StdLib:
+    """The C standard library and compiler builtins: callable in every framework."""
+
+    names: frozenset[str]
+    builtin_prefixes: tuple[str, ...]
+    logs: frozenset[str]
+    allocates: frozenset[str]
+    null_on_failure: frozenset[str]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self.names or name.startswith(self.builtin_prefixes))
+
+
+@cache
+def stdlib() -> StdLib:
+    raw = _load_data(_HERE / "c" / "stdlib.yaml")
+    names = frozenset(n for group in raw["functions"].values() for n in group)
+    return StdLib(
+        names=names,
+        builtin_prefixes=tuple(raw["builtin_prefixes"]),
+        logs=frozenset(raw["logs"]),
+        allocates=frozenset(raw["allocates"]),
+        null_on_failure=frozenset(raw["returns_null_on_failure"]),
+    )

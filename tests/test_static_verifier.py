@@ -1,0 +1,359 @@
+"""The independent static verifier catches each seeded defect, at its line, and nothing in good sources.
+
+Every file in ``tests/bad_sources/<framework>/bad/`` carries one defect and a ``/* expect: E_CODE */``
+marker on the line the evidence must point at; the rest of the file is correct, so the test also demands
+that no *other* code fires (each check is specific). The ``good`` projects are realistic applications
+(Zephyr ADC/GPIO/watchdog/timer, Zephyr DMA on a cached M7, ESP-IDF, STM32H7 HAL with ADC DMA, bare
+metal) that must verify clean on their targets.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rac_fw.domains.firmware.facts.model import Board, Cache, Core, Target
+from rac_fw.domains.firmware.verify import sdk, static
+from rac_fw.domains.firmware.verify.artifact import PREDICATES, verify_sources
+
+SOURCES = Path(__file__).resolve().parent / "bad_sources"
+VERIFY_PACKAGE = Path(sdk.__file__).resolve().parents[1]
+
+#: Where each framework's main C file lives in an artifact, and the support files copied next to it.
+LAYOUT: dict[str, tuple[str, dict[str, str]]] = {
+    "zephyr": ("src/main.c", {"prj.conf": "prj.conf", "app.overlay": "app.overlay"}),
+    "espidf": ("main/main.c", {"sdkconfig.defaults": "sdkconfig.defaults"}),
+    "hal": (
+        "Src/main.c",
+        {"Inc/stm32h7xx_hal_conf.h": "stm32h7xx_hal_conf.h", "Src/stm32h7xx_hal_msp.c": "stm32h7xx_hal_msp.c"},
+    ),
+    "baremetal": ("src/main.c", {}),
+}
+
+
+def _target(target_id: str) -> Target:
+    """Minimal fact packs: only the facts the static verifier consults (board devicetree, caches, family)."""
+    m7_cache = (Cache("dcache", 16384, 32), Cache("icache", 16384, 32))
+    boards = {
+        "nrf52840": (
+            Core("cortex-m4f", "cortex-m4", "fpv4-sp-d16", True, (), 3),
+            Board(
+                name="nrf52840dk",
+                zephyr_board="nrf52840dk/nrf52840",
+                idf_target=None,
+                hal_family=None,
+                dt_aliases={
+                    "led0": "led_0",
+                    "led1": "led_1",
+                    "sw0": "button_0",
+                    "pwm-led0": "pwm_led_0",
+                    "watchdog0": "wdt0",
+                },
+                dt_node_labels=("adc", "gpio0", "uart0", "pwm0", "i2c0", "spi1", "rtc0", "wdt0"),
+                dt_chosen={"zephyr,console": "uart0"},
+            ),
+        ),
+        "stm32h743": (
+            Core("cortex-m7f", "cortex-m7", "fpv5-d16", True, m7_cache, 4),
+            Board(
+                name="nucleo_h743zi",
+                zephyr_board="nucleo_h743zi",
+                idf_target=None,
+                hal_family="STM32H7",
+                dt_aliases={"led0": "green_led", "sw0": "user_button", "watchdog0": "iwdg"},
+                dt_node_labels=("dma1", "dma2", "adc1", "usart3", "gpiob", "iwdg"),
+                dt_chosen={"zephyr,console": "usart3"},
+            ),
+        ),
+        "stm32f407": (
+            Core("cortex-m4f", "cortex-m4", "fpv4-sp-d16", True, (), 4),
+            Board(name="stm32f4_disco", zephyr_board="stm32f4_disco", idf_target=None, hal_family="STM32F4"),
+        ),
+        "esp32s3": (
+            Core("xtensa-lx7", "xtensa", None, False, (), None),
+            Board(name="esp32s3_devkitc", zephyr_board=None, idf_target="esp32s3", hal_family=None),
+        ),
+    }
+    core, board = boards[target_id]
+    return Target(
+        id=target_id,
+        name=target_id,
+        vendor="test",
+        family=target_id,
+        core=core,
+        frameworks=("zephyr",),
+        memory=(),
+        bus_masters=(),
+        dma=(),
+        clocks=(),
+        pins={},
+        board=board,
+    )
+
+
+def _project(directory: Path) -> dict[str, str]:
+    return {str(p.relative_to(directory)): p.read_text() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One seeded defect: the bad file, the target it is judged on, and where the evidence must point."""
+
+    framework: str
+    name: str
+    target: str | None = None
+    function: str | None = "main"
+    """Enclosing function expected in the location (None: a file-scope line)."""
+    location: str | None = None
+    """Expected location when it is not the marked C line (a config file)."""
+    support: dict[str, str] = field(default_factory=dict)
+    """Support-file overrides: artifact path → file in ``support/``."""
+
+    @property
+    def path(self) -> Path:
+        return SOURCES / self.framework / "bad" / f"{self.name}.c"
+
+    def files(self) -> dict[str, str]:
+        main, supports = LAYOUT[self.framework]
+        directory = SOURCES / self.framework / "support"
+        files = {dest: (directory / src).read_text() for dest, src in {**supports, **self.support}.items()}
+        files[main] = self.path.read_text()
+        return files
+
+    def expected(self) -> tuple[str, str]:
+        lines = self.path.read_text().splitlines()
+        line, code = next((i + 1, m.group(1)) for i, t in enumerate(lines) if (m := re.search(r"expect: (E_\w+)", t)))
+        if self.location is not None:
+            return code, self.location
+        where = f"{LAYOUT[self.framework][0]}:{line}"
+        return code, f"{where} in {self.function}()" if self.function else where
+
+
+CASES = [
+    # check 1: parsing
+    Case("zephyr", "parse_error"),
+    # check 2: known APIs, arity, deprecation, foreign frameworks
+    Case("zephyr", "unknown_api"),
+    Case("zephyr", "wrong_arity"),
+    Case("zephyr", "foreign_api"),
+    Case("espidf", "unknown_api", function="app_main"),
+    Case("espidf", "foreign_api", function="app_main"),
+    Case("espidf", "deprecated_adc", function="app_main"),
+    Case("hal", "unknown_api"),
+    Case("hal", "wrong_arity"),
+    Case("hal", "foreign_api"),
+    Case("baremetal", "foreign_api"),
+    Case("baremetal", "unknown_api"),
+    # check 3: order, prerequisites, clocks, forbidden calls, DMA cache maintenance
+    Case("zephyr", "order_setup_after_read"),
+    Case("zephyr", "not_ready"),
+    Case("zephyr", "forbidden_wdt_disable"),
+    Case("zephyr", "dma_no_flush", target="stm32h743", support={"app.overlay": "empty.overlay"}),
+    Case("zephyr", "dma_no_invalidate", target="stm32h743", support={"app.overlay": "empty.overlay"}),
+    Case("espidf", "order_start_before_enable", function="app_main"),
+    Case("hal", "missing_init"),
+    Case("hal", "clock_not_enabled"),
+    Case("hal", "dma_no_clean", target="stm32h743"),
+    # check 4: interrupt context
+    Case("zephyr", "isr_sleeps", function="on_press"),
+    Case("zephyr", "isr_logs", function="expiry"),
+    Case("zephyr", "isr_allocates", function="alarm_cb"),
+    Case("zephyr", "isr_sem_forever", function="uart_isr"),
+    Case("zephyr", "isr_mutex", function="on_press"),
+    Case("espidf", "isr_queue_send", function="on_edge"),
+    Case("espidf", "isr_logs", function="on_alarm"),
+    Case("hal", "isr_blocking", function="HAL_GPIO_EXTI_Callback"),
+    Case("hal", "isr_polling_transmit", function="HAL_UART_RxCpltCallback"),
+    Case("baremetal", "isr_printf", function="USART2_IRQHandler"),
+    # check 5: ISR-shared state
+    Case("zephyr", "shared_not_volatile", function="on_press"),
+    Case("espidf", "shared_not_volatile", function="on_edge"),
+    Case("hal", "shared_not_volatile", function="HAL_GPIO_EXTI_Callback"),
+    Case("baremetal", "shared_not_volatile", function="SysTick_Handler"),
+    # check 6: unchecked results
+    Case("zephyr", "unchecked_return"),
+    Case("zephyr", "overwritten_return"),
+    Case("espidf", "unchecked_return", function="app_main"),
+    Case("hal", "unchecked_return"),
+    Case("baremetal", "unchecked_return"),
+    # check 7: configuration consistency
+    Case("zephyr", "kconfig_missing", location="prj.conf", support={"prj.conf": "prj_no_pwm.conf"}),
+    Case("zephyr", "float_format", location="prj.conf"),
+    Case("zephyr", "dt_alias_missing", target="nrf52840", function=None),
+    Case("zephyr", "dt_io_channel_index", target="nrf52840", function=None),
+    Case(
+        "espidf",
+        "sdkconfig_wrong_chip",
+        target="esp32s3",
+        location="sdkconfig.defaults",
+        support={"sdkconfig.defaults": "sdkconfig_esp32.defaults"},
+    ),
+    Case("hal", "module_disabled", location="Inc/stm32h7xx_hal_conf.h"),
+    Case("hal", "family_mismatch", target="stm32f407", function=None),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.framework}-{c.name}")
+def test_each_seeded_defect_is_caught_at_its_line_and_nothing_else_fires(case: Case) -> None:
+    code, location = case.expected()
+    result = verify_sources(case.files(), case.framework, _target(case.target) if case.target else None)
+    assert not result.ok
+    codes = {e.code for e in result.evidence}
+    assert codes == {code}, [(e.code, e.location, e.message) for e in result.evidence]
+    assert location in {e.location for e in result.evidence if e.code == code}
+    failed = [v for v in result.verdicts if not v.passed]
+    assert failed and all(isinstance(v.measured, int) and v.measured > 0 and v.limit == 0 for v in failed)
+
+
+def test_every_bad_source_is_exercised() -> None:
+    on_disk = {(p.parent.parent.name, p.stem) for p in SOURCES.glob("*/bad/*.c")}
+    assert on_disk == {(c.framework, c.name) for c in CASES}
+
+
+GOOD = [
+    ("zephyr", "good", "nrf52840"),
+    ("zephyr", "good_dma", "stm32h743"),
+    ("espidf", "good", "esp32s3"),
+    ("hal", "good", "stm32h743"),
+    ("baremetal", "good", "stm32f407"),
+    ("baremetal", "good", None),
+]
+
+
+@pytest.mark.parametrize(("framework", "project", "target"), GOOD)
+def test_realistic_good_sources_raise_no_false_alarm(framework: str, project: str, target: str | None) -> None:
+    result = verify_sources(_project(SOURCES / framework / project), framework, _target(target) if target else None)
+    assert [(e.code, e.location, e.message) for e in result.evidence] == []
+    expected = [p.name for p in PREDICATES if framework in p.frameworks]
+    assert [v.predicate for v in result.verdicts] == expected
+    assert all(v.passed and v.measured == 0 for v in result.verdicts)
+
+
+def test_good_sources_really_exercise_the_isr_and_cache_checks() -> None:
+    """A clean verdict means something only if ISRs were found and cache rules applied."""
+    zephyr = static.build_program(_project(SOURCES / "zephyr" / "good"), sdk.rules("zephyr"))
+    assert {"button_pressed", "tick_expiry"} <= set(static.isr_functions(zephyr, sdk.rules("zephyr")))
+    idf = static.build_program(_project(SOURCES / "espidf" / "good"), sdk.rules("espidf"))
+    assert {"button_isr", "on_alarm"} <= set(static.isr_functions(idf, sdk.rules("espidf")))
+    hal = static.build_program(_project(SOURCES / "hal" / "good"), sdk.rules("hal"))
+    assert {"HAL_ADC_ConvCpltCallback", "SysTick_Handler", "DMA1_Stream0_IRQHandler"} <= set(
+        static.isr_functions(hal, sdk.rules("hal"))
+    )
+    # Removing the clean before the ADC DMA start on the cached H743 must be caught.
+    files = _project(SOURCES / "hal" / "good")
+    files["Src/main.c"] = (
+        files["Src/main.c"]
+        .replace("    SCB_CleanDCache_by_Addr((uint32_t *)adc_buf, sizeof(adc_buf));\n", "")
+        .replace("SCB_InvalidateDCache_by_Addr((uint32_t *)adc_buf, sizeof(adc_buf));", "")
+    )
+    codes = {e.code for e in verify_sources(files, "hal", _target("stm32h743")).evidence}
+    assert codes == {"E_CACHE_INVALIDATE_MISSING"}
+    # On a core without a D-cache the same sources need no maintenance.
+    assert verify_sources(files, "hal", None).ok
+
+
+def test_unknown_api_evidence_suggests_the_real_api() -> None:
+    case = Case("zephyr", "unknown_api")
+    evidence = verify_sources(case.files(), "zephyr", None).evidence
+    assert evidence[0].objects == ["gpio_pin_write_dt"]
+    assert "gpio_pin_set_dt" in evidence[0].relaxations[0].description
+
+
+def test_isr_evidence_names_the_registration_and_the_isr_twin() -> None:
+    evidence = verify_sources(Case("espidf", "isr_queue_send").files(), "espidf", None).evidence
+    assert evidence[0].objects == ["xQueueSend", "xQueueSendFromISR"]
+    assert "gpio_isr_handler_add" in evidence[0].message
+    assert evidence[0].relaxations[0].description == "use xQueueSendFromISR"
+
+
+def test_hostile_and_degenerate_inputs_give_evidence_not_crashes() -> None:
+    unknown = verify_sources({"src/main.c": "int main(void) { return 0; }"}, "arduino", None)
+    assert [e.code for e in unknown.evidence] == ["E_UNKNOWN_FRAMEWORK"]
+    empty = verify_sources({"prj.conf": "CONFIG_GPIO=y\n"}, "zephyr", None)
+    assert [e.code for e in empty.evidence] == ["E_NO_C_SOURCES"]
+    garbage = verify_sources({"src/main.c": '\x00\x01 }}}{{ int ((( main "unterminated'}, "zephyr", None)
+    assert "E_C_PARSE" in {e.code for e in garbage.evidence}
+    missing_conf = verify_sources({"src/main.c": "int main(void) { return 0; }"}, "zephyr", None)
+    assert [e.code for e in missing_conf.evidence] == ["E_KCONFIG_FILE_MISSING"]
+
+
+def _rule_names(raw: dict[str, Any]) -> set[str]:
+    """Every plain API name a rules file mentions (``^regex`` patterns excluded)."""
+    names: set[str] = set()
+    for rule in raw.get("order") or []:
+        key = rule.get("key")
+        names |= {*rule["first"], *rule["then"], *rule.get("defined_by", ()), *(key if isinstance(key, dict) else ())}
+    isr, fallible, dma = raw.get("isr") or {}, raw.get("fallible") or {}, raw.get("dma_cache") or {}
+    for key in ("blocking", "logs", "allocates"):
+        names |= set(isr.get(key, ()))
+    for key in ("registrations", "timeout_args", "unsafe"):
+        names |= set(isr.get(key) or {})
+    for key in ("include", "exclude", "null_on_failure"):
+        names |= set(fallible.get(key, ()))
+    names |= set(fallible.get("forever_args") or {})
+    for key in ("start_tx", "start_rx", "start_both", "flush", "invalidate"):
+        names |= set(dma.get(key, ()))
+    kconfig = raw.get("kconfig") or {}
+    names |= (
+        set(raw.get("forbidden") or {}) | set(kconfig.get("by_function") or {}) | set(kconfig.get("positive") or {})
+    )
+    return {n for n in names if not n.startswith("^") and not n.endswith("$")}
+
+
+@pytest.mark.parametrize("framework", sdk.FRAMEWORKS)
+def test_rules_only_name_apis_the_catalog_declares(framework: str) -> None:
+    """A typo in a rule would silently disable it: every API a rule names must exist in the catalog."""
+    known: set[str] = set(sdk.stdlib().names)
+    for catalog in sdk.all_catalogs(framework):
+        known |= set(catalog.entries)
+    raw = sdk.rules(framework).raw
+    mentioned = _rule_names(dict(raw))
+    assert mentioned, framework
+    assert sorted(mentioned - known) == []
+
+
+def test_catalogs_carry_real_signatures_and_their_sources() -> None:
+    h7, f4 = sdk.catalog("hal", "STM32H7"), sdk.catalog("hal", "STM32F4")
+    for catalog in (h7, f4):
+        transmit = catalog.get("HAL_UART_Transmit")
+        assert transmit is not None and transmit.returns == "HAL_StatusTypeDef" and len(transmit.params) == 4
+        assert catalog.get("__HAL_RCC_GPIOA_CLK_ENABLE") is not None
+        assert catalog.get("NVIC_EnableIRQ") is not None and catalog.sources
+    assert h7.get("SCB_CleanDCache_by_Addr") is not None and f4.get("SCB_CleanDCache_by_Addr") is None
+    assert h7.get("HAL_PWREx_ConfigSupply") is not None and f4.get("HAL_PWREx_ConfigSupply") is None
+    zephyr = sdk.catalog("zephyr")
+    setup = zephyr.get("adc_channel_setup_dt")
+    assert setup is not None and setup.header == "zephyr/drivers/adc.h" and setup.accepts(1) and not setup.accepts(2)
+    assert zephyr.get("LOG_INF") is not None and zephyr.get("LOG_INF").accepts(5)  # type: ignore[union-attr]
+    idf = sdk.catalog("espidf")
+    assert idf.version.startswith("ESP-IDF v5")
+    assert idf.get("xQueueSendFromISR") is not None and idf.get("adc_oneshot_read") is not None
+    assert idf.get("adc1_get_raw") is not None and idf.get("adc1_get_raw").deprecated  # type: ignore[union-attr]
+    assert all(c.version and c.sources for f in sdk.FRAMEWORKS for c in sdk.all_catalogs(f))
+
+
+def test_verifier_modules_never_import_the_lowering() -> None:
+    owned = [VERIFY_PACKAGE / n for n in ("__init__.py", "static.py", "config.py", "artifact.py")]
+    owned.append(VERIFY_PACKAGE / "sdk" / "__init__.py")
+    for path in owned:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert node.module is not None and ".lower" not in node.module and node.module != "lower", path
+            elif isinstance(node, ast.Import):
+                assert all(".lower" not in alias.name for alias in node.names), path
+    script = (
+        "import sys\n"
+        "from rac_fw.domains.firmware.verify.artifact import verify_sources\n"
+        "verify_sources({'src/main.c': 'int main(void) { return 0; }', 'prj.conf': ''}, 'zephyr', None)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('rac_fw.domains.firmware.lower')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
