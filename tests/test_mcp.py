@@ -153,3 +153,50 @@ def test_concurrent_sessions_over_http(http_server):
         return await asyncio.gather(one(good), one(bad), one(good))
 
     assert asyncio.run(main()) == [("pass", 1), ("fail", 1), ("pass", 1)]
+
+
+CONFLICT_PLAN = {
+    "target": "stm32f407",
+    "resources": {"pins": [{"name": "tx", "pin": "PA2", "function": "USART2_TX"}, {"name": "status", "pin": "PA2"}]},
+    "operations": [{"op": "gpio_blink", "led": "status", "period_ms": 500},
+                   {"op": "uart_print", "uart": "USART2", "message": "hi"}],
+}
+
+
+async def firmware_repair_checks(client, relaxed_via="submit_firmware"):
+    started = result(await client.call_tool("start_episode", {"domain": "firmware", "task": "stm32f407"}))
+    assert len(json.dumps(started["observation"])) < 12_000
+    sid = started["session"]
+    fb = result(await client.call_tool("submit_firmware", {"session": sid, "payload": CONFLICT_PLAN}))
+    assert fb["status"] == "invalid"
+    conflict = next(e for e in fb["evidence"] if e["code"] == "E_PIN_CONFLICT")
+    assert {"PA2", "tx", "status"} <= set(conflict["objects"])
+    from rac_fw.contract import apply_patch
+
+    relaxed = apply_patch(CONFLICT_PLAN, conflict["relaxations"][0]["patch"])
+    args = {"session": sid, "payload" if relaxed_via == "submit_firmware" else "plan": relaxed}
+    fb = result(await client.call_tool(relaxed_via, args))
+    assert fb["status"] == "pass", fb["evidence"]
+    return sid, fb
+
+
+def test_stdio_firmware_pin_conflict_then_relaxed_plan(tmp_path):
+    async def main():
+        async with stdio_client(tmp_path, budget=4) as client:
+            # the relaxed plan goes through the plan tool: a clean verdict writes the artifact into the session
+            sid, planned = await firmware_repair_checks(client, relaxed_via="plan")
+            assert planned["artifact"]["files"]
+            assert Path(planned["artifact"]["dir"]).is_relative_to(tmp_path / sid)
+            # flash without --allow-flash / bench: says what it would do, writes nothing
+            dry = result(await client.call_tool("flash", {"session": sid, "board": "disc1-f407"}))
+            assert dry["status"] == "dry-run" and dry["would_flash"]["target"] == "stm32f407"
+            wrong = result(await client.call_tool("build", {"session": "nope"}))
+            assert wrong["status"] == "invalid" and "unknown session" in wrong["evidence"][0]["message"]
+    asyncio.run(main())
+
+
+def test_http_firmware_pin_conflict_then_relaxed_plan(http_server):
+    async def main():
+        async with Client(http_server, read_timeout_seconds=60) as client:
+            await firmware_repair_checks(client)
+    asyncio.run(main())

@@ -14,8 +14,10 @@ carrying evidence; the server keeps serving.
 from __future__ import annotations
 
 import functools
+import os
 import secrets
 import threading
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +25,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, WithJsonSchema
 
-from rac_fw.contract import Action, Evidence, Feedback, Status
+from rac_fw.contract import Action, Evidence, Feedback, Status, canonical_json
 from rac_fw.domain import UnknownDomain, UnknownTask, domain_names, load_domain
 from rac_fw.metering import measure, tokenizer_name
 from rac_fw.runtime import DEFAULT_BUDGET, Episode
@@ -187,6 +189,102 @@ class Tools:
                 "budget": s.episode.budget, "tokenizer": tokenizer_name()}
 
 
+class FirmwareTools:
+    """``plan`` / ``build`` / ``run`` / ``flash`` for firmware sessions, through the same pipeline as
+    ``rac-fw plan`` (validate → lower → verify → [build] → [run]).
+
+    ``plan`` is a proposal: it spends budget and is traced like ``submit``; when the verdict is clean
+    the artifact is written to ``<session>/artifacts/turn-N``. ``build`` and ``run`` act on the newest
+    written artifact and are logged to ``<session>/runs.jsonl``. ``flash`` writes to hardware only when
+    the server was started with ``--allow-flash`` and the bench file names the board; otherwise it
+    returns what it would do.
+    """
+
+    def __init__(self, store: SessionStore, tools: Tools):
+        self.store, self.tools = store, tools
+        self._latest: dict[str, tuple[dict[str, Any], Path, str | None]] = {}
+
+    def _firmware(self, session: str) -> Session:
+        s = self.store.get(session)
+        if s.domain != "firmware":
+            raise LookupError(f"session {session} is a {s.domain} session; firmware tools need a firmware one")
+        return s
+
+    def _log(self, s: Session, record: dict[str, Any]) -> None:
+        with (s.directory / "runs.jsonl").open("a", encoding="utf-8") as fh:
+            fh.write(canonical_json(record) + "\n")
+
+    def plan(self, session: str, plan: dict[str, Any], framework: str | None = None) -> dict[str, Any]:
+        from rac_fw.domains.firmware.pipeline import run_plan
+
+        s = self._firmware(session)
+        payload = dict(plan)
+        if framework is not None:
+            payload["framework"] = framework
+        result = self.tools.submit(session, payload)
+        if result["status"] == Status.PASS.value:
+            out = s.directory / "artifacts" / f"turn-{result['turn']}"
+            written = run_plan(payload, target=s.task, framework=framework, out_dir=out)
+            self._latest[s.id] = (payload, out, framework)
+            result["artifact"] = written.artifact()
+        return result
+
+    def _rerun(self, session: str, build: str, run: str | None, timeout_s: float) -> dict[str, Any]:
+        from rac_fw.domains.firmware.pipeline import run_plan
+
+        s = self._firmware(session)
+        if s.id not in self._latest:
+            raise LookupError(f"session {session} has no clean plan yet: call plan first")
+        payload, out, framework = self._latest[s.id]
+        with s.lock:
+            result = run_plan(payload, target=s.task, framework=framework, out_dir=out, build=build, run=run,
+                              run_timeout_s=timeout_s)
+        body = result.to_json()
+        self._log(s, {"tool": "run" if run else "build", "status": body["status"], "build": body["build"],
+                      "run": body["run"], "verdicts": body["verdicts"], "evidence": body["evidence"]})
+        return body
+
+    def build(self, session: str, builder: str = "auto") -> dict[str, Any]:
+        return self._rerun(session, builder, None, 30.0)
+
+    def run(self, session: str, runner: str = "qemu", builder: str = "auto", timeout_s: float = 20.0) -> dict:
+        if runner.startswith("board:") and self.store.config.bench is not None:
+            os.environ["RAC_FW_BENCH"] = str(self.store.config.bench)
+        return self._rerun(session, builder, runner, min(max(timeout_s, 1.0), 120.0))
+
+    def flash(self, session: str, board: str, builder: str = "auto") -> dict[str, Any]:
+        from rac_fw.domains.firmware.backends.base import FlashRequest
+        from rac_fw.hil.bench import load_bench
+        from rac_fw.hil.board import BoardRunner, image_for
+
+        s = self._firmware(session)
+        if s.id not in self._latest:
+            raise LookupError(f"session {session} has no clean plan yet: call plan first")
+        _, out, _ = self._latest[s.id]
+        config = self.store.config
+        would = {"board": board, "artifact": str(out), "target": s.task}
+        if config.bench is None:
+            return {"status": "dry-run", "would_flash": would,
+                    "reason": "the server was started without --bench; no board can be flashed"}
+        bench = load_bench(config.bench)
+        entry = bench.board(board)
+        would.update({"runner": entry.runner, "probe": entry.probe, "board_target": entry.target})
+        if entry.target != s.task:
+            return _error("E_TARGET_MISMATCH", f"board {board} carries a {entry.target}, the session's plans are "
+                          f"for {s.task}; refusing to flash", "board", [board, entry.target, s.task])
+        if not config.allow_flash:
+            return {"status": "dry-run", "would_flash": would,
+                    "reason": "flashing is disabled: start the server with --allow-flash to write to boards"}
+        image, _, evidence = image_for(out, s.directory / "flash", builder, None, entry.target)
+        if image is None:
+            return {"status": Status.FAIL.value, "evidence": [e.model_dump(mode="json") for e in evidence]}
+        flashed = BoardRunner(entry, bench.path.parent).flash(FlashRequest(image=image, target=s.task))
+        body = {"status": "pass" if flashed.ok else "fail", "board": board, "bytes_written": flashed.bytes_written,
+                "verified": flashed.verified, "evidence": [e.model_dump(mode="json") for e in flashed.evidence]}
+        self._log(s, {"tool": "flash", **body})
+        return body
+
+
 def build_server(config: ServerConfig) -> Any:
     """Create the MCPServer with every tool registered."""
     from mcp.server import MCPServer
@@ -205,7 +303,46 @@ def build_server(config: ServerConfig) -> Any:
         server.add_tool(guarded(method), name=method.__name__)
     for name in domain_names():
         _add_domain_submit(server, tools, name)
+    if "firmware" in domain_names():
+        _add_firmware_tools(server, FirmwareTools(store, tools))
     return server
+
+
+def _add_firmware_tools(server: Any, fw: FirmwareTools) -> None:
+    """Firmware tools; ``plan`` advertises the Plan model's schema (generated, like submit_<domain>)."""
+    from rac_fw.domains.firmware.plan.model import Plan
+
+    PlanType = Annotated[dict[str, Any], WithJsonSchema(inline_refs(Plan.model_json_schema()))]
+    Framework = Annotated[str | None, Field(description="zephyr, espidf, hal or baremetal (default: target's)")]
+    Session_ = Annotated[str, Field(description="A firmware session from start_episode(firmware, TARGET)")]
+    Builder = Annotated[str, Field(description="auto, gcc, west, platformio or idf")]
+
+    def plan(session: Session_, plan: PlanType, framework: Framework = None) -> dict[str, Any]:
+        return fw.plan(session, plan, framework)
+
+    def build(session: Session_, builder: Builder = "auto") -> dict[str, Any]:
+        return fw.build(session, builder)
+
+    def run(session: Session_, runner: Annotated[str, Field(description="qemu or board:ID")] = "qemu",
+            builder: Builder = "auto", timeout_s: float = 20.0) -> dict[str, Any]:
+        return fw.run(session, runner, builder, timeout_s)
+
+    def flash(session: Session_, board: Annotated[str, Field(description="Board id from the bench file")],
+              builder: Builder = "auto") -> dict[str, Any]:
+        return fw.flash(session, board, builder)
+
+    docs = {
+        plan: "Validate, lower and verify a firmware plan (one proposal of the session's budget); on a clean "
+              "verdict the artifact is written. " + (Plan.__doc__ or "").strip(),
+        build: "Build the session's newest clean artifact with a builder (missing tools come back as evidence).",
+        run: "Build and run the newest artifact in QEMU or on a bench board; console expectations become verdicts.",
+        flash: "Flash the newest artifact to a bench board (only with --allow-flash and a bench naming the board; "
+               "otherwise returns what it would do).",
+    }
+    for fn, description in docs.items():
+        # Real objects, not strings: the SDK evaluates these to build the input schema.
+        fn.__annotations__ = typing.get_type_hints(fn, localns=locals(), include_extras=True)
+        server.add_tool(guarded(fn), name=fn.__name__, description=description)
 
 
 def _add_domain_submit(server: Any, tools: Tools, domain: str) -> None:
