@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from rac_fw.cli import calibrate, core, serve
+from rac_fw.cli import build, calibrate, core, doctor, hil, plan, scheduling, serve, targets
 
 app = typer.Typer(
     name="rac-fw",
@@ -19,9 +19,15 @@ app = typer.Typer(
 )
 
 # Command groups register themselves; one line per module (keep this block sorted).
+build.register(app)
 calibrate.register(app)
 core.register(app)
+doctor.register(app)
+hil.register(app)
+plan.register(app)
+scheduling.register(app)
 serve.register(app)
+targets.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,94 @@
+"""``rac-fw plan PLAN``: validate a firmware plan, lower it for a framework, verify the sources.
+
+The command agents call. It prints the feedback (a table, or versioned JSON with ``--json``) and
+exits 0 when the independent verifier passes the artifact, 1 when it (or a build/run) fails, 2 when
+the plan is invalid for the target. ``--target`` retargets a plan written for another chip.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from rac_fw.cli.output import console, emit_feedback, fail_with
+from rac_fw.contract import Evidence
+
+_FRAMEWORKS = ("zephyr", "espidf", "hal", "baremetal")
+
+
+def plan(
+    plan_file: Annotated[Path, typer.Argument(metavar="PLAN", help="Plan file (YAML or JSON).")],
+    target: Annotated[
+        str | None, typer.Option("--target", "-t", help="Target id; retargets a plan written for another chip.")
+    ] = None,
+    framework: Annotated[
+        str | None,
+        typer.Option("--framework", "-f", help="zephyr, espidf, hal or baremetal (default: the target's first)."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the generated project here (required for --build).")
+    ] = None,
+    build: Annotated[
+        str | None,
+        typer.Option("--build", help="Also compile: auto, west, platformio, idf or gcc."),
+    ] = None,
+    run: Annotated[
+        str | None, typer.Option("--run", help="Also run the image: qemu or board:ID (implies --build auto).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (versioned JSON).")] = False,
+) -> None:
+    """Validate → lower → verify a firmware plan (and optionally build and run it)."""
+    if framework is not None and framework not in _FRAMEWORKS:
+        fail_with(
+            [
+                Evidence(
+                    code="E_USAGE",
+                    message=f"unknown framework {framework!r}; choose one of {', '.join(_FRAMEWORKS)}",
+                    location="--framework",
+                    objects=[framework],
+                )
+            ],
+            as_json=as_json,
+        )
+    from rac_fw.domains.firmware.pipeline import run_plan  # imported here: keeps other commands fast
+
+    try:
+        result = run_plan(plan_file, target=target, framework=framework, out_dir=out, build=build, run=run)
+    except Exception as exc:  # a bug in a pipeline step must reach the agent as evidence, not a traceback
+        frame = exc.__traceback__
+        while frame is not None and frame.tb_next is not None:
+            frame = frame.tb_next
+        origin = f"{frame.tb_frame.f_code.co_filename}:{frame.tb_lineno}" if frame is not None else "rac-fw"
+        fail_with(
+            [
+                Evidence(
+                    code="E_INTERNAL",
+                    message=f"rac-fw could not judge the plan ({type(exc).__name__}: {exc}); please report this",
+                    location=origin,
+                )
+            ],
+            as_json=as_json,
+        )
+    if as_json:
+        console.print_json(json.dumps(result.to_json(), sort_keys=True))
+    else:
+        emit_feedback(result.feedback(), as_json=False)
+        artifact = result.artifact()
+        if artifact is not None:
+            where = artifact["dir"] or "(not written: give --out DIR)"
+            table = Table("file", "bytes", "sha256", title=f"{result.framework} artifact → {escape(str(where))}")
+            for entry in artifact["files"]:
+                table.add_row(escape(entry["path"]), str(entry["bytes"]), entry["sha256"][:16])
+            console.print(table)
+        if result.build is not None:
+            console.print(f"build: {escape(str(result.build['backend']))} → {escape(str(result.build['image']))}")
+    raise typer.Exit(result.exit_code)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(plan)

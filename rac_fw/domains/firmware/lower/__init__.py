@@ -1,0 +1,214 @@
+"""The shared lowering core: the framework registry, the ``Lowered`` artifact, and writing it to disk.
+
+A *lowerer* turns a validated plan plus target facts into the complete source tree of one framework
+(Zephyr, ESP-IDF, STM32 HAL, bare metal). Each framework module in this package registers itself with
+``register_framework`` when imported; ``FRAMEWORKS`` is filled by importing every module of the package
+on first use, so a new framework is one new module and nothing else changes. The lowering never judges
+its own output: it returns a *receipt* (what it claims it realized) that the independent verifier
+ignores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import json
+import os
+import pkgutil
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import jinja2
+
+from rac_fw.contract import Evidence, Receipt, sha256_of
+from rac_fw.resources import data_dir
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.plan.model import Plan
+
+#: Name of the manifest ``write_artifact`` leaves next to the files (lets a re-write remove stale files).
+MANIFEST_NAME = "rac-fw.manifest.json"
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A generated source tree: relative POSIX path → file text, plus the lowerer's receipt."""
+
+    framework: str
+    target: str
+    files: dict[str, str]
+    receipt: Receipt = field(default_factory=Receipt)
+
+    def file_hashes(self) -> dict[str, str]:
+        """sha256 of each file's UTF-8 bytes, keyed by relative path (sorted)."""
+        return {path: hashlib.sha256(self.files[path].encode()).hexdigest() for path in sorted(self.files)}
+
+    @property
+    def artifact_hash(self) -> str:
+        """Identity of the whole tree: the hash of the canonical {path: file hash} map."""
+        return sha256_of({"framework": self.framework, "target": self.target, "files": self.file_hashes()})
+
+
+class Lowerer(Protocol):
+    """What a framework module registers: which operations it can emit and how to emit a plan."""
+
+    name: str
+
+    def supports(self, op_name: str, target: Target) -> bool:
+        """True when operation ``op_name`` can be realized with this framework on ``target``.
+
+        Obligations ask this to return E_TARGET_UNSUPPORTED *before* lowering is attempted.
+        """
+        ...
+
+    def lower(self, plan: Plan, target: Target) -> Lowered:
+        """Emit the framework's complete source tree for a plan already validated for ``target``."""
+        ...
+
+
+class LoweringError(ValueError):
+    """The plan is valid in general but this framework cannot realize part of it on this target.
+
+    Carries located evidence (usually ``E_TARGET_UNSUPPORTED`` with relaxations), so the pipeline
+    reports it exactly like an obligation violation: an invalid plan, not a crash.
+    """
+
+    def __init__(self, evidence: list[Evidence]):
+        self.evidence = evidence
+        super().__init__("; ".join(f"{e.location}: {e.message}" for e in evidence))
+
+
+class UnknownFramework(LookupError):
+    """Raised for a framework name no module registered."""
+
+    def __init__(self, name: str, known: list[str]):
+        self.name, self.known = name, known
+        super().__init__(f"unknown framework {name!r}; registered: {', '.join(known) or 'none'}")
+
+
+FRAMEWORKS: dict[str, Lowerer] = {}
+
+
+def register_framework(name: str, lowerer: Lowerer) -> None:
+    """Make ``lowerer`` available as ``name`` (called by each framework module at import)."""
+    FRAMEWORKS[name] = lowerer
+
+
+@cache
+def _discover() -> None:
+    """Import every module of this package once so each registers its framework."""
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+def frameworks() -> dict[str, Lowerer]:
+    """The registry after discovery: framework name → lowerer."""
+    _discover()
+    return FRAMEWORKS
+
+
+def get_lowerer(name: str) -> Lowerer:
+    """The lowerer registered as ``name`` (raises ``UnknownFramework``).
+
+    A framework's module is named after it (``lower/zephyr/``, ``lower/hal.py``), so only it is imported
+    here; the full discovery runs only when the name is not found that way (keeps a cold CLI fast).
+    """
+    if name not in FRAMEWORKS and re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        with contextlib.suppress(ModuleNotFoundError):
+            importlib.import_module(f"{__name__}.{name}")
+    if name in FRAMEWORKS:
+        return FRAMEWORKS[name]
+    registry = frameworks()
+    if name not in registry:
+        raise UnknownFramework(name, sorted(registry))
+    return registry[name]
+
+
+def lower(plan: Plan, target: Target, framework: str) -> Lowered:
+    """Lower a validated ``plan`` for ``target`` with ``framework``; pure, deterministic."""
+    return get_lowerer(framework).lower(plan, target)
+
+
+@cache
+def template_env(framework: str) -> jinja2.Environment:
+    """The Jinja environment over ``templates/<framework>/``.
+
+    ``StrictUndefined`` turns a template typo into an error instead of silently empty C; no
+    autoescaping because the output is C, where plan strings go through ``c_string_literal`` instead.
+    """
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(data_dir("templates") / framework)),
+        bytecode_cache=_bytecode_cache(),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["tabs"] = tab_indent
+    return env
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates cached per user (``$XDG_CACHE_HOME/rac-fw/jinja``): a cold ``rac-fw plan``
+    then loads bytecode instead of compiling every template. Output bytes are unaffected; an unwritable
+    cache directory just means no cache."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rac-fw" / "jinja"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(base)) if os.access(base, os.W_OK) else None
+
+
+def tab_indent(text: str, depth: int = 1) -> str:
+    """Indent every non-empty line by ``depth`` tabs (C sources here use tab indentation)."""
+    prefix = "\t" * depth
+    return "\n".join(prefix + line if line.strip() else "" for line in text.splitlines())
+
+
+def write_artifact(lowered: Lowered, out_dir: Path | str) -> dict[str, Any]:
+    """Write the tree under ``out_dir`` and return its manifest (per-file sha256 and size).
+
+    Files a previous ``write_artifact`` left in the same directory that the new tree no longer has are
+    removed (they are known from the old manifest), so a stale ``boards/*.overlay`` from another target
+    cannot leak into a build. Nothing else in the directory is touched.
+    """
+    root = Path(out_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    manifest_path = root / MANIFEST_NAME
+    if manifest_path.is_file():
+        try:
+            previous = json.loads(manifest_path.read_text(encoding="utf-8")).get("files", [])
+        except (ValueError, AttributeError):
+            previous = []
+        resolved_root = root.resolve()
+        for entry in previous:
+            rel = str(entry.get("path", "")) if isinstance(entry, dict) else ""
+            stale = (root / rel).resolve()
+            # A hand-edited manifest must not make us delete anything outside the artifact directory.
+            if rel and rel not in lowered.files and stale.is_relative_to(resolved_root) and stale.is_file():
+                stale.unlink()
+    hashes = lowered.file_hashes()
+    for rel in sorted(lowered.files):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = lowered.files[rel].encode()
+        if not path.is_file() or path.read_bytes() != data:
+            path.write_bytes(data)
+    manifest: dict[str, Any] = {
+        "framework": lowered.framework,
+        "target": lowered.target,
+        "artifact_hash": lowered.artifact_hash,
+        "files": [
+            {"path": rel, "sha256": hashes[rel], "bytes": len(lowered.files[rel].encode())}
+            for rel in sorted(lowered.files)
+        ],
+    }
+    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return manifest

@@ -1,0 +1,76 @@
+"""The lowering state one plan is built with: names, templates, thread parts and ISR handoffs.
+
+``BuilderCore`` holds what every step shares: the plan, the target facts, the collected
+:class:`~.model.AppModel`, the Jinja macros of ``templates/zephyr/`` and the C names given to
+operations (always ``app_``-prefixed, so no plan name can collide with a Zephyr symbol).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.lower import template_env
+from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, FAMILY, AppModel, ThreadPart, labels
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.model import Plan
+
+
+class BuilderCore:
+    """Shared state and naming for one lowering run."""
+
+    def __init__(self, plan: Plan, target: Target, app: AppModel) -> None:
+        self.plan, self.target, self.app = plan, target, app
+        self.env = template_env("zephyr")
+        self.board = target.board.zephyr_board or ""
+        self.labels = labels(target)
+        # Every generated identifier carries the ``app_`` prefix so no plan name can collide with a
+        # Zephyr symbol (an operation named ``wdt`` must not define ``wdt_setup``).
+        self.current = 0
+        """Index of the operation being lowered (thread parts are named after it)."""
+        self.ids: dict[int, str] = {i: C_PREFIX + (op.name or f"{op.op}{i}") for i, op in enumerate(plan.operations)}
+
+    def op_id(self, name: str) -> str | None:
+        """C identifier prefix of the operation named ``name`` (None when no such operation)."""
+        return next((self.ids[i] for i, op in enumerate(self.plan.operations) if op.name == name), None)
+
+    def macro(self, family: str, name: str) -> Callable[..., str] | None:
+        module = self.env.get_template(f"{family}.c.j2").module
+        found = getattr(module, name, None)
+        return found if callable(found) else None
+
+    def name_view(self, view: dict[str, Any], index: int) -> dict[str, Any]:
+        """Give a view its C identifier prefix and its printable tag (a C literal of the plan name)."""
+        view.setdefault("id", self.ids[index])
+        view.setdefault("tag", c_string_literal(view["id"].removeprefix(C_PREFIX)))
+        view.setdefault("index", index)
+        return view
+
+    def thread_part(self, family: str, op_name: str, view: dict[str, Any], feeds: bool = False) -> ThreadPart:
+        self.name_view(view, self.current)
+        body = self.macro(family, f"{op_name}_thread")
+        prologue = self.macro(family, f"{op_name}_prologue")
+        return ThreadPart(
+            op_id=view["id"],
+            prologue=prologue(view).strip("\n") if prologue else "",
+            body=body(view).strip("\n") if body else "",
+            feeds_watchdog=feeds,
+        )
+
+    def handoffs(self, index: int) -> list[dict[str, Any]]:
+        """The handoff views whose source is operation ``index`` (posted from its ISR)."""
+        name = self.plan.operations[index].name
+        if name is None:
+            return []
+        return [
+            {"id": self.ids[i], "mechanism": o.mechanism}
+            for i, o in enumerate(self.plan.operations)
+            if o.op == "isr_handoff" and o.source == name
+        ]
+
+    def source_kind(self, name: str) -> str:
+        op = self.plan.operation(name)
+        return FAMILY.get(op.op, "") if op is not None else ""
+
+    # gpio ---------------------------------------------------------------------------------------

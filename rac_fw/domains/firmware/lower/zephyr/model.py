@@ -1,0 +1,155 @@
+"""What the Zephyr lowering collects before it renders: the app model, names and shared constants.
+
+Checked against Zephyr 4.1 (``templates/zephyr/VERSION``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.lower import LoweringError
+
+#: Zephyr release every template and devicetree idiom here was checked against.
+ZEPHYR_VERSION = "4.1"
+
+#: Operation → template family (``templates/zephyr/<family>.c.j2``).
+FAMILY: dict[str, str] = {
+    "gpio_blink": "gpio",
+    "gpio_input_irq": "gpio",
+    "gpio_read": "gpio",
+    "uart_print": "uart",
+    "uart_rx_irq": "uart",
+    "uart_line_read": "uart",
+    "i2c_transfer": "i2c",
+    "spi_transfer": "spi",
+    "adc_read": "adc",
+    "adc_periodic": "adc",
+    "adc_scan": "adc",
+    "pwm_fixed": "pwm",
+    "pwm_fade": "pwm",
+    "timer_periodic": "timer",
+    "timer_oneshot": "timer",
+    "watchdog": "watchdog",
+    "dma_mem2mem": "dma",
+    "isr_handoff": "handoff",
+    "producer_consumer": "threads",
+    "shared_state_mutex": "threads",
+    "lock_order": "threads",
+    "sensor_read": "sensor",
+    "log": "log",
+}
+
+#: Kconfig symbols each family needs (beyond what the board's defconfig already sets).
+KCONFIG: dict[str, tuple[str, ...]] = {
+    "gpio": ("CONFIG_GPIO",),
+    "uart": ("CONFIG_SERIAL",),
+    "i2c": ("CONFIG_I2C",),
+    "spi": ("CONFIG_SPI", "CONFIG_GPIO"),
+    "adc": ("CONFIG_ADC",),
+    "pwm": ("CONFIG_PWM",),
+    "watchdog": ("CONFIG_WATCHDOG",),
+    "dma": ("CONFIG_DMA",),
+    "sensor": ("CONFIG_SENSOR",),
+    "log": ("CONFIG_LOG",),
+}
+
+#: Interrupt-driven UART receive needs the IRQ API and the ring buffer library.
+UART_IRQ_KCONFIG = ("CONFIG_UART_INTERRUPT_DRIVEN", "CONFIG_RING_BUFFER")
+#: How often the main loop drains a UART receive ring when no handoff thread does it (ms).
+UART_DRAIN_MS = 10
+#: Period of the shared-state and lock-order demonstration threads (ms).
+LOCK_PERIOD_MS = 100
+#: How long a thread waits for a lock before backing off (ms): finite, so a bug shows as a count.
+LOCK_TIMEOUT_MS = 50
+#: How often a lock-free ring consumer polls when the ring is empty (ms).
+RING_POLL_MS = 10
+
+#: Board devicetree node labels of on-chip sensors the Zephyr sensor API reads (die temperature, Vref, Vbat).
+SENSOR_LABELS = ("die_temp", "temp", "vref", "vbat")
+#: Prefix of every C identifier derived from a plan name (operations, threads, locks, buffers).
+C_PREFIX = "app_"
+
+
+@dataclass
+class Step:
+    """A periodic (or one-shot) call of ``<id>_step()`` from main."""
+
+    id: str
+    tag: str
+    period_ms: int
+    count: int | None
+
+
+@dataclass
+class ThreadPart:
+    """One operation's share of a plan thread: code before the loop and code inside it."""
+
+    op_id: str
+    prologue: str
+    body: str
+    feeds_watchdog: bool = False
+    """A watchdog feeder must own its thread: any other part's waits would delay the feed."""
+
+
+@dataclass
+class AppModel:
+    """Everything the operations contribute, collected before the files are rendered."""
+
+    includes: set[str] = field(default_factory=lambda: {"zephyr/kernel.h", "zephyr/sys/printk.h"})
+    kconfig: dict[str, str] = field(default_factory=dict)
+    user_props: dict[str, str] = field(default_factory=dict)
+    io_channels: dict[int, str] = field(default_factory=dict)
+    label_blocks: dict[str, list[str]] = field(default_factory=dict)
+    early_globals: list[str] = field(default_factory=list)
+    globals: list[str] = field(default_factory=list)
+    setups: list[dict[str, str]] = field(default_factory=list)
+    once: list[dict[str, str]] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    threads: dict[str, list[ThreadPart]] = field(default_factory=dict)
+    locks: dict[str, bool] = field(default_factory=dict)
+    realized: list[str] = field(default_factory=list)
+
+    def need(self, family: str, *symbols: str) -> None:
+        """Enable the family's Kconfig symbols (plus ``symbols``), remembering which family asked."""
+        for symbol in (*KCONFIG.get(family, ()), *symbols):
+            self.kconfig.setdefault(symbol, family)
+
+    def okay(self, label: str, *lines: str) -> None:
+        """Set ``&label { status = "okay"; … }`` in the overlay, adding ``lines`` once each."""
+        block = self.label_blocks.setdefault(label, ['status = "okay";'])
+        for line in lines:
+            if line not in block:
+                block.append(line)
+
+
+def unsupported(location: str, message: str, objects: list[str], relax: list[Relaxation]) -> LoweringError:
+    """The error for a plan detail Zephyr cannot realize on this board, with its relaxations."""
+    return LoweringError(
+        [
+            Evidence(
+                code="E_TARGET_UNSUPPORTED",
+                message=message,
+                location=location,
+                objects=objects,
+                relaxations=relax,
+            )
+        ]
+    )
+
+
+def labels(target: Target) -> set[str]:
+    """Every node label the board devicetree defines (node labels plus alias and chosen targets)."""
+    board = target.board
+    return set(board.dt_node_labels) | set(board.dt_aliases.values()) | set(board.dt_chosen.values())
+
+
+def dt_property(name: str) -> str:
+    """Devicetree property names use dashes (``app-led-gpios``); C macros spell them with underscores."""
+    return name.replace("_", "-")
+
+
+def alias_macro(alias: str) -> str:
+    """Devicetree macros spell ``pwm-led0`` as ``pwm_led0``."""
+    return alias.replace("-", "_")

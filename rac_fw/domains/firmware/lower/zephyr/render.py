@@ -1,0 +1,178 @@
+"""Collect every operation's contribution, then render CMakeLists.txt, prj.conf, the overlay and main.c.
+
+main() runs each ``<id>_setup()`` in plan order (readiness and every return value checked), then the
+one-shot ``<id>_step()`` calls, then one loop calling each periodic step on a tick that is the greatest
+common divisor of the periods. Work owned by a plan thread runs in that thread's ``K_THREAD_DEFINE``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rac_fw.contract import Receipt
+from rac_fw.domains.firmware.lower import Lowered
+from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, FAMILY, ZEPHYR_VERSION, Step, unsupported
+from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
+from rac_fw.resources import data_dir
+
+
+class Builder(OperationViews):
+    """Lowers one plan for one target into the files of a Zephyr application."""
+
+    def lower_op(self, index: int, op: Any) -> None:
+        """Render operation ``index`` through its family macro and record its setup, step and threads."""
+        family = FAMILY[op.op]
+        self.current = index
+        view = getattr(self, f"view_{op.op}")(index, op)
+        self.name_view(view, index)
+        view["op"] = op
+        self.app.need(family)
+        render = self.macro(family, op.op)
+        if render is None:
+            raise LookupError(f"templates/zephyr/{family}.c.j2 has no macro {op.op}")
+        text = render(view).strip("\n")
+        if text:
+            (self.app.early_globals if op.op == "isr_handoff" else self.app.globals).append(text)
+        if view.get("setup"):
+            self.app.setups.append({"id": view["id"], "tag": view["tag"]})
+        step = view.get("step")
+        if step is not None:
+            if step["period_ms"] is None:
+                self.app.once.append({"id": view["id"], "tag": view["tag"]})
+            else:
+                self.app.steps.append(Step(view["id"], view["tag"], step["period_ms"], step.get("count")))
+        for thread, part in view.get("thread_parts", []):
+            self.app.threads.setdefault(thread, []).append(part)
+        self.app.realized.append(f"operations[{index}] {op.op} as {view['id']}")
+
+    def render(self) -> Lowered:
+        """The application's files (skeleton + generated) and the receipt of what was realized."""
+        app = self.app
+        threads = self.thread_views()
+        header = {
+            "version": ZEPHYR_VERSION,
+            "target": self.target.id,
+            "board": self.board,
+        }
+        main = self.env.get_template("main.c.j2").render(
+            header=header,
+            includes=sorted(app.includes),
+            log=any(op.op == "log" for op in self.plan.operations),
+            locks=[{"name": k, "pi": v} for k, v in app.locks.items()],
+            early_globals=app.early_globals,
+            globals=app.globals,
+            threads=threads,
+            setups=app.setups,
+            once=app.once,
+            loop=self.loop_view(),
+        )
+        skeleton = data_dir("zephyr_app")
+        prj = (skeleton / "prj.conf").read_text(encoding="utf-8")
+        prj += self.env.get_template("prj.conf.j2").render(
+            kconfig=self.kconfig_view(),
+            main_stack=self.plan.stack_bytes,
+            heap=self.plan.heap_bytes,
+        )
+        gaps = sorted(set(range(max(app.io_channels, default=-1) + 1)) - set(app.io_channels))
+        if gaps:
+            raise unsupported(
+                "operations",
+                f"/zephyr,user io-channels would have no entry at index {gaps[0]}: channel_index values "
+                "must be 0, 1, 2 … without gaps",
+                [str(g) for g in gaps],
+                [],
+            )
+        overlay = self.env.get_template("overlay.j2").render(
+            header=header,
+            user_props=sorted(app.user_props.items()),
+            io_channels=[app.io_channels[k].split("|", 1)[1] for k in sorted(app.io_channels)],
+            label_blocks=sorted(app.label_blocks.items()),
+            dt_bindings=self.dt_binding_includes(),
+        )
+        readme = self.env.get_template("README.md.j2").render(
+            header=header,
+            operations=app.realized,
+            kconfig=self.kconfig_view(),
+        )
+        board_file = self.board.replace("/", "_")
+        files = {
+            "CMakeLists.txt": (skeleton / "CMakeLists.txt").read_text(encoding="utf-8"),
+            "prj.conf": prj,
+            f"boards/{board_file}.overlay": overlay,
+            "src/main.c": main,
+            "README.md": readme,
+        }
+        receipt = Receipt(
+            realized=app.realized,
+            claims_success=True,
+            notes=[
+                f"Zephyr {ZEPHYR_VERSION}",
+                f"board {self.board}",
+            ],
+        )
+        return Lowered(framework="zephyr", target=self.target.id, files=files, receipt=receipt)
+
+    def dt_binding_includes(self) -> list[str]:
+        text = "\n".join("\n".join(v) for v in self.app.label_blocks.values())
+        includes = []
+        if "ADC_ACQ_TIME" in text:
+            includes.append("zephyr/dt-bindings/adc/adc.h")
+        if "NRF_SAADC_" in text:
+            includes.append("zephyr/dt-bindings/adc/nrf-saadc.h")
+        if self.app.user_props:
+            includes.append("zephyr/dt-bindings/gpio/gpio.h")
+        return includes
+
+    def kconfig_view(self) -> list[dict[str, str]]:
+        out = [{"symbol": s, "value": "y", "family": f} for s, f in self.app.kconfig.items()]
+        return sorted(out, key=lambda x: (x["family"], x["symbol"]))
+
+    def loop_view(self) -> dict[str, Any]:
+        steps = self.app.steps
+        if not steps:
+            return {"steps": [], "tick_ms": 0, "finite": False}
+        tick = math.gcd(*(s.period_ms for s in steps))
+        return {
+            "steps": [
+                {
+                    "id": s.id,
+                    "tag": s.tag,
+                    "count": s.count,
+                    "cond": " && ".join(
+                        ([f"(tick % {s.period_ms // tick}U) == 0U"] if s.period_ms != tick else [])
+                        + ([f"{s.id}_left > 0U"] if s.count is not None else [])
+                    ),
+                }
+                for s in steps
+            ],
+            "tick_ms": tick,
+            "use_tick": any(s.period_ms != tick for s in steps) or any(s.count for s in steps),
+            "finite": all(s.count is not None for s in steps),
+        }
+
+    def thread_views(self) -> list[dict[str, Any]]:
+        views = []
+        for name, parts in self.app.threads.items():
+            thread = self.plan.thread(name)
+            if thread is None:
+                raise unsupported("resources.threads", f"thread {name!r} is not declared", [name], [])
+            feeders = [p for p in parts if p.feeds_watchdog]
+            if feeders and len(parts) > 1:
+                others = ", ".join(p.op_id for p in parts if not p.feeds_watchdog)
+                raise unsupported(
+                    f"resources.threads.{name}",
+                    f"thread {name} feeds the watchdog and also runs {others}, whose waits would delay the feed",
+                    [name],
+                    [],
+                )
+            views.append(
+                {
+                    "name": name,
+                    "cname": C_PREFIX + name,
+                    "priority": thread.priority,
+                    "stack": thread.stack_bytes,
+                    "parts": parts,
+                }
+            )
+        return views
