@@ -6,6 +6,8 @@ Errors are a clear message plus evidence and a documented exit code, never a tra
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from rac_fw.cli import build, calibrate, core, doctor, hil, plan, scheduling, serve, targets
@@ -31,4 +33,4 @@ targets.register(app)
 
 
 def main() -> None:
-    app()
+    app(args=plan.optional_build_value(sys.argv[1:]))

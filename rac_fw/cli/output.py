@@ -93,8 +93,11 @@ def emit_feedback(feedback: Feedback, as_json: bool) -> None:
     if feedback.verdicts:
         table = Table("predicate", "ok", "measured", "limit", "detail")
         for v in feedback.verdicts:
-            measured = "" if v.measured is None else f"{v.measured}{' ' + v.unit if v.unit else ''}"
-            limit = "" if v.limit is None else str(v.limit)
+            measured, limit = ("" if x is None else f"{x}" for x in (v.measured, v.limit))
+            if v.unit and isinstance(v.measured, int | float):
+                measured += f" {v.unit}"
+            if v.unit and isinstance(v.limit, int | float):
+                limit += f" {v.unit}"
             table.add_row(escape(v.predicate), "✔" if v.passed else "✘", escape(measured), escape(limit),
                           escape(v.detail or ""))
         console.print(table)

@@ -20,6 +20,22 @@ from rac_fw.contract import Evidence
 
 _FRAMEWORKS = ("zephyr", "espidf", "hal", "baremetal")
 
+#: Where ``--build``/``--run`` write the artifact when no ``--out`` is given.
+DEFAULT_OUT = Path(".rac-fw") / "out"
+
+
+def optional_build_value(argv: list[str]) -> list[str]:
+    """Let ``--build`` stand alone (meaning ``--build auto``), as in ``rac-fw plan P --build --run qemu``.
+
+    Click options take a value or none, never an optional one, so a bare ``--build`` (last, or followed
+    by another option) is rewritten to ``--build=auto`` before parsing.
+    """
+    out = []
+    for i, arg in enumerate(argv):
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        out.append("--build=auto" if arg == "--build" and (following is None or following.startswith("-")) else arg)
+    return out
+
 
 def plan(
     plan_file: Annotated[Path, typer.Argument(metavar="PLAN", help="Plan file (YAML or JSON).")],
@@ -35,10 +51,13 @@ def plan(
     ] = None,
     build: Annotated[
         str | None,
-        typer.Option("--build", help="Also compile: auto, west, platformio, idf or gcc."),
+        typer.Option("--build", help="Also compile: auto (also a bare --build), west, platformio, idf or gcc."),
     ] = None,
     run: Annotated[
         str | None, typer.Option("--run", help="Also run the image: qemu or board:ID (implies --build auto).")
+    ] = None,
+    bench: Annotated[
+        Path | None, typer.Option("--bench", help="Bench file for --run board:ID (default hil/bench.yaml).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (versioned JSON).")] = False,
 ) -> None:
@@ -57,8 +76,12 @@ def plan(
         )
     from rac_fw.domains.firmware.pipeline import run_plan  # imported here: keeps other commands fast
 
+    if out is None and (build is not None or run is not None):
+        out = DEFAULT_OUT / f"{plan_file.stem}-{target or 'plan'}-{framework or 'default'}"
     try:
-        result = run_plan(plan_file, target=target, framework=framework, out_dir=out, build=build, run=run)
+        result = run_plan(
+            plan_file, target=target, framework=framework, out_dir=out, build=build, run=run, bench=bench
+        )
     except Exception as exc:  # a bug in a pipeline step must reach the agent as evidence, not a traceback
         frame = exc.__traceback__
         while frame is not None and frame.tb_next is not None:
@@ -87,6 +110,12 @@ def plan(
             console.print(table)
         if result.build is not None:
             console.print(f"build: {escape(str(result.build['backend']))} → {escape(str(result.build['image']))}")
+            for region in result.build.get("memory", []):
+                console.print(f"  {region['region']}: {region['used']} of {region['size']} bytes")
+        if result.run is not None and result.run.get("output"):
+            console.print(f"console ({escape(str(result.run['backend']))}):")
+            for line in str(result.run["output"]).splitlines():
+                console.print(f"  {escape(line)}")
     raise typer.Exit(result.exit_code)
 
 

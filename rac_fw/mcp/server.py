@@ -14,7 +14,6 @@ carrying evidence; the server keeps serving.
 from __future__ import annotations
 
 import functools
-import os
 import secrets
 import threading
 import typing
@@ -238,7 +237,7 @@ class FirmwareTools:
         payload, out, framework = self._latest[s.id]
         with s.lock:
             result = run_plan(payload, target=s.task, framework=framework, out_dir=out, build=build, run=run,
-                              run_timeout_s=timeout_s)
+                              run_timeout_s=timeout_s, bench=self.store.config.bench)
         body = result.to_json()
         self._log(s, {"tool": "run" if run else "build", "status": body["status"], "build": body["build"],
                       "run": body["run"], "verdicts": body["verdicts"], "evidence": body["evidence"]})
@@ -248,8 +247,6 @@ class FirmwareTools:
         return self._rerun(session, builder, None, 30.0)
 
     def run(self, session: str, runner: str = "qemu", builder: str = "auto", timeout_s: float = 20.0) -> dict:
-        if runner.startswith("board:") and self.store.config.bench is not None:
-            os.environ["RAC_FW_BENCH"] = str(self.store.config.bench)
         return self._rerun(session, builder, runner, min(max(timeout_s, 1.0), 120.0))
 
     def flash(self, session: str, board: str, builder: str = "auto") -> dict[str, Any]:

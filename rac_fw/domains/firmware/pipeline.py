@@ -115,13 +115,14 @@ def run_plan(
     build: str | None = None,
     run: str | None = None,
     run_timeout_s: float = 30.0,
+    bench: Path | None = None,
 ) -> PlanResult:
     """Run the pipeline for a plan (object, dict or YAML/JSON path).
 
     ``target`` retargets a plan written for another chip (operations are re-validated and re-lowered
     under the new target's obligations); ``framework`` picks one where a target has several.
     ``out_dir`` writes the artifact (required by ``build``); ``build`` names a builder (``auto``,
-    ``west``, ``gcc`` …) and ``run`` a runner (``qemu`` or ``board:ID``).
+    ``west``, ``gcc`` …) and ``run`` a runner (``qemu`` or ``board:ID`` from the ``bench`` file).
     """
     clock = time.perf_counter
     t0 = clock()
@@ -219,18 +220,32 @@ def run_plan(
         result.manifest = write_artifact(lowered, result.out_dir)
         result.timings_ms["write"] = (clock() - t4) * 1e3
     if result.status is Status.PASS and (build is not None or run is not None):
-        _build_and_run(result, facts, parsed, build or "auto", run, run_timeout_s)
+        _build_and_run(result, facts, parsed, build or "auto", run, run_timeout_s, bench)
     result.timings_ms["total"] = (clock() - t0) * 1e3
     return result
 
 
-def _console_expectations(plan: Plan) -> tuple[str, ...]:
-    """What the console must show, in order: the text of each print operation (as literal regexes)."""
+def console_expectations(plan: Plan, facts: Target, framework: str) -> tuple[str, ...]:
+    """What the console must show, in order, as regexes derived from the plan (never from the code).
+
+    Bare-metal firmware runs a self-test that reports every operation (``rac: <label> ok``) and ends
+    with ``rac: done``; other frameworks are held to the text of each print operation.
+    """
+    if framework == "baremetal":
+        from rac_fw.domains.firmware.verify.console import plan_expectations
+
+        return plan_expectations(plan, facts.board.console.uart if facts.board.console else None)
     return tuple(re.escape(str(op.message)) for op in plan.operations if op.op == "uart_print")
 
 
 def _build_and_run(
-    result: PlanResult, facts: Target, plan: Plan, builder: str, runner: str | None, timeout_s: float
+    result: PlanResult,
+    facts: Target,
+    plan: Plan,
+    builder: str,
+    runner: str | None,
+    timeout_s: float,
+    bench: Path | None,
 ) -> None:
     """Compile the written artifact and optionally run it; both verdicts join the result."""
     from rac_fw.domains.firmware.backends import BackendError, build_artifact, select_runner
@@ -255,10 +270,22 @@ def _build_and_run(
         result.status = Status.FAIL
         result.evidence.extend(built.evidence)
         return
+    regions = getattr(built, "regions", None)
+    if regions:
+        result.build["memory"] = [r.as_dict() for r in regions]
+    if result.framework == "baremetal" and built.image is not None:
+        from rac_fw.domains.firmware.verify.elf import verify_elf
+
+        placed = verify_elf(built.image, facts)
+        result.verdicts.extend(placed.verdicts)
+        if not placed.ok:
+            result.status = Status.FAIL
+            result.evidence.extend(placed.evidence)
+            return
     if runner is None:
         return
     try:
-        backend = select_runner(runner)
+        backend = select_runner(runner, bench)
     except BackendError as exc:
         result.status = Status.INVALID
         result.evidence.extend(exc.evidence)
@@ -266,13 +293,14 @@ def _build_and_run(
     request = RunRequest(
         image=built.image,
         target=facts.id,
-        expect=_console_expectations(plan),
+        expect=console_expectations(plan, facts, result.framework or ""),
         timeout_s=timeout_s,
         output_dir=result.out_dir,
         forbid=("HardFault", "FATAL ERROR"),
     )
     ran = backend.run(request)
-    result.run = {"backend": ran.backend, "ok": ran.ok, "log": str(ran.log) if ran.log else None}
+    result.run = {"backend": ran.backend, "ok": ran.ok, "log": str(ran.log) if ran.log else None,
+                  "output": ran.output}
     result.verdicts.extend(ran.verdicts)
     if not ran.ok:
         result.status = Status.FAIL
