@@ -106,13 +106,26 @@ def test_infeasible_plan_on_the_target_is_invalid(tmp_path: Path) -> None:
     assert any(e["code"] == "E_DMA_UNREACHABLE" and "src" in e["objects"] for e in evidence), evidence
 
 
-def test_unknown_framework_and_build_without_out_are_usage_errors() -> None:
+def test_unknown_framework_is_a_usage_error() -> None:
     code, stdout = _plan(str(EXAMPLES / "gpio_blink.yaml"), "--framework", "arduino", "--json")
     assert code == 2
     assert json.loads(stdout)["evidence"][0]["code"] == "E_USAGE"
-    code, stdout = _plan(str(EXAMPLES / "uart_hello.yaml"), "--run", "qemu", "--json")
-    doc = json.loads(stdout)
-    assert code == 2 and doc["evidence"][0]["code"] == "E_USAGE" and doc["artifact"] is None
+
+
+def test_bare_build_without_out_builds_into_the_default_directory(tmp_path: Path, monkeypatch) -> None:
+    """`--build` alone means `--build auto`, and a missing `--out` defaults to .rac-fw/out/…"""
+    require_tool("arm-none-eabi-gcc")
+    from rac_fw.cli.plan import optional_build_value
+
+    monkeypatch.chdir(tmp_path)
+    argv = optional_build_value(["plan", str(EXAMPLES / "uart_hello.yaml"), "--framework", "baremetal",
+                                      "--build", "--json"])
+    assert "--build=auto" in argv
+    result = runner.invoke(app, argv)
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0, doc["evidence"]
+    assert doc["build"]["backend"] == "gcc" and Path(doc["build"]["image"]).is_file()
+    assert Path(doc["artifact"]["dir"]).resolve().is_relative_to(tmp_path / ".rac-fw" / "out")
 
 
 def test_build_with_a_missing_builder_is_a_failure_with_install_evidence(tmp_path: Path) -> None:

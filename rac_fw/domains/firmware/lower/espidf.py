@@ -1,0 +1,467 @@
+"""Lowering to ESP-IDF v5 (ESP32-S3): a CMake project with FreeRTOS tasks and the new driver APIs.
+
+The plan is turned into *views*: one dict per operation holding everything the C templates need, with
+every number (GPIO, ADC unit/channel, LEDC resolution, gptimer alarm count, queue depth) derived here
+from the plan and the target facts. Templates only arrange C; they never compute. Shared peripherals
+(a UART port, an I2C or SPI bus, an ADC unit) are collected once so two operations on the same bus
+install its driver once. Plan text reaches C only through :func:`c_string_literal`.
+
+Realization choices (documented in the generated README too):
+- every timer (``source: kernel`` or a TIMG instance) is a ``gptimer``, so its callback runs in ISR
+  context as the plan's ISR operations assume; the ISR hands events to threads with ``*FromISR`` calls;
+- threads become FreeRTOS tasks, one per (operation, thread) role, with the thread's priority and stack;
+- the watchdog is the Task Watchdog (TWDT) reconfigured to ``timeout_ms`` with panic-on-timeout; both
+  ``reset_behaviour`` values end in a full chip reset through the panic handler;
+- DMA buffers come from ``heap_caps_malloc(..., MALLOC_CAP_DMA | MALLOC_CAP_INTERNAL)``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from rac_fw.contract import Evidence, Receipt
+from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Target
+from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, template_env
+from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra
+from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
+
+#: ESP-IDF release the templates are written against (also in templates/espidf/VERSION).
+IDF_VERSION = "v5.4"
+
+#: Operation kinds this lowering realizes. ``sensor_read`` is the Zephyr sensor API,
+#: ``dma_periph_rx`` has no generic ESP-IDF driver (each peripheral driver owns its GDMA channel) and
+#: ``flash_store`` is not implemented here.
+SUPPORTED = frozenset(
+    {
+        "gpio_blink", "gpio_input_irq", "gpio_read", "uart_print", "uart_rx_irq", "uart_line_read",
+        "i2c_transfer", "spi_transfer", "adc_read", "adc_periodic", "adc_scan", "pwm_fixed", "pwm_fade",
+        "timer_periodic", "timer_oneshot", "watchdog", "dma_mem2mem", "isr_handoff",
+        "producer_consumer", "shared_state_mutex", "lock_order", "log",
+    }
+)  # fmt: skip
+
+#: Which template file (templates/espidf/<family>.c.j2) renders each operation kind.
+FAMILY = {
+    "gpio_blink": "gpio", "gpio_input_irq": "gpio", "gpio_read": "gpio",
+    "uart_print": "uart", "uart_rx_irq": "uart", "uart_line_read": "uart",
+    "i2c_transfer": "bus", "spi_transfer": "bus",
+    "adc_read": "adc", "adc_periodic": "adc", "adc_scan": "adc",
+    "pwm_fixed": "pwm", "pwm_fade": "pwm",
+    "timer_periodic": "timer", "timer_oneshot": "timer",
+    "watchdog": "watchdog", "dma_mem2mem": "dma", "isr_handoff": "handoff",
+    "producer_consumer": "threads", "shared_state_mutex": "threads", "lock_order": "threads",
+    "log": "log",
+}  # fmt: skip
+
+#: The ``idf_component_register`` REQUIRES each family needs (ESP-IDF 5.3+ split driver components).
+REQUIRES = {
+    "gpio": {"esp_driver_gpio"},
+    "uart": {"esp_driver_uart"},
+    "bus": {"esp_driver_i2c", "esp_driver_spi"},
+    "adc": {"esp_adc"},
+    "pwm": {"esp_driver_ledc"},
+    "timer": {"esp_driver_gptimer"},
+    "watchdog": {"esp_system"},
+    "dma": {"esp_hw_support"},
+    "handoff": set(),
+    "threads": set(),
+    "log": set(),
+}
+
+#: Default stack/priority of tasks that serve an operation without a named plan thread.
+DEFAULT_STACK_BYTES = 4096
+DEFAULT_PRIORITY = 5
+#: FreeRTOS priorities usable by application tasks (configMAX_PRIORITIES is 25 in ESP-IDF).
+MAX_TASK_PRIORITY = 24
+#: The UART driver's RX ring must be larger than the hardware FIFO (SOC_UART_FIFO_LEN = 128 on S3).
+UART_MIN_RING = 256
+
+_ADC = re.compile(r"^ADC(\d)_CH(\d+)$")
+_GPIO = re.compile(r"^GPIO(\d+)$")
+_PORT = re.compile(r"(\d+)$")
+
+
+def _unsupported(where: str | None, message: str) -> LoweringError:
+    """The plan is valid but this lowering cannot realize it here: located E_TARGET_UNSUPPORTED evidence."""
+    return LoweringError([Evidence(code="E_TARGET_UNSUPPORTED", message=message, location=where)])
+
+
+@dataclass
+class _Build:
+    """What lowering one plan accumulates: per-op views plus the shared peripherals and config."""
+
+    plan: Plan
+    target: Target
+    views: list[dict[str, Any]] = field(default_factory=list)
+    requires: set[str] = field(default_factory=lambda: {"freertos", "log", "esp_driver_gpio"})
+    sdkconfig: dict[str, str] = field(default_factory=dict)
+    uarts: dict[int, dict[str, Any]] = field(default_factory=dict)
+    i2c_buses: dict[int, dict[str, Any]] = field(default_factory=dict)
+    spi_buses: dict[str, dict[str, Any]] = field(default_factory=dict)
+    adc_units: dict[int, dict[str, Any]] = field(default_factory=dict)
+    ledc_timers: dict[tuple[int, int], int] = field(default_factory=dict)
+    locks: dict[str, bool] = field(default_factory=dict)
+    gpio_isr_flags: str | None = None
+    chosen: dict[str, str] = field(default_factory=dict)
+    """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
+
+    # --- name resolution -------------------------------------------------------------------------
+    def symbol(self, index: int, op: Any) -> str:
+        """The C prefix for an operation: its plan name, else ``<op>_<index>`` (both identifiers)."""
+        return op.name or f"{op.op}_{index}"
+
+    def gpio(self, pin: str, where: str) -> int:
+        match = _GPIO.match(pin)
+        if match is None or pin not in self.target.pins:
+            raise _unsupported(where, f"{pin!r} is not a GPIO of {self.target.id}")
+        return int(match.group(1))
+
+    def io(self, name: str, kind: str, where: str) -> tuple[int, bool]:
+        """A board LED/button (by name or devicetree label) or a plan pin → (GPIO number, active_low)."""
+        board = self.target.board
+        items: tuple[BoardLed | BoardButton, ...] = board.leds if kind == "led" else board.buttons
+        for item in items:
+            if name in (item.name.lower(), (item.dt_label or "").replace("-", "_")):
+                return self.gpio(item.pin, where), item.active_low
+        use = self.plan.pin_use(name)
+        if use is None:
+            raise _unsupported(where, f"{name!r} is neither a board {kind} nor a resources.pins entry")
+        return self.gpio(use.pin, where), False
+
+    def signal_pin(self, signal: str, where: str) -> int:
+        """GPIO of the plan pin declared with ``signal`` (e.g. ``I2C0_SDA``); else the first free pin the
+        GPIO matrix can route it to (``obligations.refs.free_pins``), noted in the receipt."""
+        use = next((p for p in self.plan.resources.pins if p.function == signal), None)
+        if use is not None:
+            return self.gpio(use.pin, f"resources.pins.{use.name}")
+        if signal in self.chosen:
+            return self.gpio(self.chosen[signal], where)
+        taken = {c.pin for c in claims(self.plan, self.target)} | set(self.chosen.values())
+        free = free_pins(self.target, taken, signal)
+        if not free:
+            raise _unsupported(where, f"no free pin can carry {signal}; declare one in resources.pins")
+        self.chosen[signal] = free[0].name
+        return self.gpio(free[0].name, where)
+
+    def thread(self, name: str | None, role: str) -> dict[str, Any]:
+        """Task parameters for a role played by plan thread ``name`` (defaults when None)."""
+        thread = self.plan.thread(name) if name else None
+        stack = max(thread.stack_bytes, 2048) if thread else DEFAULT_STACK_BYTES
+        priority = min(max(thread.priority, 1), MAX_TASK_PRIORITY) if thread else DEFAULT_PRIORITY
+        return {"task": f"{role}_task", "name": c_string_literal(role[:15]), "stack": stack, "priority": priority}
+
+
+def _port(instance: str, where: str) -> int:
+    match = _PORT.search(instance)
+    if match is None:
+        raise _unsupported(where, f"cannot derive a port number from {instance!r}")
+    return int(match.group(1))
+
+
+def _intr_flags(build: _Build, priority: int | None) -> str:
+    """``esp_intr_alloc`` flags for an ISR priority (levels 1..rtos_safe_max_level), else default 0."""
+    top = int(extra(build.target, "interrupts").get("rtos_safe_max_level", 3))
+    return f"ESP_INTR_FLAG_LEVEL{priority}" if priority is not None and 1 <= priority <= top else "0"
+
+
+# --- per-family view builders ---------------------------------------------------------------------
+def _uart(build: _Build, instance: str | None, baud: int | None, where: str, rx_ring: int = 0) -> dict[str, Any]:
+    console = build.target.board.console
+    name = instance or (console.uart if console else "UART0")
+    port = _port(name, where)
+    entry = build.uarts.setdefault(
+        port, {"port": port, "baud": baud or (console.baud if console else 115200), "rx_ring": UART_MIN_RING,
+               "console": console is not None and name == console.uart, "tx": -1, "rx": -1}
+    )  # fmt: skip
+    entry["rx_ring"] = max(entry["rx_ring"], rx_ring)
+    # The console is already driven by the VFS for printf; a driver is installed only to receive on it.
+    entry["install"] = entry.get("install", False) or not entry["console"] or rx_ring > 0
+    if baud:
+        entry["baud"] = baud
+    if not entry["console"]:
+        for key in ("tx", "rx"):
+            entry[key] = build.signal_pin(f"{name}_{key.upper()}", where)
+    return entry
+
+
+def _adc_channel(build: _Build, channel: Any, where: str) -> dict[str, Any]:
+    pin = getattr(channel, "pin", None)
+    if pin is None:
+        raise _unsupported(where, "ESP-IDF needs the analog input pin of the channel")
+    facts = build.target.pins.get(pin)
+    signal = next((a for a in (facts.analog if facts else ()) if _ADC.match(a)), None)
+    if signal is None:
+        raise _unsupported(where, f"{pin} is not an ADC input of {build.target.id}")
+    match = _ADC.match(signal)
+    assert match is not None
+    unit = int(match.group(1))
+    build.adc_units.setdefault(unit, {"unit": unit})
+    return {"unit": unit, "channel": int(match.group(2)), "pin": pin, "signal": signal}
+
+
+def _adc_bitwidth(build: _Build, bits: int) -> str:
+    supported = [int(b) for b in extra(build.target, "adc").get("resolution_bits", [12])]
+    return f"ADC_BITWIDTH_{bits}" if bits in supported else "ADC_BITWIDTH_DEFAULT"
+
+
+def _ledc(build: _Build, period_us: int, where: str) -> dict[str, Any]:
+    """LEDC timer + resolution: the widest duty resolution with freq · 2^bits ≤ the LEDC clock."""
+    facts = next(
+        (e for e in extra(build.target, "pwm").values() if isinstance(e, dict) and "max_resolution_bits" in e), None
+    )
+    if facts is None:
+        raise _unsupported(where, f"{build.target.id} facts have no LEDC entry (extra.pwm)")
+    source_hz = int(facts.get("clock_hz") or clock_hz(build.target, facts.get("clock"), "espidf") or 0)
+    freq_hz = max(1, round(1_000_000 / period_us))
+    bits = min(int(facts["max_resolution_bits"]), int(math.floor(math.log2(source_hz / freq_hz))))
+    if bits < 1:
+        raise _unsupported(where, f"{freq_hz} Hz is above what the {source_hz} Hz LEDC clock can divide")
+    key = (freq_hz, bits)
+    if key not in build.ledc_timers:
+        if len(build.ledc_timers) >= int(facts.get("timers", 4)):
+            raise _unsupported(where, "more distinct PWM frequencies than LEDC timers")
+        build.ledc_timers[key] = len(build.ledc_timers)
+    channel = sum(1 for v in build.views if v["op"].op in ("pwm_fixed", "pwm_fade"))
+    return {"freq_hz": freq_hz, "bits": bits, "max_duty": (1 << bits), "timer": build.ledc_timers[key],
+            "channel": channel, "source_hz": source_hz}  # fmt: skip
+
+
+def _buffer(build: _Build, name: str, where: str) -> dict[str, Any]:
+    buffer = build.plan.buffer(name)
+    if buffer is None:
+        raise _unsupported(where, f"unknown buffer {name!r}")
+    return {"name": buffer.name, "size": buffer.size_bytes, "dma": buffer.role != "scratch",
+            "element": buffer.element_bytes}  # fmt: skip
+
+
+def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
+    """The template view of one operation (every derived number included)."""
+    sym = build.symbol(index, op)
+    where = f"operations[{index}]"
+    view: dict[str, Any] = {"op": op, "sym": sym, "family": FAMILY[op.op], "index": index,
+                            "label": c_string_literal(sym)}  # fmt: skip
+    kind = op.op
+    if kind == "gpio_blink":
+        view["gpio"], view["active_low"] = build.io(op.led, "led", where)
+        view["half_ms"] = max(1, op.period_ms // 2)
+        view["task"] = build.thread(None, sym)
+    elif kind in ("gpio_input_irq", "gpio_read"):
+        view["gpio"], view["active_low"] = build.io(op.button, "button", where)
+        pull = getattr(op, "pull", None) or ("up" if view["active_low"] else "down")
+        view["pull"] = pull
+        if kind == "gpio_input_irq":
+            view["intr"] = {"rising": "GPIO_INTR_POSEDGE", "falling": "GPIO_INTR_NEGEDGE", "both": "GPIO_INTR_ANYEDGE"}[
+                op.edge
+            ]
+            build.gpio_isr_flags = _intr_flags(build, op.irq_priority)
+        else:
+            view["task"] = build.thread(None, sym)
+    elif kind in ("uart_print", "uart_rx_irq", "uart_line_read"):
+        ring = getattr(op, "ring_bytes", 0) or getattr(op, "max_line", 0) * 2
+        view["uart"] = _uart(build, op.uart, op.baud, where, rx_ring=0 if kind == "uart_print" else ring)
+        if kind == "uart_print":
+            view["message"] = c_string_literal(op.message + "\n")
+        elif view["uart"].setdefault("reader", sym) != sym:
+            raise _unsupported(where, f"UART{view['uart']['port']} is already read by {view['uart']['reader']}")
+        view["task"] = build.thread(None, sym)
+    elif kind == "i2c_transfer":
+        device = build.plan.device(op.device)
+        if device is None or device.bus != "i2c":
+            raise _unsupported(f"{where}.device", f"{op.device!r} is not an i2c device")
+        port = _port(device.controller, where)
+        sda = build.signal_pin(f"{device.controller}_SDA", where)
+        scl = build.signal_pin(f"{device.controller}_SCL", where)
+        build.i2c_buses.setdefault(port, {"port": port, "sda": sda, "scl": scl, "devices": {}})
+        build.i2c_buses[port]["devices"][device.name] = {
+            "name": device.name,
+            "address": device.address,
+            "hz": device.frequency_hz,
+        }
+        view.update(device=device.name, port=port, task=build.thread(None, sym))
+    elif kind == "spi_transfer":
+        device = build.plan.device(op.device)
+        if device is None or device.bus != "spi" or device.chip_select is None:
+            raise _unsupported(f"{where}.device", f"{op.device!r} is not an spi device")
+        host = f"SPI{_port(device.controller, where)}_HOST"
+        if host not in build.spi_buses:
+            pins = {k: build.signal_pin(f"{device.controller}_{k.upper()}", where) for k in ("sck", "mosi", "miso")}
+            build.spi_buses[host] = {"host": host, **pins, "devices": {}, "max_bytes": 0}
+        bus = build.spi_buses[host]
+        length = (1 if op.register_index is not None else 0) + max(op.write_bytes, op.read_bytes)
+        bus["max_bytes"] = max(bus["max_bytes"], length)
+        handle = f"{device.name}_m{op.mode}"
+        cs = build.gpio(device.chip_select, f"{where}.chip_select")
+        bus["devices"][handle] = {"name": handle, "mode": op.mode, "hz": device.frequency_hz, "cs": cs}
+        view.update(device=handle, host=host, length=length, task=build.thread(None, sym))
+    elif kind in ("adc_read", "adc_periodic", "adc_scan"):
+        channels = op.channels if kind == "adc_scan" else [op.channel]
+        view["channels"] = [_adc_channel(build, c, f"{where}.channel") for c in channels]
+        view["bitwidth"] = _adc_bitwidth(build, op.resolution_bits)
+        view["interval_ms"] = getattr(op, "interval_ms", None)
+        view["task"] = build.thread(None, sym)
+        if kind == "adc_scan" and op.buffer is not None:
+            view["buffer"] = _buffer(build, op.buffer, f"{where}.buffer")
+    elif kind in ("pwm_fixed", "pwm_fade"):
+        view["gpio"], active_low = build.io(op.output, "led", where)
+        view["invert"] = int(active_low)
+        view["ledc"] = _ledc(build, op.period_us, where)
+        top = view["ledc"]["max_duty"]
+        if kind == "pwm_fixed":
+            view["duty"] = round(op.duty_percent / 100 * top)
+        else:
+            view["step"] = max(1, round(op.step_percent / 100 * top))
+            view["task"] = build.thread(None, sym)
+    elif kind in ("timer_periodic", "timer_oneshot"):
+        view["alarm_us"] = max(1, round(op.period_s * 1_000_000))
+        view["reload"] = kind == "timer_periodic"
+    elif kind == "watchdog":
+        facts = extra(build.target, "watchdog").get("TASK_WDT", {})
+        high = int(facts.get("max_timeout_ms", 60_000))
+        low = int(facts.get("min_timeout_ms", 1000))
+        seconds = min(max(math.ceil(op.timeout_ms / 1000), low // 1000), high // 1000)
+        build.sdkconfig.update({
+            "CONFIG_ESP_TASK_WDT_EN": "y", "CONFIG_ESP_TASK_WDT_INIT": "y", "CONFIG_ESP_TASK_WDT_PANIC": "y",
+            "CONFIG_ESP_TASK_WDT_TIMEOUT_S": str(seconds), "CONFIG_ESP_SYSTEM_PANIC_PRINT_REBOOT": "y",
+        })  # fmt: skip
+        view["task"] = build.thread(op.feed_thread, op.feed_thread or sym)
+    elif kind == "dma_mem2mem":
+        view["src"], view["dst"] = _buffer(build, op.src, f"{where}.src"), _buffer(build, op.dst, f"{where}.dst")
+        view["bytes"] = min(view["src"]["size"], view["dst"]["size"])
+        view["task"] = build.thread(None, sym)
+    elif kind == "isr_handoff":
+        source = build.plan.operation(op.source)
+        view["from_isr"] = (
+            source is not None
+            and source.op in ISR_OPERATIONS
+            and source.op
+            not in (
+                "uart_rx_irq",  # the UART driver owns the ISR; our reader task hands off in task context
+            )
+        )
+        view["task"] = build.thread(op.thread, f"{op.thread}_{sym}")
+        view["source_label"] = c_string_literal(op.source)
+    elif kind == "producer_consumer":
+        view["producer_task"] = build.thread(op.producer, f"{op.producer}_{sym}")
+        view["consumer_task"] = build.thread(op.consumer, f"{op.consumer}_{sym}")
+    elif kind == "shared_state_mutex":
+        build.locks.setdefault(op.lock, op.priority_inheritance)
+        view["tasks"] = [build.thread(t, f"{t}_{sym}") for t in op.threads]
+    elif kind == "lock_order":
+        for lock in op.locks:
+            build.locks.setdefault(lock, True)
+        view["tasks"] = [build.thread(t, f"{t}_{sym}") for t in op.threads]
+    elif kind == "log":
+        view["format"] = c_string_literal(op.message)
+        view["fields"] = [
+            (c_string_literal(f" {v}="), v)
+            for v in op.values
+            if (o := build.plan.operation(v)) is not None and o.op in VALUE_OPERATIONS
+        ]
+        view["macro"] = {"dbg": "ESP_LOGD", "inf": "ESP_LOGI", "wrn": "ESP_LOGW", "err": "ESP_LOGE"}[op.level]
+        view["task"] = build.thread(None, sym)
+    view["value"] = kind in VALUE_OPERATIONS
+    return view
+
+
+def _sdkconfig(build: _Build) -> dict[str, str]:
+    """The complete set of options the project depends on (sdkconfig.defaults is regenerated whole)."""
+    target = build.target.board.idf_target or build.target.id
+    cpu_hz = clock_hz(build.target, "CPU", "espidf") or 160_000_000
+    options = {
+        "CONFIG_IDF_TARGET": f'"{target}"',
+        f"CONFIG_ESP_DEFAULT_CPU_FREQ_MHZ_{cpu_hz // 1_000_000}": "y",
+        # 1 kHz tick: pdMS_TO_TICKS() is exact for every millisecond period in the plan.
+        "CONFIG_FREERTOS_HZ": "1000",
+        "CONFIG_ESP_CONSOLE_UART_DEFAULT": "y",
+        "CONFIG_ESP_CONSOLE_UART_BAUDRATE": str(
+            build.target.board.console.baud if build.target.board.console else 115200
+        ),
+        "CONFIG_LOG_DEFAULT_LEVEL_INFO": "y",
+        "CONFIG_COMPILER_OPTIMIZATION_SIZE": "y",
+        "CONFIG_ESP_MAIN_TASK_STACK_SIZE": str(max(build.plan.stack_bytes, 3584)),
+        # Keep the TWDT watching the idle tasks but without a panic unless the plan asks for one.
+        "CONFIG_ESP_TASK_WDT_EN": "y",
+        "CONFIG_ESP_TASK_WDT_INIT": "y",
+        "CONFIG_ESP_TASK_WDT_TIMEOUT_S": "5",
+    }
+    if any(v["family"] == "timer" for v in build.views):
+        options["CONFIG_GPTIMER_ISR_IRAM_SAFE"] = "y"
+    if build.gpio_isr_flags is not None or any(v["family"] == "timer" for v in build.views):
+        # ISR handlers live in IRAM (IRAM_ATTR) and use FreeRTOS *FromISR calls, which must stay in IRAM too.
+        options["CONFIG_FREERTOS_PLACE_FUNCTIONS_INTO_FLASH"] = "n"
+    flash_bytes = extra(build.target, "module").get("flash_bytes")
+    if flash_bytes:
+        # The module's flash size, so the partition table and esptool use all of it.
+        options[f"CONFIG_ESPTOOLPY_FLASHSIZE_{int(flash_bytes) >> 20}MB"] = "y"
+    options.update(build.sdkconfig)
+    return dict(sorted(options.items()))
+
+
+class EspIdfLowerer:
+    """The ``espidf`` framework: ESP-IDF v5 CMake project for chips whose board names an IDF target."""
+
+    name = "espidf"
+
+    def supports(self, op_name: str, target: Target) -> bool:
+        return op_name in SUPPORTED and target.board.idf_target is not None
+
+    def lower(self, plan: Plan, target: Target) -> Lowered:
+        build = _Build(plan, target)
+        for index, op in enumerate(plan.operations):
+            if not self.supports(op.op, target):
+                raise _unsupported(f"operations[{index}]", f"{op.op} is not realizable with ESP-IDF on {target.id}")
+            build.views.append(_view(build, index, op))
+        for view in build.views:
+            view["handoffs"] = [
+                h for h in build.views if h["op"].op == "isr_handoff" and h["op"].source == view["op"].name
+            ]
+            build.requires |= REQUIRES[view["family"]]
+        if plan.resources.buffers:
+            build.requires.add("heap")
+        env = template_env("espidf")
+        families = {f: env.get_template(f"{f}.c.j2").module for f in sorted({v["family"] for v in build.views})}
+        buffers = [
+            {"name": b.name, "size": b.size_bytes, "dma": b.role != "scratch", "label": c_string_literal(b.name)}
+            for b in plan.resources.buffers
+        ]
+        context = {
+            "target": target,
+            "idf_version": IDF_VERSION,
+            "views": build.views,
+            "families": families,
+            "uarts": [build.uarts[k] for k in sorted(build.uarts)],
+            "i2c_buses": [build.i2c_buses[k] for k in sorted(build.i2c_buses)],
+            "spi_buses": [build.spi_buses[k] for k in sorted(build.spi_buses)],
+            "adc_units": [build.adc_units[k] for k in sorted(build.adc_units)],
+            "ledc_timers": sorted(
+                ({"freq_hz": f, "bits": b, "timer": t} for (f, b), t in build.ledc_timers.items()),
+                key=lambda t: t["timer"],
+            ),  # fmt: skip
+            "locks": sorted(build.locks.items()),
+            "gpio_isr_flags": build.gpio_isr_flags,
+            "buffers": buffers,
+            "requires": sorted(build.requires),
+            "sdkconfig": _sdkconfig(build),
+            "project": c_string_literal("rac_fw_app"),
+        }
+        files = {
+            path: env.get_template(f"{path}.j2").render(context)
+            for path in ("CMakeLists.txt", "main/CMakeLists.txt", "main/main.c", "sdkconfig.defaults", "README.md")
+        }
+        receipt = Receipt(
+            realized=[f"{v['op'].op}:{v['sym']}" for v in build.views],
+            notes=[
+                *(f"{signal} on {pin} (chosen: the plan named no pin)" for signal, pin in sorted(build.chosen.items())),
+                f"ESP-IDF {IDF_VERSION}",
+                f"target {target.board.idf_target}",
+            ],
+        )
+        return Lowered(framework=self.name, target=target.id, files=files, receipt=receipt)
+
+
+register_framework("espidf", EspIdfLowerer())

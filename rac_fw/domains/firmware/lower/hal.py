@@ -1,0 +1,648 @@
+"""Lowering to the STM32Cube HAL (STM32F4, STM32H7): a CubeMX-shaped ``Core/`` tree, no RTOS.
+
+Every number in the generated C is derived here from the plan and the target facts: the PLL and bus
+dividers that reproduce the clock facts for framework ``hal``, flash wait states, alternate-function
+numbers (``target.pins[...].functions``), timer prescaler/period, IWDG prescaler/reload, I2C timing,
+SPI baud prescaler, DMA stream/channel and the interrupt vector names. Templates only arrange C.
+
+Without an RTOS the application is a super-loop: periodic work runs when ``HAL_GetTick()`` passes its
+deadline, interrupt handlers only record events (volatile counters and a ring) that the loop consumes.
+Thread operations (isr_handoff, producer_consumer, shared_state_mutex, lock_order) therefore do not
+exist here; ``supports`` says so and the obligations report E_TARGET_UNSUPPORTED.
+
+DMA buffers go to the region ``obligations.placement.buffer_needs`` picks (section
+``.dma.<REGION>.<buffer>``, the bare-metal linker convention), aligned as it says; where the region is
+D-cached under this framework the loop cleans the cache before a memory-side DMA read and invalidates
+it after the DMA has written (``SCB_CleanDCache_by_Addr`` / ``SCB_InvalidateDCache_by_Addr``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from rac_fw.contract import Evidence, Receipt
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, template_env
+from rac_fw.domains.firmware.obligations.placement import buffer_needs
+from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra, hardware_timer
+from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.model import VALUE_OPERATIONS, Plan
+
+#: STM32Cube HAL driver releases the templates are written against (also in templates/hal/VERSION).
+HAL_VERSIONS = {"STM32F4": "STM32Cube HAL F4 v1.8.3", "STM32H7": "STM32Cube HAL H7 v1.11.3"}
+
+#: Operation kinds this lowering realizes (no RTOS: no thread operations; no sensor API; no flash driver).
+SUPPORTED = frozenset(
+    {
+        "gpio_blink", "gpio_input_irq", "gpio_read", "uart_print", "uart_rx_irq", "uart_line_read",
+        "i2c_transfer", "spi_transfer", "adc_read", "adc_periodic", "adc_scan", "pwm_fixed", "pwm_fade",
+        "timer_periodic", "timer_oneshot", "watchdog", "dma_mem2mem", "dma_periph_rx", "log",
+    }
+)  # fmt: skip
+
+#: RM0090 Tables 42/43: the fixed (stream, channel) of each STM32F4 DMA request this lowering uses.
+#: STM32H7 routes any request to any DMA1/DMA2 stream through DMAMUX1 (``DMA_REQUEST_<name>``).
+F4_DMA_REQUESTS = {
+    "USART1_RX": ("DMA2", 2, 4), "USART6_RX": ("DMA2", 1, 5), "USART2_RX": ("DMA1", 5, 4),
+    "USART3_RX": ("DMA1", 1, 4), "UART4_RX": ("DMA1", 2, 4), "UART5_RX": ("DMA1", 0, 4),
+}  # fmt: skip
+
+#: Flash wait states by HCLK upper bound (Hz): RM0090 Table 10 (2.7-3.6 V) and RM0433 Table 17 (VOS1).
+FLASH_LATENCY = {
+    "STM32F4": (30_000_000, 60_000_000, 90_000_000, 120_000_000, 150_000_000, 168_000_000),
+    "STM32H7": (70_000_000, 140_000_000, 185_000_000, 210_000_000, 225_000_000),
+}
+
+_PIN = re.compile(r"^P([A-K])(\d+)$")
+_ANALOG = re.compile(r"^ADC(\d)_INP?(\d+)$")
+_TIM_CHANNEL = re.compile(r"^(TIM\d+)_CH(\d)$")
+
+
+def _unsupported(where: str | None, message: str) -> LoweringError:
+    """The plan is valid but this lowering cannot realize it here: located E_TARGET_UNSUPPORTED evidence."""
+    return LoweringError([Evidence(code="E_TARGET_UNSUPPORTED", message=message, location=where)])
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A pin as HAL code names it."""
+
+    name: str
+    port: str
+    number: int
+
+    @property
+    def gpio(self) -> str:
+        return f"GPIO{self.port}"
+
+    @property
+    def mask(self) -> str:
+        return f"GPIO_PIN_{self.number}"
+
+
+def _pin(target: Target, name: str, where: str) -> Pin:
+    match = _PIN.match(name)
+    if match is None or name not in target.pins:
+        raise _unsupported(where, f"{name!r} is not a pin of {target.id}")
+    return Pin(name, match.group(1), int(match.group(2)))
+
+
+def _af(target: Target, pin: str, signal: str, where: str) -> str:
+    """``GPIO_AF7_USART2``: the alternate function that routes ``signal`` to ``pin``, from the pin facts."""
+    number = target.pins[pin].af(signal)
+    if number is None:
+        raise _unsupported(where, f"{pin} cannot carry {signal} (no alternate function in the pin facts)")
+    return f"GPIO_AF{number}_{signal.rsplit('_', 1)[0]}"
+
+
+# --- clocks ---------------------------------------------------------------------------------------
+def _hz(target: Target, name: str) -> int:
+    value = clock_hz(target, name, "hal")
+    if not value:
+        raise _unsupported(None, f"{target.id}: the clock facts give no {name} frequency for framework hal")
+    return int(value)
+
+
+def _divider(parent: int, child: int, allowed: tuple[int, ...], what: str) -> int:
+    ratio = parent // child if child else 0
+    if ratio not in allowed or parent != ratio * child:
+        raise _unsupported(None, f"{what}: {parent} Hz / {child} Hz is not one of the dividers {allowed}")
+    return ratio
+
+
+def _f4_pll(hse: int, sysclk: int, usb: int | None) -> dict[str, int]:
+    """PLLM/N/P/Q for SYSCLK (and the 48 MHz clock when stated): RM0090 §6.3.2 ranges, VCO input 2 MHz first."""
+    for m in range(2, 64):
+        vco_in = hse / m
+        if not 1e6 <= vco_in <= 2e6:
+            continue
+        for p in (2, 4, 6, 8):
+            n = sysclk * p * m / hse
+            if n != int(n) or not 50 <= n <= 432 or not 100e6 <= vco_in * n <= 432e6:
+                continue
+            vco = int(vco_in * n)
+            q = next((q for q in range(2, 16) if usb and vco == usb * q), None)
+            if usb and q is None:
+                continue
+            return {"m": m, "n": int(n), "p": p, "q": q or 7}
+    raise _unsupported(None, f"no PLL setting gives {sysclk} Hz from a {hse} Hz HSE")
+
+
+def _clocks(target: Target, family: str) -> dict[str, Any]:
+    """The SystemClock_Config parameters that reproduce the target's ``hal`` clock facts."""
+    sysclk, hclk = _hz(target, "SYSCLK"), _hz(target, "HCLK")
+    hsi = _hz(target, "HSI")
+    clocks: dict[str, Any] = {"sysclk": sysclk, "hclk": hclk, "hsi": hsi}
+    hse = clock_hz(target, "HSE", "hal")
+    if sysclk == hsi:
+        clocks["source"] = "HSI"
+    elif hse and family == "STM32F4":
+        clocks["source"] = "PLL"
+        clocks["hse"] = int(hse)
+        clocks["pll"] = _f4_pll(int(hse), sysclk, clock_hz(target, "PLL48CK", "hal"))
+    else:
+        raise _unsupported(None, f"{target.id}: only HSI or HSE-PLL (STM32F4) clock trees are generated; "
+                            f"SYSCLK {sysclk} Hz is neither")  # fmt: skip
+    ahb = (1, 2, 4, 8, 16, 64, 128, 256, 512)
+    apb = (1, 2, 4, 8, 16)
+    if family == "STM32H7":
+        cpu = _hz(target, "CPU")
+        clocks["d1cpre"] = _divider(sysclk, cpu, ahb, "SYSCLK/CPU")
+        clocks["hpre"] = _divider(cpu, hclk, ahb, "CPU/HCLK")
+        for key, name in (("apb1", "APB1"), ("apb2", "APB2"), ("apb3", "APB3"), ("apb4", "APB4")):
+            clocks[key] = _divider(hclk, _hz(target, name), apb, f"HCLK/{name}")
+    else:
+        clocks["hpre"] = _divider(sysclk, hclk, ahb, "SYSCLK/HCLK")
+        clocks["apb1"] = _divider(hclk, _hz(target, "APB1"), apb, "HCLK/APB1")
+        clocks["apb2"] = _divider(hclk, _hz(target, "APB2"), apb, "HCLK/APB2")
+    bounds = FLASH_LATENCY[family]
+    clocks["latency"] = next((i for i, top in enumerate(bounds) if hclk <= top), len(bounds))
+    return clocks
+
+
+# --- the build --------------------------------------------------------------------------------------
+@dataclass
+class _Build:
+    """Everything one plan needs, collected per peripheral so shared instances are initialized once."""
+
+    plan: Plan
+    target: Target
+    family: str
+    views: list[dict[str, Any]] = field(default_factory=list)
+    modules: set[str] = field(default_factory=lambda: {"RCC", "GPIO", "CORTEX", "FLASH", "PWR", "DMA"})
+    ports: set[str] = field(default_factory=set)
+    outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    exti: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    uarts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    timers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    adcs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    i2cs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    spis: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dmas: list[dict[str, Any]] = field(default_factory=list)
+    buffers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    watchdog: dict[str, Any] | None = None
+    chosen: dict[str, str] = field(default_factory=dict)
+    """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
+
+    @property
+    def h7(self) -> bool:
+        return self.family == "STM32H7"
+
+    @property
+    def cache_on(self) -> bool:
+        """The generated main() enables the I/D-caches on cores that have them, as ST's Cube examples
+        for the Cortex-M7 do; DMA buffers in cacheable regions then get clean/invalidate calls."""
+        return self.target.core.dcache is not None
+
+    def irq(self, *names: str) -> str:
+        """The vector name (CMSIS ``<name>_IRQn`` / ``<name>_IRQHandler``) of the first interrupt the
+        SVD facts list under one of ``names``, searched across all peripherals (some vendor SVDs attach
+        interrupts to the wrong peripheral) and spelled as the CMSIS device header spells it."""
+        known = {i.name for p in self.target.peripherals.values() for i in p.interrupts}
+        for name in names:
+            for spelling in (name, name.replace("_Stream", "_STR")):
+                if spelling in known:
+                    return name
+        raise _unsupported(None, f"{self.target.id}: no interrupt {' / '.join(names)} in the SVD facts")
+
+    def io(self, name: str, kind: str, where: str) -> tuple[Pin, bool]:
+        """A board LED/button (name or devicetree label) or a plan pin → (pin, active_low)."""
+        board = self.target.board
+        for item in board.leds if kind == "led" else board.buttons:
+            if name in (item.name.lower(), (item.dt_label or "").replace("-", "_")):
+                return _pin(self.target, item.pin, where), item.active_low
+        use = self.plan.pin_use(name)
+        if use is None:
+            raise _unsupported(where, f"{name!r} is neither a board {kind} nor a resources.pins entry")
+        return _pin(self.target, use.pin, where), False
+
+    def signal_pin(self, signal: str, where: str) -> Pin:
+        """The plan pin declared with ``signal``; else the first free pin the pin facts route it to
+        (``obligations.refs.free_pins``: not taken, reserved, board-wired or strapping), noted in the receipt."""
+        use = next((p for p in self.plan.resources.pins if p.function == signal), None)
+        if use is not None:
+            return _pin(self.target, use.pin, where)
+        if signal in self.chosen:
+            return _pin(self.target, self.chosen[signal], where)
+        taken = {c.pin for c in claims(self.plan, self.target)} | set(self.chosen.values())
+        free = free_pins(self.target, taken, signal)
+        if not free:
+            raise _unsupported(where, f"no free pin can carry {signal}; declare one in resources.pins")
+        self.chosen[signal] = free[0].name
+        return _pin(self.target, free[0].name, where)
+
+    def af_pin(self, pin: Pin, signal: str, where: str, pull: str = "GPIO_NOPULL") -> dict[str, Any]:
+        self.ports.add(pin.port)
+        return {"pin": pin, "af": _af(self.target, pin.name, signal, where), "pull": pull, "signal": signal}
+
+    # --- shared peripherals -------------------------------------------------------------------------
+    def uart(self, instance: str | None, baud: int | None, where: str) -> dict[str, Any]:
+        console = self.target.board.console
+        name = instance or (console.uart if console else "")
+        if not name:
+            raise _unsupported(where, f"{self.target.id} has no console UART; name one")
+        if name not in self.uarts:
+            is_console = console is not None and name == console.uart
+            tx = (
+                _pin(self.target, console.tx, where) if is_console and console else self.signal_pin(f"{name}_TX", where)
+            )
+            rx = (
+                _pin(self.target, console.rx, where) if is_console and console else self.signal_pin(f"{name}_RX", where)
+            )
+            self.modules.add("UART")
+            baud_default = console.baud if is_console and console else 115200
+            self.uarts[name] = {
+                "instance": name, "handle": f"h{name.lower()}", "baud": baud_default,
+                "pins": [self.af_pin(tx, f"{name}_TX", where), self.af_pin(rx, f"{name}_RX", where, "GPIO_PULLUP")],
+                "irq": None, "rx_dma": None, "clock": name,
+            }  # fmt: skip
+        if baud:
+            self.uarts[name]["baud"] = baud
+        return self.uarts[name]
+
+    def uart_irq(self, uart: dict[str, Any], priority: int | None) -> None:
+        uart["irq"] = {"name": self.irq(uart["instance"]), "priority": 5 if priority is None else priority}
+
+    def timer(self, instance: str, where: str) -> dict[str, Any]:
+        if instance not in self.timers:
+            facts = extra(self.target, "timers").get(instance)
+            if not isinstance(facts, dict):
+                raise _unsupported(where, f"{instance} is not a timer in the {self.target.id} facts")
+            self.modules.add("TIM")
+            self.timers[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pwm": [],
+                                     "base": None, "irq": None, "bits": int(facts.get("bits", 16))}  # fmt: skip
+        return self.timers[instance]
+
+    def fit_timer(self, instance: str, period_s: float, where: str) -> tuple[int, int]:
+        """(PSC, ARR) for ``period_s`` on ``instance``: smallest prescaler whose count fits the counter."""
+        counter = hardware_timer(self.target, instance, "hal")
+        if counter is None:
+            raise _unsupported(where, f"no clock facts for {instance} under framework hal")
+        fitted = counter.fit(period_s)  # the obligations judge periods with the same rule
+        if fitted is None or fitted[1] < 2:
+            raise _unsupported(
+                where, f"{period_s} s does not fit {instance} ({counter.clock_hz} Hz, top {counter.top})"
+            )
+        prescaler, ticks = fitted
+        return prescaler - 1, ticks - 1
+
+    def free_timer(self, where: str) -> str:
+        """A timer for a plan timer with ``source: kernel``: basic timers first, then unused general ones."""
+        timers = extra(self.target, "timers")
+        ordered = sorted(timers, key=lambda n: (timers[n].get("kind") != "basic", -int(timers[n].get("bits", 16))))
+        for name in ordered:
+            if timers[name].get("kind") in ("basic", "general") and name not in self.timers:
+                return str(name)
+        raise _unsupported(where, "no free hardware timer left for a software timer")
+
+    def adc(self, unit: str) -> dict[str, Any]:
+        if unit not in self.adcs:
+            self.modules.add("ADC")
+            facts = extra(self.target, "adc")
+            # Synchronous ADC clock: the bus clock the facts name over the smallest prescaler that keeps it
+            # within the ADC's limit (/1 is excluded: on the H7 it needs HPRE = 2).
+            clock = _hz(self.target, str(facts.get("clock", "APB2")))
+            limit = int(facts.get("max_clock_hz", 36_000_000))
+            prescalers = sorted(int(p) for p in facts.get("clock_prescalers", (2, 4, 6, 8)) if int(p) > 1)
+            prescaler = next((p for p in prescalers if clock // p <= limit), prescalers[-1])
+            divider = f"ADC_CLOCK_SYNC_PCLK_DIV{prescaler}"
+            # H7 ADC1 and ADC2 share one bus clock gate (__HAL_RCC_ADC12_CLK_ENABLE).
+            gate = "ADC12" if self.h7 and unit in ("ADC1", "ADC2") else unit
+            self.adcs[unit] = {"instance": unit, "handle": f"h{unit.lower()}", "prescaler": divider, "pins": [],
+                               "clock": gate, "vref_mv": int(facts.get("vref_mv", 3300)), "resolution": 12}  # fmt: skip
+        return self.adcs[unit]
+
+    def dma_stream(self, request: str | None, controller: str | None, where: str) -> dict[str, Any]:
+        """Allocate a DMA stream: the fixed F4 mapping for a request, else the next free DMA1/DMA2 stream."""
+        taken = {(d["controller"], d["stream"]) for d in self.dmas}
+        if request is not None and not self.h7:
+            if request not in F4_DMA_REQUESTS:
+                raise _unsupported(where, f"no STM32F4 DMA stream mapping for request {request}")
+            ctrl, stream, channel = F4_DMA_REQUESTS[request]
+        else:
+            capable = [c.name for c in self.target.dma if c.memory_to_memory or request is not None]
+            names = [controller] if controller else [c for c in ("DMA2", "DMA1") if c in capable]
+            # Memory-to-memory takes the highest free stream, leaving the low ones to fixed F4 mappings.
+            streams = range(8) if request is not None else range(7, -1, -1)
+            free = [(c, s) for c in names for s in streams if (c, s) not in taken]
+            if not free:
+                raise _unsupported(where, f"no free DMA stream on {', '.join(names)}")
+            (ctrl, stream), channel = free[0], 0
+        if (ctrl, stream) in taken:
+            raise _unsupported(where, f"{ctrl} stream {stream} is already used by another operation")
+        entry = {"controller": ctrl, "stream": stream, "channel": channel, "request": request,
+                 "instance": f"{ctrl}_Stream{stream}", "handle": f"hdma_{ctrl.lower()}_s{stream}",
+                 "irq": self.irq(f"{ctrl}_Stream{stream}")}  # fmt: skip
+        self.dmas.append(entry)
+        return entry
+
+    def buffer(self, name: str, where: str) -> dict[str, Any]:
+        if name not in self.buffers:
+            buffer = self.plan.buffer(name)
+            needs = buffer_needs(self.plan, self.target, "hal", name)
+            if buffer is None or needs is None:
+                raise _unsupported(where, f"buffer {name!r} is not placed (unknown buffer or no region)")
+            region = self.target.region(needs.region)
+            # This lowering turns the D-cache on (see ``cache_on``), so a cacheable region needs maintenance
+            # even where the facts still describe a cache-off HAL setup.
+            maintain = needs.cache_maintenance or (self.cache_on and region is not None and region.cacheable)
+            line = needs.line_bytes or 1
+            padded = math.ceil(buffer.size_bytes / line) * line if maintain else buffer.size_bytes
+            self.buffers[name] = {
+                "name": name, "size": buffer.size_bytes, "padded": padded, "align": needs.alignment_bytes,
+                "region": needs.region, "section": f".dma.{needs.region}.{name}", "element": buffer.element_bytes,
+                "maintain": maintain,
+            }  # fmt: skip
+        return self.buffers[name]
+
+
+def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
+    sym = op.name or f"{op.op}_{index}"
+    where = f"operations[{index}]"
+    view: dict[str, Any] = {"op": op, "sym": sym, "kind": op.op, "value": op.op in VALUE_OPERATIONS,
+                            "label": c_string_literal(sym)}  # fmt: skip
+    kind = op.op
+    view["period"] = next(
+        (getattr(op, f) for f in ("interval_ms", "repeat_interval_ms", "feed_interval_ms") if getattr(op, f, None)),
+        None,
+    )
+    if kind == "gpio_blink":
+        pin, active_low = build.io(op.led, "led", where)
+        build.ports.add(pin.port)
+        build.outputs[pin.name] = {"pin": pin, "idle": "GPIO_PIN_SET" if active_low else "GPIO_PIN_RESET"}
+        view.update(pin=pin, half_ms=max(1, op.period_ms // 2), edges=(op.count or 0) * 2)
+        view["period"] = view["half_ms"]
+    elif kind in ("gpio_input_irq", "gpio_read"):
+        pin, active_low = build.io(op.button, "button", where)
+        build.ports.add(pin.port)
+        pull = getattr(op, "pull", None) or ("up" if active_low else "none")
+        view.update(
+            pin=pin,
+            active_low=active_low,
+            pull={"up": "GPIO_PULLUP", "down": "GPIO_PULLDOWN", "none": "GPIO_NOPULL"}[pull],
+        )
+        if kind == "gpio_input_irq":
+            # The plan's edge is electrical, as HAL's GPIO_MODE_IT_* names it.
+            rising, falling = op.edge in ("rising", "both"), op.edge in ("falling", "both")
+            view["mode"] = (
+                "GPIO_MODE_IT_RISING_FALLING"
+                if rising and falling
+                else ("GPIO_MODE_IT_RISING" if rising else "GPIO_MODE_IT_FALLING")
+            )
+            line = pin.number
+            name = f"EXTI{line}" if line <= 4 else ("EXTI9_5" if line <= 9 else "EXTI15_10")
+            view["irq"] = build.irq(name)
+            view["priority"] = 5 if op.irq_priority is None else op.irq_priority
+            build.exti.setdefault(view["irq"], []).append(view)
+    elif kind in ("uart_print", "uart_rx_irq", "uart_line_read"):
+        view["uart"] = build.uart(op.uart, op.baud, where)
+        if kind == "uart_print":
+            view["message"] = c_string_literal(op.message + "\r\n")
+        elif view["uart"].get("rx_sym"):
+            raise _unsupported(where, f"{view['uart']['instance']} already receives for {view['uart']['rx_sym']}")
+        else:
+            build.uart_irq(view["uart"], getattr(op, "irq_priority", None))
+            ring = getattr(op, "ring_bytes", 0) or 2 ** math.ceil(math.log2(op.max_line + 2))
+            view["ring"] = 2 ** math.ceil(math.log2(ring))
+            view["uart"]["rx_sym"] = sym
+    elif kind in ("i2c_transfer", "spi_transfer"):
+        device = build.plan.device(op.device)
+        bus = "i2c" if kind == "i2c_transfer" else "spi"
+        if device is None or device.bus != bus:
+            raise _unsupported(f"{where}.device", f"{op.device!r} is not an {bus} device")
+        instance = device.controller
+        table = build.i2cs if bus == "i2c" else build.spis
+        if instance not in table:
+            signals = ("SCL", "SDA") if bus == "i2c" else ("SCK", "MISO", "MOSI")
+            pull = "GPIO_PULLUP" if bus == "i2c" else "GPIO_NOPULL"
+            pins = [
+                build.af_pin(build.signal_pin(f"{instance}_{s}", where), f"{instance}_{s}", where, pull)
+                for s in signals
+            ]
+            build.modules.add(bus.upper())
+            table[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pins": pins,
+                               "hz": device.frequency_hz, "mode": getattr(op, "mode", 0)}  # fmt: skip
+            if bus == "i2c":
+                # H7: I2C1-3 run on rcc_pclk1 and I2C4 on rcc_pclk4 after reset (RM0433 kernel clock muxes);
+                # the F4 I2C takes ClockSpeed directly.
+                kernel = _hz(build.target, "APB4" if instance == "I2C4" else "APB1")
+                table[instance]["timing"] = _i2c_timing(kernel, device.frequency_hz) if build.h7 else None
+            else:
+                table[instance]["prescaler"] = _spi_prescaler(build, instance, device.frequency_hz, where)
+        view["bus"] = table[instance]
+        if bus == "i2c":
+            view["address"] = device.address
+        else:
+            assert device.chip_select is not None
+            cs = _pin(build.target, device.chip_select, f"{where}.chip_select")
+            build.ports.add(cs.port)
+            build.outputs[cs.name] = {"pin": cs, "idle": "GPIO_PIN_SET"}
+            view["cs"] = cs
+            view["length"] = (1 if op.register_index is not None else 0) + max(op.write_bytes, op.read_bytes)
+    elif kind in ("adc_read", "adc_periodic", "adc_scan"):
+        channels = op.channels if kind == "adc_scan" else [op.channel]
+        view["channels"] = []
+        for channel in channels:
+            pin_name = getattr(channel, "pin", None)
+            facts = build.target.pins.get(pin_name) if pin_name else None
+            match = next((m for a in (facts.analog if facts else ()) if (m := _ANALOG.match(a))), None)
+            if match is None or pin_name is None:
+                raise _unsupported(f"{where}.channel", f"needs an analog input pin of {build.target.id}")
+            unit = build.adc(f"ADC{match.group(1)}")
+            pin = _pin(build.target, pin_name, where)
+            build.ports.add(pin.port)
+            unit["pins"].append(pin)
+            unit["resolution"] = op.resolution_bits
+            view["channels"].append({"adc": unit, "channel": int(match.group(2)), "pin": pin})
+        view["interval_ms"] = getattr(op, "interval_ms", None)
+        view["max_code"] = (1 << op.resolution_bits) - 1
+        if kind == "adc_scan" and op.buffer:
+            view["buffer"] = build.buffer(op.buffer, f"{where}.buffer")
+    elif kind in ("pwm_fixed", "pwm_fade"):
+        pin, active_low = build.io(op.output, "led", where)
+        timers = extra(build.target, "timers")
+        signal = next((f.signal for f in build.target.pins[pin.name].functions
+                       if (m := _TIM_CHANNEL.match(f.signal)) and m.group(1) in timers), None)  # fmt: skip
+        if signal is None:
+            raise _unsupported(f"{where}.output", f"{pin.name} has no timer channel in the pin facts")
+        match = _TIM_CHANNEL.match(signal)
+        assert match is not None
+        timer = build.timer(match.group(1), where)
+        psc, arr = build.fit_timer(timer["instance"], op.period_us / 1e6, where)
+        if timer["pwm"] and (timer["psc"], timer["arr"]) != (psc, arr):
+            raise _unsupported(where, f"{timer['instance']} already runs another PWM period")
+        timer.update(psc=psc, arr=arr)
+        channel = {"pin": build.af_pin(pin, signal, where), "channel": f"TIM_CHANNEL_{match.group(2)}",
+                   "polarity": "TIM_OCPOLARITY_LOW" if active_low else "TIM_OCPOLARITY_HIGH"}  # fmt: skip
+        timer["pwm"].append(channel)
+        view.update(timer=timer, channel=channel, top=arr + 1)
+        channel["pulse"] = round(op.duty_percent / 100 * (arr + 1)) if kind == "pwm_fixed" else 0
+        if kind == "pwm_fade":
+            view["step"] = max(1, round(op.step_percent / 100 * (arr + 1)))
+    elif kind in ("timer_periodic", "timer_oneshot"):
+        instance = op.source if op.source not in ("kernel", "systick") else build.free_timer(where)
+        timer = build.timer(instance, where)
+        psc, arr = build.fit_timer(instance, op.period_s, where)
+        timer.update(psc=psc, arr=arr, base=view)
+        names = [instance] + [i.name for p in build.target.peripherals.values() for i in p.interrupts
+                              if i.name.startswith(f"{instance}_") or i.name.endswith(f"_{instance}")]  # fmt: skip
+        timer["irq"] = {"name": build.irq(*names), "priority": 5 if op.irq_priority is None else op.irq_priority}
+        view.update(timer=timer, oneshot=kind == "timer_oneshot")
+    elif kind == "watchdog":
+        view["iwdg"] = build.watchdog = _iwdg(build, op.timeout_ms, where)
+        build.modules.add("IWDG")
+    elif kind == "dma_mem2mem":
+        view["src"], view["dst"] = build.buffer(op.src, f"{where}.src"), build.buffer(op.dst, f"{where}.dst")
+        element = view["src"]["element"]
+        view["count"] = min(view["src"]["size"], view["dst"]["size"]) // element
+        view["width"] = {1: "BYTE", 2: "HALFWORD", 4: "WORD"}[element]
+        view["dma"] = build.dma_stream(None, op.controller, where)
+        view["dma"].update(owner=view, priority=5 if op.irq_priority is None else op.irq_priority)
+    elif kind == "dma_periph_rx":
+        if not re.match(r"^U(S)?ART\d+_RX$", op.peripheral):
+            raise _unsupported(f"{where}.peripheral", "the HAL lowering receives by DMA from U(S)ARTn_RX only; "
+                                "sample ADCs with adc_scan")  # fmt: skip
+        uart = build.uart(op.peripheral[:-3], None, where)
+        if uart.get("rx_sym"):
+            raise _unsupported(where, f"{uart['instance']} already receives for {uart['rx_sym']}")
+        uart["rx_sym"] = sym
+        view["uart"] = uart
+        view["buffer"] = build.buffer(op.buffer, f"{where}.buffer")
+        view["dma"] = build.dma_stream(op.peripheral, op.controller, where)
+        view["dma"].update(owner=view, priority=5 if op.irq_priority is None else op.irq_priority)
+        uart["rx_dma"] = view
+        build.uart_irq(uart, op.irq_priority)
+    elif kind == "log":
+        view["uart"] = build.uart(None, None, where)
+        view["format"] = c_string_literal(op.message)
+        view["fields"] = [
+            (c_string_literal(f" {v}="), v)
+            for v in op.values
+            if (o := build.plan.operation(v)) is not None and o.op in VALUE_OPERATIONS
+        ]
+    return view
+
+
+def _i2c_timing(kernel_hz: int, scl_hz: int) -> int:
+    """I2C_TIMINGR for the STM32H7/F7/L4 I2C (RM0433 §47.4.9): PRESC, SCLDEL, SDADEL, SCLH, SCLL.
+
+    Data setup/hold times follow the I2C-bus spec minima for the speed mode (standard ≤ 100 kHz, fast
+    ≤ 400 kHz, fast-plus above); SCL low/high split 1:1 in standard mode and 2:1 in fast modes. The
+    synchronization delays the formula leaves out only lengthen the period, so SCL never exceeds the plan.
+    """
+    if scl_hz <= 100_000:
+        t_presc, scldel_s, sdadel_s, low_share = 250e-9, 1250e-9, 500e-9, 0.5
+    elif scl_hz <= 400_000:
+        t_presc, scldel_s, sdadel_s, low_share = 125e-9, 500e-9, 125e-9, 2 / 3
+    else:
+        t_presc, scldel_s, sdadel_s, low_share = 62.5e-9, 125e-9, 0.0, 2 / 3
+    presc = min(15, max(0, math.ceil(kernel_hz * t_presc) - 1))
+    tick = (presc + 1) / kernel_hz
+    while (1 / scl_hz) / tick > 512 and presc < 15:
+        presc += 1
+        tick = (presc + 1) / kernel_hz
+    cycles = math.ceil((1 / scl_hz) / tick)
+    scll = min(255, max(1, math.ceil(cycles * low_share) - 1))
+    sclh = min(255, max(1, cycles - (scll + 1) - 1))
+    scldel = min(15, max(0, math.ceil(scldel_s / tick) - 1))
+    sdadel = min(15, max(0, math.ceil(sdadel_s / tick)))
+    return (presc << 28) | (scldel << 20) | (sdadel << 16) | (sclh << 8) | scll
+
+
+def _spi_prescaler(build: _Build, instance: str, hz: int, where: str) -> int:
+    """The smallest SPI baud prescaler (2..256) whose SCK does not exceed the device's clock."""
+    # SPI1/4/5/6 sit on APB2 (H7: SPI1-3 use per_ck, set to HSI by SystemClock_Config), the rest on APB1.
+    if build.h7 and instance in ("SPI1", "SPI2", "SPI3"):
+        kernel = _hz(build.target, "HSI")
+    else:
+        kernel = _hz(build.target, "APB2" if instance in ("SPI1", "SPI4", "SPI5", "SPI6") else "APB1")
+    for prescaler in (2, 4, 8, 16, 32, 64, 128, 256):
+        if kernel / prescaler <= hz:
+            return prescaler
+    raise _unsupported(where, f"{hz} Hz is below the slowest SCK of {instance} ({kernel / 256:.0f} Hz)")
+
+
+def _iwdg(build: _Build, timeout_ms: int, where: str) -> dict[str, Any]:
+    """IWDG prescaler and reload for ``timeout_ms`` from the watchdog facts (LSI clock, 12-bit reload)."""
+    watchdogs = extra(build.target, "watchdog")
+    name = next((n for n in watchdogs if n.startswith("IWDG")), None)
+    if name is None:
+        raise _unsupported(where, f"no IWDG in the {build.target.id} watchdog facts")
+    facts = watchdogs[name]
+    clock = int(facts.get("clock_hz") or _hz(build.target, str(facts.get("clock", "LSI"))))
+    for prescaler in facts.get("prescalers", (4, 8, 16, 32, 64, 128, 256)):
+        reload = round(timeout_ms / 1000 * clock / int(prescaler)) - 1
+        if 0 <= reload <= int(facts.get("reload_max", 4095)):
+            return {"instance": name, "prescaler": int(prescaler), "reload": reload, "clock_hz": clock}
+    raise _unsupported(where, f"{timeout_ms} ms is outside the {name} range")
+
+
+class HalLowerer:
+    """The ``hal`` framework: STM32Cube HAL sources for targets whose board names a HAL family."""
+
+    name = "hal"
+
+    def supports(self, op_name: str, target: Target) -> bool:
+        return op_name in SUPPORTED and target.board.hal_family in HAL_VERSIONS
+
+    def lower(self, plan: Plan, target: Target) -> Lowered:
+        family = target.board.hal_family or ""
+        if family not in HAL_VERSIONS:
+            raise _unsupported(None, f"{target.id} has no STM32Cube HAL family in its board facts")
+        build = _Build(plan, target, family)
+        for index, op in enumerate(plan.operations):
+            if not self.supports(op.op, target):
+                raise _unsupported(f"operations[{index}]", f"{op.op} is not realizable with the STM32 HAL")
+            build.views.append(_view(build, index, op))
+        prefix = family.lower() + "xx"  # stm32f4xx / stm32h7xx
+        cache = build.cache_on
+        hse = target.clock("HSE")
+        irq_names = sorted(
+            {u["irq"]["name"] for u in build.uarts.values() if u["irq"]}
+            | {t["irq"]["name"] for t in build.timers.values() if t["irq"]}
+            | {d["irq"] for d in build.dmas}
+            | set(build.exti)
+        )
+        context: dict[str, Any] = {
+            "target": target, "family": family, "h7": build.h7, "prefix": prefix, "version": HAL_VERSIONS[family],
+            "views": build.views, "clocks": _clocks(target, family), "modules": sorted(build.modules),
+            "ports": sorted(build.ports), "outputs": [build.outputs[k] for k in sorted(build.outputs)],
+            "exti": sorted(build.exti.items()), "uarts": [build.uarts[k] for k in sorted(build.uarts)],
+            "timers": [build.timers[k] for k in sorted(build.timers)],
+            "adcs": [build.adcs[k] for k in sorted(build.adcs)],
+            "i2cs": [build.i2cs[k] for k in sorted(build.i2cs)], "spis": [build.spis[k] for k in sorted(build.spis)],
+            "dmas": build.dmas, "buffers": [build.buffers[k] for k in sorted(build.buffers)],
+            "watchdog": build.watchdog, "dcache": cache,
+            "dma_controllers": sorted({d["controller"] for d in build.dmas}),
+            "console": build.uarts.get(target.board.console.uart) if target.board.console else None,
+            "irq_names": irq_names, "lsi_hz": _hz(target, "LSI"),
+            # HSE_VALUE matters only when the HSE is used; otherwise the board's crystal, else ST's default.
+            "hse_default": max(hse.default_hz.values(), default=25_000_000) if hse else 25_000_000,
+        }  # fmt: skip
+        env = template_env("hal")
+        files = {
+            "Core/Inc/main.h": env.get_template("main.h.j2").render(context),
+            f"Core/Inc/{prefix}_hal_conf.h": env.get_template("hal_conf.h.j2").render(context),
+            f"Core/Inc/{prefix}_it.h": env.get_template("it.h.j2").render(context),
+            "Core/Src/main.c": env.get_template("main.c.j2").render(context),
+            f"Core/Src/{prefix}_hal_msp.c": env.get_template("hal_msp.c.j2").render(context),
+            f"Core/Src/{prefix}_it.c": env.get_template("it.c.j2").render(context),
+            "README.md": env.get_template("README.md.j2").render(context),
+        }
+        receipt = Receipt(
+            realized=[f"{v['kind']}:{v['sym']}" for v in build.views],
+            notes=[
+                *(f"{signal} on {pin} (chosen: the plan named no pin)" for signal, pin in sorted(build.chosen.items())),
+                HAL_VERSIONS[family],
+                f"SYSCLK {context['clocks']['sysclk']} Hz",
+                f"D-cache maintenance: {'yes' if cache else 'no'}",
+            ],  # fmt: skip
+        )
+        return Lowered(framework=self.name, target=target.id, files=files, receipt=receipt)
+
+
+register_framework("hal", HalLowerer())

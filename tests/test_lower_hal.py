@@ -1,0 +1,302 @@
+"""The STM32Cube HAL lowering for the STM32F407 and STM32H743: file set, facts-derived numbers, order.
+
+Every expectation is recomputed from the target facts (alternate functions, clocks, watchdog clock,
+D-cache line, memory placement) rather than hard-coded, and the independent static verifier must give
+each artifact a clean verdict.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rac_fw.domains.firmware.facts.load import load_target
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.lower import LoweringError, get_lowerer, lower
+from rac_fw.domains.firmware.obligations import check
+from rac_fw.domains.firmware.obligations.placement import placement
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.load import parse_plan
+from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.verify.artifact import verify_sources
+
+TARGETS = ("stm32f407", "stm32h743")
+
+
+#: Per board: free pins for USART RX by DMA and I2C1 (the F4 Discovery wires most USART pins elsewhere,
+#: so it receives by DMA on its console USART2 and has no second UART), an ADC pin, the PWM-capable LED.
+BOARD = {
+    "stm32f407": {
+        "pins": [("scl", "PB8", "I2C1_SCL"), ("sda", "PB7", "I2C1_SDA")],
+        "dma_uart": "USART2", "irq_uart": None, "adc": "PA1", "pwm_led": "led1",
+    },
+    "stm32h743": {
+        "pins": [("u1tx", "PB6", "USART1_TX"), ("u1rx", "PB7", "USART1_RX"), ("scl", "PB8", "I2C1_SCL"),
+                 ("sda", "PB9", "I2C1_SDA")],
+        "dma_uart": "USART1", "irq_uart": "USART3", "adc": "PA3", "pwm_led": "pwm_led0",
+    },
+}  # fmt: skip
+
+
+def _plan(target_id: str) -> dict:
+    """A plan over most HAL operations on free pins of the target's board."""
+    board = BOARD[target_id]
+    operations = [
+        {"op": "gpio_blink", "led": "led0", "period_ms": 500},
+        {"op": "gpio_input_irq", "name": "button", "button": "sw0", "edge": "rising", "debounce_ms": 30},
+        {"op": "uart_print", "message": "hello", "repeat_interval_ms": 1000},
+        {"op": "dma_periph_rx", "name": "dmarx", "peripheral": f"{board['dma_uart']}_RX", "buffer": "rx_buf"},
+        {"op": "i2c_transfer", "name": "whoami", "device": "imu", "register_index": 0x75, "interval_ms": 1000},
+        {"op": "adc_periodic", "name": "pot", "channel": {"pin": board["adc"]}, "interval_ms": 200},
+        {"op": "pwm_fade", "output": board["pwm_led"], "period_us": 1000, "step_percent": 5, "interval_ms": 20},
+        {"op": "timer_periodic", "name": "tick", "period_ms": 10},
+        {"op": "timer_oneshot", "name": "once", "period_us": 2500, "source": "TIM2"},
+        {"op": "watchdog", "timeout_ms": 3000, "feed_interval_ms": 1000},
+        {"op": "dma_mem2mem", "name": "copy", "src": "src_buf", "dst": "dst_buf"},
+        {"op": "log", "message": "values", "values": ["pot", "whoami"], "interval_ms": 1000},
+    ]
+    if board["irq_uart"]:
+        operations.append(
+            {"op": "uart_rx_irq", "name": "rx", "uart": board["irq_uart"], "ring_bytes": 64, "echo": True}
+        )
+    return {
+        "target": target_id,
+        "resources": {
+            "pins": [{"name": n, "pin": p, "function": f} for n, p, f in board["pins"]],
+            "buffers": [
+                {"name": "src_buf", "size_bytes": 100, "role": "dma_mem"},
+                {"name": "dst_buf", "size_bytes": 100, "role": "dma_mem"},
+                {"name": "rx_buf", "size_bytes": 64, "role": "dma_rx"},
+            ],
+            "devices": [{"name": "imu", "bus": "i2c", "controller": "I2C1", "address": 0x68, "frequency_hz": 400000}],
+        },
+        "operations": operations,
+    }
+
+
+def _valid(data: dict, target: Target) -> Plan:
+    plan = parse_plan(data, "test")
+    evidence = check(plan, target, "hal")
+    assert evidence == [], [f"{e.code} {e.location}: {e.message}" for e in evidence]
+    return plan
+
+
+@pytest.fixture(scope="module", params=TARGETS)
+def case(request: pytest.FixtureRequest) -> tuple[Target, Plan, dict[str, str]]:
+    target = load_target(request.param)
+    plan = _valid(_plan(request.param), target)
+    return target, plan, lower(plan, target, "hal").files
+
+
+def _prefix(target: Target) -> str:
+    assert target.board.hal_family is not None
+    return target.board.hal_family.lower() + "xx"
+
+
+def test_file_set_and_family_header(case: tuple[Target, Plan, dict[str, str]]) -> None:
+    target, _, files = case
+    prefix = _prefix(target)
+    assert set(files) == {
+        "Core/Inc/main.h", f"Core/Inc/{prefix}_hal_conf.h", f"Core/Inc/{prefix}_it.h", "Core/Src/main.c",
+        f"Core/Src/{prefix}_hal_msp.c", f"Core/Src/{prefix}_it.c", "README.md",
+    }  # fmt: skip
+    assert f'#include "{prefix}_hal.h"' in files["Core/Inc/main.h"]
+    other = {"stm32f4xx": "stm32h7xx", "stm32h7xx": "stm32f4xx"}[prefix]
+    assert not any(other in text for text in files.values())
+
+
+def test_alternate_functions_equal_the_pin_facts(case: tuple[Target, Plan, dict[str, str]]) -> None:
+    target, _, files = case
+    msp = files[f"Core/Src/{_prefix(target)}_hal_msp.c"]
+    configured = re.findall(r"/\* (P[A-K]\d+): (\w+) \*/\n(?:.*\n){3}\s+init\.Alternate = GPIO_AF(\d+)_(\w+);", msp)
+    assert {(pin, signal) for pin, signal, _, _ in configured} >= {(p, f) for _, p, f in BOARD[target.id]["pins"]}
+    for pin, signal, number, instance in configured:
+        assert int(number) == target.pins[pin].af(signal), (pin, signal)
+        assert signal.startswith(instance)
+
+
+def test_clock_enables_precede_every_init(case: tuple[Target, Plan, dict[str, str]]) -> None:
+    target, _, files = case
+    msp = files[f"Core/Src/{_prefix(target)}_hal_msp.c"]
+    inits = re.sub(r"void HAL_\w+_MspDeInit\(.*?\n\}\n", "", msp, flags=re.S)
+    blocks = re.findall(r"->Instance == (\w+)\) \{\n(.*?)\n    \}", inits, re.S)
+    assert blocks
+    for instance, body in blocks:
+        gate = "ADC12" if instance in ("ADC1", "ADC2") and target.family == "STM32H7" else instance
+        enable = body.find(f"__HAL_RCC_{gate}_CLK_ENABLE()")
+        assert enable == body.find("__HAL_RCC_"), instance  # the peripheral gate is the first thing done
+        for port in re.findall(r"HAL_GPIO_Init\(GPIO([A-K]),", body):
+            assert -1 < body.find(f"__HAL_RCC_GPIO{port}_CLK_ENABLE()") < body.find(f"HAL_GPIO_Init(GPIO{port},")
+    main = files["Core/Src/main.c"]
+    gpio = main[main.index("static void MX_GPIO_Init(void)\n{") :]
+    for port in set(re.findall(r"HAL_GPIO_Init\(GPIO([A-K]),", gpio.split("\n}\n")[0])):
+        assert gpio.find(f"__HAL_RCC_GPIO{port}_CLK_ENABLE()") < gpio.find(f"HAL_GPIO_Init(GPIO{port},")
+    # MX_DMA_Init (DMA clocks) runs before the UART init that links its RX stream.
+    assert main.index("    MX_DMA_Init();") < main.index(f"    MX_{BOARD[target.id]['dma_uart']}_Init();")
+
+
+def test_system_clock_reproduces_the_hal_clock_facts(case: tuple[Target, Plan, dict[str, str]]) -> None:
+    target, _, files = case
+    main = files["Core/Src/main.c"]
+
+    def hz(name: str) -> int:
+        clock = target.clock(name)
+        assert clock is not None
+        return clock.default_hz["hal"]
+
+    sysclk = hz("SYSCLK")
+    if sysclk == hz("HSI"):
+        assert "RCC_SYSCLKSOURCE_HSI" in main and "RCC_PLL_NONE" in main
+    else:
+        values = {k: int(v) for k, v in re.findall(r"osc\.PLL\.PLL([MNQ]) = (\d+);", main)}
+        p = int(re.search(r"RCC_PLLP_DIV(\d+)", main)[1])  # type: ignore[index]
+        vco = hz("HSE") // values["M"] * values["N"]
+        assert vco // p == sysclk and vco // values["Q"] == hz("PLL48CK")
+    divider = {
+        "APB1": r"APB1CLKDivider = RCC_(?:HCLK|APB1)_DIV(\d+)",
+        "APB2": r"APB2CLKDivider = RCC_(?:HCLK|APB2)_DIV(\d+)",
+    }
+    for bus, pattern in divider.items():
+        assert hz("HCLK") // int(re.search(pattern, main)[1]) == hz(bus), bus  # type: ignore[index]
+
+
+def test_dma_buffers_placement_and_cache_maintenance_order(case: tuple[Target, Plan, dict[str, str]]) -> None:
+    target, plan, files = case
+    main = files["Core/Src/main.c"]
+    regions = placement(plan, target)
+    dcache = target.core.dcache
+    for name in ("src_buf", "dst_buf", "rx_buf"):
+        region = target.region(regions[name])
+        assert region is not None and {"DMA1", "DMA2"} & set(region.reachable_by)
+        macro = f"{name.upper()}_PLACEMENT"
+        section = re.escape(f'__attribute__((section(".dma.{regions[name]}.{name}"), aligned(')
+        match = re.search(rf"#define {macro} {section}(\d+)\)\)\)\nstatic uint8_t {macro} {name}\[(\d+)\];", main)
+        assert match is not None, name
+        if dcache is not None:
+            assert int(match[1]) % dcache.line_bytes == 0 and int(match[2]) % dcache.line_bytes == 0
+    start = main.index("HAL_DMA_Start_IT(")
+    receive = main.index("HAL_UART_Receive_DMA(")
+    if dcache is None:
+        assert "SCB_" not in main
+        return
+    assert "SCB_EnableDCache();" in main and main.index("SCB_EnableDCache();") < main.index("HAL_Init()")
+    # Clean the memory-side source before the DMA reads it.
+    assert -1 < main.index("SCB_CleanDCache_by_Addr((uint32_t *)src_buf") < start
+    # Invalidate the destination only after the completion interrupt has set the flag.
+    done = main.index("if ((copy_done || copy_failed) && !copy_reported)")
+    assert start < done < main.index("SCB_InvalidateDCache_by_Addr((uint32_t *)dst_buf") < main.index("memcmp(dst_buf")
+    # UART RX by DMA: invalidated before the start and after each completed half.
+    assert main.index("SCB_InvalidateDCache_by_Addr((uint32_t *)rx_buf") < receive
+    loop = main.index("while (dmarx_seen != dmarx_halves)")
+    assert loop < main.index("SCB_InvalidateDCache_by_Addr((uint32_t *)rx_buf", loop)
+
+
+def test_conf_header_enables_exactly_the_modules_used(case: tuple[Target, Plan, dict[str, str]]) -> None:
+    target, _, files = case
+    conf = files[f"Core/Inc/{_prefix(target)}_hal_conf.h"]
+    enabled = set(re.findall(r"#define HAL_(\w+)_MODULE_ENABLED", conf)) - {""}
+    sources = "".join(text for path, text in files.items() if path.endswith(".c"))
+    used = {m for m in re.findall(r"\bHAL_([A-Z0-9]+)_", sources) if m not in ("GPIO", "NVIC", "RCC")}
+    used |= {"RCC", "GPIO", "CORTEX", "FLASH", "PWR", "DMA"}
+    used = {"ADC" if m == "ADCEX" else "I2C" if m == "I2CEX" else m for m in used}
+    assert enabled == used | {"CORTEX", "FLASH"}
+    for module in enabled:
+        assert f'#include "{_prefix(target)}_hal_{module.lower()}.h"' in conf
+
+
+def test_irq_handlers_come_from_the_svd_facts(case: tuple[Target, Plan, dict[str, str]]) -> None:
+    target, _, files = case
+    it = files[f"Core/Src/{_prefix(target)}_it.c"]
+    assert re.search(r"void SysTick_Handler\(void\)\n\{\n    HAL_IncTick\(\);", it)
+    known = {i.name.replace("_STR", "_Stream") for p in target.peripherals.values() for i in p.interrupts}
+    handlers = re.findall(r"void (\w+)_IRQHandler\(void\)\n\{\n    (HAL_\w+_IRQHandler)\(", it)
+    assert BOARD[target.id]["dma_uart"] in {name for name, _ in handlers}
+    for name, dispatcher in handlers:
+        assert name in known, name
+        assert dispatcher in (
+            "HAL_UART_IRQHandler",
+            "HAL_TIM_IRQHandler",
+            "HAL_DMA_IRQHandler",
+            "HAL_GPIO_EXTI_IRQHandler",
+        )
+    main = files["Core/Src/main.c"]
+    for name, _ in handlers:
+        assert f"{name}_IRQn" in main or f"{name}_IRQn" in files[f"Core/Src/{_prefix(target)}_hal_msp.c"]
+
+
+def test_watchdog_timeout_from_lsi_facts(case: tuple[Target, Plan, dict[str, str]]) -> None:
+    target, _, files = case
+    main = files["Core/Src/main.c"]
+    name = next(n for n in target.extra["watchdog"] if n.startswith("IWDG"))
+    facts = target.extra["watchdog"][name]
+    prescaler = int(re.search(r"IWDG_PRESCALER_(\d+);", main)[1])  # type: ignore[index]
+    reload = int(re.search(r"hiwdg\.Init\.Reload = (\d+)U;", main)[1])  # type: ignore[index]
+    assert f"hiwdg.Instance = {name};" in main and reload <= facts["reload_max"]
+    assert abs((reload + 1) * prescaler / facts["clock_hz"] * 1000 - 3000) <= prescaler / facts["clock_hz"] * 1000
+    assert main.index("MX_IWDG_Init();") > main.index("HAL_DMA_Start_IT(")  # installed last, right before the loop
+    assert "HAL_IWDG_Refresh(&hiwdg)" in main
+
+
+def test_i2c_setup_matches_the_bus_clock(case: tuple[Target, Plan, dict[str, str]]) -> None:
+    target, _, files = case
+    main = files["Core/Src/main.c"]
+    if target.family != "STM32H7":
+        assert "hi2c1.Init.ClockSpeed = 400000;" in main
+        return
+    timing = int(re.search(r"hi2c1\.Init\.Timing = 0x([0-9A-F]{8})U;", main)[1], 16)  # type: ignore[index]
+    kernel = target.clock("APB1").default_hz["hal"]  # type: ignore[union-attr]
+    tick = ((timing >> 28) + 1) / kernel
+    low, high = ((timing & 0xFF) + 1) * tick, (((timing >> 8) & 0xFF) + 1) * tick
+    assert low >= 1.3e-6 and high >= 0.6e-6  # I2C fast-mode minima (UM10204 table 10)
+    assert low + high >= 1 / 400_000 * 0.98
+
+
+def test_hostile_strings_and_verifier_verdict(case: tuple[Target, Plan, dict[str, str]]) -> None:
+    target, _, files = case
+    verification = verify_sources(files, "hal", target)
+    assert verification.ok, [f"{e.code} {e.location}: {e.message}" for e in verification.evidence]
+    hostile = 'x"y\\z %d */ ??/'
+    plan = _valid({"target": target.id, "operations": [{"op": "uart_print", "message": hostile}]}, target)
+    main = lower(plan, target, "hal").files["Core/Src/main.c"]
+    assert c_string_literal(hostile + "\r\n") in main and hostile not in main
+
+
+def test_thread_operations_are_unsupported() -> None:
+    target = load_target("stm32h743")
+    lowerer = get_lowerer("hal")
+    assert lowerer.supports("dma_mem2mem", target) and not lowerer.supports("isr_handoff", target)
+    assert not lowerer.supports("gpio_blink", load_target("esp32s3"))
+    plan = parse_plan(
+        {
+            "target": "stm32h743",
+            "resources": {"threads": [{"name": "worker", "priority": 5, "stack_bytes": 1024}]},
+            "operations": [
+                {"op": "timer_periodic", "name": "tick", "period_ms": 10},
+                {"op": "isr_handoff", "source": "tick", "mechanism": "semaphore", "thread": "worker"},
+            ],
+        }
+    )
+    assert any(e.code == "E_TARGET_UNSUPPORTED" for e in check(plan, target, "hal"))
+    with pytest.raises(LoweringError) as raised:
+        lower(plan, target, "hal")
+    assert raised.value.evidence[0].code == "E_TARGET_UNSUPPORTED"
+
+
+def test_bus_pins_the_plan_leaves_open_are_free_pins_with_their_facts_af() -> None:
+    target = load_target("stm32h743")
+    plan = _valid(
+        {
+            "target": "stm32h743",
+            "resources": {"devices": [{"name": "tmp", "bus": "i2c", "controller": "I2C1", "address": 0x48}]},
+            "operations": [{"op": "i2c_transfer", "device": "tmp", "register_index": 0, "read_bytes": 2}],
+        },
+        target,
+    )
+    lowered = lower(plan, target, "hal")
+    chosen = dict(re.findall(r"(I2C1_\w+) on (P[A-K]\d+) \(chosen", " ".join(lowered.receipt.notes)))
+    assert set(chosen) == {"I2C1_SCL", "I2C1_SDA"}
+    msp = lowered.files["Core/Src/stm32h7xx_hal_msp.c"]
+    for signal, pin in chosen.items():
+        assert target.pins[pin].reserved is None
+        assert f"/* {pin}: {signal} */" in msp and f"GPIO_AF{target.pins[pin].af(signal)}_I2C1;" in msp
