@@ -259,7 +259,7 @@ class FirmwareTools:
             raise LookupError(f"session {session} has no clean plan yet: call plan first")
         _, out, _ = self._latest[s.id]
         config = self.store.config
-        would = {"board": board, "artifact": str(out), "target": s.task}
+        would: dict[str, Any] = {"board": board, "artifact": str(out), "target": s.task}
         if config.bench is None:
             return {"status": "dry-run", "would_flash": would,
                     "reason": "the server was started without --bench; no board can be flashed"}
@@ -328,7 +328,7 @@ def _add_firmware_tools(server: Any, fw: FirmwareTools) -> None:
               builder: Builder = "auto") -> dict[str, Any]:
         return fw.flash(session, board, builder)
 
-    docs = {
+    docs: dict[Callable[..., dict[str, Any]], str] = {
         plan: "Validate, lower and verify a firmware plan (one proposal of the session's budget); on a clean "
               "verdict the artifact is written. " + (Plan.__doc__ or "").strip(),
         build: "Build the session's newest clean artifact with a builder (missing tools come back as evidence).",
