@@ -109,7 +109,8 @@ def plan(
                 table.add_row(escape(entry["path"]), str(entry["bytes"]), entry["sha256"][:16])
             console.print(table)
         if result.build is not None:
-            console.print(f"build: {escape(str(result.build['backend']))} → {escape(str(result.build['image']))}")
+            outcome = escape(str(result.build["image"])) if result.build["ok"] else "[red]failed[/] (see evidence above)"
+            console.print(f"build: {escape(str(result.build['backend']))} → {outcome}")
             for region in result.build.get("memory", []):
                 console.print(f"  {region['region']}: {region['used']} of {region['size']} bytes")
         if result.run is not None and result.run.get("output"):
