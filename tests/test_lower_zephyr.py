@@ -11,6 +11,7 @@ import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tree_sitter
@@ -18,6 +19,7 @@ import tree_sitter_c
 
 from rac_fw.contract import apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
+from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.lower import (
     MANIFEST_NAME,
     LoweringError,
@@ -26,8 +28,10 @@ from rac_fw.domains.firmware.lower import (
     write_artifact,
 )
 from rac_fw.domains.firmware.lower.zephyr import ZEPHYR_VERSION
+from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
+from rac_fw.domains.firmware.verify.artifact import verify_sources
 from rac_fw.resources import data_dir
 
 EXAMPLES = data_dir("examples")
@@ -77,6 +81,10 @@ def _calls(body: tree_sitter.Node) -> list[str]:
             if function is not None and function.text is not None:
                 names.append(function.text.decode())
     return names
+
+
+def _source(node: tree_sitter.Node) -> str:
+    return node.text.decode() if node.text is not None else ""
 
 
 def _kconfig(prj: str) -> set[str]:
@@ -171,9 +179,9 @@ def test_isr_bodies_never_block_log_or_allocate() -> None:
             assert post in called
             post_calls = _calls(functions[post])
             assert not forbidden & set(post_calls)
-            assert "K_FOREVER" not in functions[post].text.decode()
+            assert "K_FOREVER" not in _source(functions[post])
         # State the ISR shares with threads is atomic_t.
-        for name in re.findall(r"atomic_\w+\(&(\w+)", functions[isr].text.decode()):
+        for name in re.findall(r"atomic_\w+\(&(\w+)", _source(functions[isr])):
             assert re.search(rf"static atomic_t {name} =", main), name
 
 
@@ -189,7 +197,7 @@ def test_threads_get_the_plans_priorities_and_stacks_and_locks_are_mutexes() -> 
         assert match, thread.name
         assert (int(match.group(1)), int(match.group(2))) == (thread.stack_bytes, thread.priority)
     assert "K_MUTEX_DEFINE(app_state_lock);" in main and "K_MUTEX_DEFINE(app_journal_lock);" in main
-    body = _functions(main)["app_fast_entry"].text.decode()
+    body = _source(_functions(main)["app_fast_entry"])
     # Two locks in one fixed order, released in reverse.
     order = [m.group(0) for m in re.finditer(r"k_mutex_(?:lock|unlock)\(&app_(?:state|journal)_lock", body)]
     transfer = order[2:]  # the first pair is the shared-state update
@@ -243,6 +251,10 @@ def test_supports_is_decided_from_the_facts() -> None:
     assert not zephyr.supports("pwm_fade", native), "native_sim has no PWM node"
     assert not zephyr.supports("dma_mem2mem", nrf), "EasyDMA cannot copy memory to memory"
     assert zephyr.supports("dma_mem2mem", h7) and zephyr.supports("watchdog", h7)
+    f4 = load_target("stm32f407")
+    assert zephyr.supports("dma_periph_rx", nrf), "UARTE0 receives through its own EasyDMA"
+    assert zephyr.supports("dma_periph_rx", f4), "the facts map USART2_RX to a DMA1 stream and channel"
+    assert not zephyr.supports("dma_periph_rx", _without_rx_route(h7)), "no request route known: not guessed"
     assert not zephyr.supports("flash_store", h7)
     hal_only = dataclasses.replace(h7, frameworks=("hal",))
     assert not zephyr.supports("gpio_blink", hal_only), "a target whose facts list no Zephyr support"
@@ -273,3 +285,213 @@ def test_lowering_is_deterministic_and_written_with_hashes(tmp_path: Path) -> No
     write_artifact(lower(plan, load_target("stm32h743"), "zephyr"), tmp_path)
     assert not (tmp_path / "boards/nrf52840dk_nrf52840.overlay").exists()
     assert (tmp_path / "boards/nucleo_h743zi.overlay").is_file()
+
+
+# --- peripheral-to-memory DMA: console UART reception through the asynchronous UART API -----------
+
+#: The STM32H743's DMAMUX1 request line for USART3_RX (RM0433 Table 121; the CMSIS-SVD's DMAMUX1
+#: CCRx.DMAREQ_ID enumerated value usart3_rx_dma = 45) and the first mux channel of each DMA controller
+#: (channels 0-7 drive DMA1 streams 0-7, 8-15 drive DMA2). The shape ``extra.dmamux`` the lowering reads.
+H7_DMAMUX = {"DMAMUX1": {"controllers": {"DMA1": 0, "DMA2": 8}, "requests": {"USART3_RX": 45}}}
+
+
+def _with_extra(target: Target, **extra: object) -> Target:
+    return dataclasses.replace(target, extra={**target.extra, **extra})
+
+
+def _without_rx_route(target: Target) -> Target:
+    """The target with no request-line facts: neither a DMAMUX table nor fixed controller mappings."""
+    extra = {k: v for k, v in target.extra.items() if k != "dmamux"}
+    dma = tuple(dataclasses.replace(c, requests={}) for c in target.dma)
+    return dataclasses.replace(target, extra=extra, dma=dma)
+
+
+def _console_rx_plan(target: str, peripheral: str, circular: bool = True, **buffer: object) -> dict[str, Any]:
+    return {
+        "target": target,
+        "resources": {"buffers": [{"name": "rx_buf", "size_bytes": 256, "role": "dma_rx", **buffer}]},
+        "operations": [
+            {"op": "dma_periph_rx", "name": "rx", "peripheral": peripheral, "buffer": "rx_buf", "circular": circular}
+        ],
+    }
+
+
+def _assert_async_rx_shape(main: str, callback: str, setup: str) -> list[str]:
+    """Readiness → callback → enable in setup; the callback copies spans into a ring and never blocks."""
+    functions = _functions(main)
+    setup_calls = _calls(functions[setup])
+    assert setup_calls.index("device_is_ready") < setup_calls.index("uart_callback_set")
+    assert setup_calls.index("uart_callback_set") < setup_calls.index("uart_rx_enable")
+    isr_calls = _calls(functions[callback])
+    assert "ring_buf_put" in isr_calls
+    blocking = {"printk", "k_msleep", "k_sleep", "k_malloc", "k_mutex_lock", "LOG_INF", "LOG_ERR", "uart_rx_enable"}
+    assert not blocking & set(isr_calls), isr_calls
+    # Everything the callback writes is atomic (it runs in the UART/DMA interrupt).
+    for name in re.findall(r"atomic_\w+\(&(\w+)", _source(functions[callback])):
+        assert re.search(rf"static atomic_t {name} =", main), name
+    return isr_calls
+
+
+def test_dma_uart_rx_on_stm32f407_routes_the_console_rx_request_from_the_facts() -> None:
+    target = load_target("stm32f407")
+    files = _lowered("dma_uart_rx.yaml", "stm32f407")
+    overlay = files["boards/stm32f4_disco.overlay"]
+    dma1 = target.dma_controller("DMA1")
+    assert dma1 is not None and dma1.routes("USART2_RX")
+    stream, channel = dma1.routes("USART2_RX")[0]
+    assert f"dmas = <&dma1 {stream} {channel} STM32_DMA_PERIPH_RX STM32_DMA_FIFO_FULL>;" in overlay
+    assert 'dma-names = "rx";' in overlay and re.search(r"&dma1 \{\s+status = \"okay\";", overlay)
+    assert "#include <zephyr/dt-bindings/dma/stm32_dma.h>" in overlay
+    main = files["src/main.c"]
+    isr_calls = _assert_async_rx_shape(main, "app_console_dma_callback", "app_console_dma_setup")
+    # Circular: the driver's next-buffer request is answered with the other half of the plan buffer.
+    assert "uart_rx_buf_rsp" in isr_calls and "app_rx_spans_post" in isr_calls
+    assert "static uint8_t app_rx_buf[256] __aligned(4);" in main
+    assert "uart_rx_buf_rsp(dev, &app_rx_buf[half * 128], 128U)" in main
+    assert "sys_cache_data" not in main and "__nocache" not in main, "the F4 has no D-cache"
+    assert _kconfig(files["prj.conf"]) == {
+        "CONFIG_SERIAL",
+        "CONFIG_UART_ASYNC_API",
+        "CONFIG_RING_BUFFER",
+        "CONFIG_DMA",
+        "CONFIG_MAIN_STACK_SIZE",
+    }
+    # The handoff thread drains the ring the callback fills.
+    assert "ring_buf_get" in _calls(_functions(main)["app_rx_worker_entry"])
+
+
+def test_dma_uart_rx_on_nrf52840_uses_the_uartes_own_easydma() -> None:
+    plan = parse_plan(_console_rx_plan("nrf52840", "UARTE0_RX", circular=False))
+    files = lower(plan, load_target("nrf52840"), "zephyr").files
+    assert "dmas" not in files["boards/nrf52840dk_nrf52840.overlay"]
+    assert _kconfig(files["prj.conf"]) == {
+        "CONFIG_SERIAL",
+        "CONFIG_UART_ASYNC_API",
+        "CONFIG_RING_BUFFER",
+        "CONFIG_MAIN_STACK_SIZE",
+    }
+    main = files["src/main.c"]
+    isr_calls = _assert_async_rx_shape(main, "app_rx_callback", "app_rx_setup")
+    # One-shot: the whole buffer is given once and never re-armed; no half-buffer answers.
+    assert "uart_rx_buf_rsp" not in isr_calls
+    assert "uart_rx_enable(app_rx_uart, app_rx_buf, 256U, " in main
+    assert "uart_rx_enable" not in _calls(_functions(main)["app_rx_step"])
+    # The buffer lives in the default RAM: no section attribute (EasyDMA reaches all of Data RAM).
+    assert "static uint8_t app_rx_buf[256] __aligned(4);" in main
+    # Without a handoff thread, the main loop drains the ring.
+    assert "ring_buf_get" in _calls(_functions(main)["app_rx_step"])
+    assert verify_sources(files, "zephyr", load_target("nrf52840")).evidence == []
+
+
+def test_dma_uart_rx_on_stm32h743_places_the_buffer_in_non_cacheable_memory() -> None:
+    target = _with_extra(load_target("stm32h743"), dmamux=H7_DMAMUX)
+    plan = parse_plan(_console_rx_plan("stm32h743", "USART3_RX"))
+    assert check(plan, target, "zephyr") == []
+    files = lower(plan, target, "zephyr").files
+    overlay = files["boards/nucleo_h743zi.overlay"]
+    # DMAMUX1 channel 7 (DMA1's last stream, leaving low ones to dma_request_channel), request line 45.
+    assert "dmas = <&dmamux1 7 45 STM32_DMA_PERIPH_RX>;" in overlay
+    assert re.search(r"&dmamux1 \{\s+status = \"okay\";", overlay) and re.search(r"&dma1 \{", overlay)
+    main = files["src/main.c"]
+    # D-cached AXI SRAM: the driver starts the DMA, so no clean can precede it; the buffer is __nocache,
+    # cache-line aligned and a whole number of lines per half.
+    declared = re.search(r"static uint8_t app_rx_buf\[(\d+)\] __aligned\((\d+)\) __nocache;", main)
+    assert declared, main
+    size, align = map(int, declared.groups())
+    assert align == 32 and size % (2 * 32) == 0
+    assert "#include <zephyr/linker/section_tags.h>" in main
+    prj = _kconfig(files["prj.conf"])
+    assert {"CONFIG_NOCACHE_MEMORY", "CONFIG_UART_ASYNC_API", "CONFIG_DMA"} <= prj
+    assert "CONFIG_CACHE_MANAGEMENT" not in prj
+    _assert_async_rx_shape(main, "app_rx_callback", "app_rx_setup")
+    verification = verify_sources(files, "zephyr", target)
+    assert verification.evidence == [] and all(v.passed for v in verification.verdicts)
+
+
+def test_dma_uart_rx_without_a_known_request_route_is_unsupported() -> None:
+    target = _without_rx_route(load_target("stm32h743"))
+    with pytest.raises(LoweringError) as caught:
+        lower(parse_plan(_console_rx_plan("stm32h743", "USART3_RX")), target, "zephyr")
+    evidence = caught.value.evidence[0]
+    assert evidence.code == "E_TARGET_UNSUPPORTED" and evidence.location == "operations[0]"
+
+
+def test_a_cached_buffer_outside_the_default_ram_cannot_be_made_nocache() -> None:
+    target = _with_extra(load_target("stm32h743"), dmamux=H7_DMAMUX)
+    data = _console_rx_plan("stm32h743", "USART3_RX", placement="SRAM1")
+    with pytest.raises(LoweringError) as caught:
+        lower(parse_plan(data), target, "zephyr")
+    evidence = caught.value.evidence[0]
+    assert evidence.code == "E_TARGET_UNSUPPORTED" and evidence.location == "resources.buffers[0].placement"
+    fixed = apply_patch(data, evidence.relaxations[0].patch)
+    assert "__nocache;" in lower(parse_plan(fixed), target, "zephyr").files["src/main.c"]
+
+
+@pytest.mark.parametrize(
+    ("peripheral", "location", "words"),
+    [("ADC1", "operations[0].peripheral", "adc_scan"), ("USART3_RX", "operations[0].peripheral", "console")],
+)
+def test_dma_reception_other_than_the_console_uart_is_unsupported_with_a_reason(
+    peripheral: str, location: str, words: str
+) -> None:
+    data = _console_rx_plan("stm32f407", peripheral)
+    with pytest.raises(LoweringError) as caught:
+        lower(parse_plan(data), load_target("stm32f407"), "zephyr")
+    evidence = caught.value.evidence[0]
+    assert evidence.code == "E_TARGET_UNSUPPORTED" and evidence.location == location
+    assert words in evidence.message
+    if peripheral.endswith("_RX"):
+        fixed = apply_patch(data, evidence.relaxations[0].patch)
+        assert "uart_rx_enable" in lower(parse_plan(fixed), load_target("stm32f407"), "zephyr").files["src/main.c"]
+
+
+def test_one_receiver_per_uart() -> None:
+    data = _console_rx_plan("nrf52840", "UARTE0_RX")
+    data["operations"] = [{"op": "uart_rx_irq", "name": "irq_rx", "ring_bytes": 64}, *data["operations"]]
+    with pytest.raises(LoweringError) as caught:
+        lower(parse_plan(data), load_target("nrf52840"), "zephyr")
+    evidence = caught.value.evidence[0]
+    assert (
+        evidence.location == "operations[1]" and "operations[0] already owns the receiver of uart0" in evidence.message
+    )
+
+
+# --- sensor: nRF52840 die temperature; ADC default pin ---------------------------------------------
+
+
+@pytest.mark.parametrize("device", ["temp", "die_temp"])
+def test_die_temperature_on_nrf52840_reads_the_temp_node(device: str) -> None:
+    target = load_target("nrf52840")
+    assert "temp" in target.board.dt_node_labels
+    data = {
+        "target": "nrf52840",
+        "operations": [{"op": "sensor_read", "name": "die", "device": device, "channel": "die_temp"}],
+    }
+    files = lower(parse_plan(data), target, "zephyr").files
+    main = files["src/main.c"]
+    assert "DEVICE_DT_GET(DT_NODELABEL(temp))" in main
+    functions = _functions(main)
+    assert _calls(functions["app_die_setup"]) == ["device_is_ready"]
+    step = _calls(functions["app_die_step"])
+    assert step.index("sensor_sample_fetch") < step.index("sensor_channel_get")
+    assert "sensor_channel_get(app_die_dev, SENSOR_CHAN_DIE_TEMP, value)" in main
+    assert main.count("if (err < 0)") >= 2
+    assert {"CONFIG_SENSOR", "CONFIG_TEMP_NRF5"} <= _kconfig(files["prj.conf"])
+    assert re.search(r"&temp \{\s+status = \"okay\";", files["boards/nrf52840dk_nrf52840.overlay"])
+    assert verify_sources(files, "zephyr", target).evidence == []
+
+
+@pytest.mark.parametrize("target_id", ["nrf52840", "stm32h743", "stm32f407"])
+def test_an_adc_channel_without_a_pin_samples_the_boards_default_pin(target_id: str) -> None:
+    target = load_target(target_id)
+    adc = target.extra["adc"]
+    assert isinstance(adc, dict), "the facts describe the ADC"
+    default = adc["board_default_pin"]
+    signal = next(s for s in target.pins[default].analog if re.fullmatch(r"ADC\d+_INP?\d+|AIN\d+", s))
+    overlay = next(v for k, v in _lowered("adc_dt.yaml", target_id).items() if k.endswith(".overlay"))
+    if signal.startswith("AIN"):
+        assert f"zephyr,input-positive = <NRF_SAADC_{signal}>; /* {default} */" in overlay
+    else:
+        channel = int(re.sub(r".*\D", "", signal))
+        assert f"pinctrl-0 = <&{signal.lower()}_{default.lower()}>;" in overlay
+        assert f"reg = <{channel}>;" in overlay

@@ -109,7 +109,8 @@ def plan(
                 table.add_row(escape(entry["path"]), str(entry["bytes"]), entry["sha256"][:16])
             console.print(table)
         if result.build is not None:
-            outcome = escape(str(result.build["image"])) if result.build["ok"] else "[red]failed[/] (see evidence above)"
+            failed = "[red]failed[/] (see evidence above)"
+            outcome = escape(str(result.build["image"])) if result.build["ok"] else failed
             console.print(f"build: {escape(str(result.build['backend']))} → {outcome}")
             for region in result.build.get("memory", []):
                 console.print(f"  {region['region']}: {region['used']} of {region['size']} bytes")

@@ -2,7 +2,8 @@
 
 The output is ``zephyr_app/``'s CMakeLists.txt plus a ``prj.conf`` holding exactly the Kconfig symbols
 the operations need, a ``boards/<board>.overlay`` with the devicetree nodes the C relies on
-(``zephyr,user`` io-channels and ADC channel nodes, controller ``status``), and ``src/main.c``.
+(``zephyr,user`` io-channels and ADC channel nodes, a UART's ``dmas`` route, controller ``status``),
+and ``src/main.c``.
 Written and checked against Zephyr 4.1 (``templates/zephyr/VERSION``).
 
 Modules: ``model`` (what is collected; constants), ``core`` (naming, templates, thread parts),
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework
+from rac_fw.domains.firmware.lower.zephyr.devicetree import console_rx_route
 from rac_fw.domains.firmware.lower.zephyr.model import FAMILY, SENSOR_LABELS, ZEPHYR_VERSION, AppModel, labels
 from rac_fw.domains.firmware.lower.zephyr.render import Builder
 from rac_fw.domains.firmware.plan.model import Plan
@@ -37,6 +39,9 @@ class ZephyrLowerer:
             return False
         family = FAMILY.get(op_name)
         if family is None:
+            return False
+        operation_check = _OPERATION_SUPPORT.get(op_name)
+        if operation_check is not None and not operation_check(target):
             return False
         check = _SUPPORT.get(family)
         return check(target) if check is not None else True
@@ -95,6 +100,11 @@ _SUPPORT: dict[str, Callable[[Target], bool]] = {
     "watchdog": _has_label(r"watchdog0", r"iwdg\d*", r"wdt\d*"),
     "dma": lambda t: any(d.memory_to_memory and d.name.lower() in labels(t) for d in t.dma),
     "sensor": _has_label(*SENSOR_LABELS),
+}
+
+#: Operation → what it needs beyond its family: DMA reception needs a known DMA route for the console RX.
+_OPERATION_SUPPORT: dict[str, Callable[[Target], bool]] = {
+    "dma_periph_rx": lambda t: console_rx_route(t) is not None,
 }
 
 register_framework("zephyr", ZephyrLowerer())

@@ -12,7 +12,14 @@ from typing import Any
 
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.lower import template_env
-from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, FAMILY, AppModel, ThreadPart, labels
+from rac_fw.domains.firmware.lower.zephyr.model import (
+    C_PREFIX,
+    FAMILY,
+    RX_RING_OPERATIONS,
+    AppModel,
+    ThreadPart,
+    labels,
+)
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.model import Plan
 
@@ -70,7 +77,11 @@ class BuilderCore:
         ]
 
     def source_kind(self, name: str) -> str:
+        """How a handoff thread treats its source: ``rx_ring`` (drain the bytes the ISR put in
+        ``<source>_ring``) for receive operations, else the source's template family."""
         op = self.plan.operation(name)
-        return FAMILY.get(op.op, "") if op is not None else ""
+        if op is None:
+            return ""
+        return "rx_ring" if op.op in RX_RING_OPERATIONS else FAMILY.get(op.op, "")
 
     # gpio ---------------------------------------------------------------------------------------

@@ -9,12 +9,73 @@ nothing here tests a target id.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from rac_fw.contract import Relaxation
-from rac_fw.domains.firmware.facts.model import Pin
+from rac_fw.domains.firmware.facts.model import Pin, Target
 from rac_fw.domains.firmware.lower.zephyr.core import BuilderCore
-from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, alias_macro, dt_property, unsupported
+from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, alias_macro, dt_property, labels, unsupported
+
+
+@dataclass(frozen=True)
+class RxDmaRoute:
+    """How the console UART's receive requests reach memory by DMA under Zephyr's async UART API."""
+
+    request: str
+    """DMA request name in the facts' spelling (``USART3_RX``, ``UARTE0_RX``)."""
+    controller: str
+    """The DMA controller that moves the bytes (``DMA1``; ``EasyDMA`` for a UART with its own DMA)."""
+    dmas: str | None
+    """The UART node's devicetree ``dmas`` entry; None when the UART owns its DMA (nRF UARTE EasyDMA)."""
+    nodes: tuple[str, ...] = ()
+    """DMA controller / request-multiplexer node labels the overlay must enable."""
+
+
+def console_rx_route(target: Target) -> RxDmaRoute | None:
+    """The DMA path of the console UART's receiver, decided from the facts (None: no known path).
+
+    In the order the facts allow: a controller without allocatable channels (``channels: 0``, nRF
+    EasyDMA) is built into the peripheral and needs no ``dmas``; a controller with a fixed request
+    mapping (``DmaController.routes``, RM0090 Tables 42/43 on STM32F4) gives the stream and channel
+    cells of ``st,stm32-dma-v1`` (stream, channel, config, features); a request multiplexer described by
+    ``extra.dmamux.<MUX>`` (``requests``: request → request-line ID, ``controllers``: controller → its
+    first mux channel) gives the ``st,stm32-dmamux`` cells (mux channel, request ID, config), using the
+    controller's last stream so the low ones stay free for ``dma_request_channel``. Without such a fact
+    the mapping is unknown and this answers None rather than guessing.
+    """
+    from rac_fw.domains.firmware.obligations.placement import serving_controllers
+
+    console = target.board.console
+    if console is None:
+        return None
+    request = f"{console.uart}_RX"
+    known = labels(target)
+    controllers = serving_controllers(target, request)
+    for controller in controllers:
+        label = controller.name.lower()
+        if controller.channels == 0:
+            return RxDmaRoute(request, controller.name, None)
+        fixed = controller.routes(request)
+        if fixed and label in known:
+            stream, channel = fixed[0]
+            cells = f"{stream} {channel} STM32_DMA_PERIPH_RX STM32_DMA_FIFO_FULL"
+            return RxDmaRoute(request, controller.name, f"<&{label} {cells}>", (label,))
+    muxes = target.extra.get("dmamux")
+    for mux_name, mux in muxes.items() if isinstance(muxes, dict) else ():
+        if not isinstance(mux, dict):
+            continue
+        line = (mux.get("requests") or {}).get(request)
+        firsts = mux.get("controllers") or {}
+        mux_label = str(mux_name).lower()
+        for controller in controllers:
+            first = firsts.get(controller.name)
+            label = controller.name.lower()
+            if isinstance(line, int) and isinstance(first, int) and {label, mux_label} <= known:
+                channel = first + max(controller.channels, 1) - 1
+                dmas = f"<&{mux_label} {channel} {line} STM32_DMA_PERIPH_RX>"
+                return RxDmaRoute(request, controller.name, dmas, (label, mux_label))
+    return None
 
 
 class DevicetreeFacts(BuilderCore):
@@ -94,6 +155,23 @@ class DevicetreeFacts(BuilderCore):
         if op.baud is not None and op.baud != board_baud:
             self.app.okay(label, f"current-speed = <{op.baud}>;")
         return label
+
+    def claim_rx(self, index: int, node: str) -> None:
+        """Make operation ``index`` the only receiver of UART ``node`` (IRQ and async APIs exclude each
+        other per instance, and two readers would split the byte stream)."""
+        owner = self.app.rx_owners.setdefault(node, index)
+        if owner != index:
+            raise unsupported(
+                f"operations[{index}]",
+                f"operations[{owner}] already owns the receiver of {node}",
+                [node],
+                [
+                    Relaxation(
+                        description=f"remove operations[{index}]",
+                        patch=[{"op": "remove", "path": ["operations", index]}],
+                    )
+                ],
+            )
 
     def node_label(self, peripheral: str) -> str | None:
         """Devicetree node label of a peripheral instance (``I2C1`` → ``i2c1``, ``TWIM0`` → ``i2c0``)."""
@@ -287,10 +365,15 @@ class DevicetreeFacts(BuilderCore):
                 return f"DT_NODELABEL({label})"
         raise unsupported("operations", f"{self.board} has no watchdog node", [self.target.id], [])
 
-    def dma_buffer(self, name: str, where: str) -> dict[str, Any]:
+    def dma_buffer(self, name: str, where: str, nocache: bool = False, pieces: int = 1) -> dict[str, Any]:
         """Declaration facts for a DMA buffer, all from ``obligations.placement.buffer_needs`` (the one
-        place deciding region, alignment and cache maintenance): section, alignment, padding."""
-        from rac_fw.domains.firmware.obligations.placement import buffer_needs
+        place deciding region, alignment and cache maintenance): section, alignment, padding.
+
+        ``nocache``: the caller cannot clean/invalidate around the transfer (a driver starts the DMA),
+        so a D-cached buffer is declared ``__nocache`` instead — Zephyr's non-cacheable MPU region inside
+        the default RAM. ``pieces``: the buffer is used as that many equal, line-aligned parts.
+        """
+        from rac_fw.domains.firmware.obligations.placement import buffer_needs, default_ram
 
         buffer = self.plan.buffer(name)
         needs = buffer_needs(self.plan, self.target, "zephyr", name)
@@ -299,14 +382,36 @@ class DevicetreeFacts(BuilderCore):
         region = self.target.region(needs.region)
         align = max(needs.alignment_bytes, needs.line_bytes or 1)
         # Pad to whole cache lines so maintenance of this buffer never touches a neighbour's data.
-        size = -(-buffer.size_bytes // align) * align
-        default_label = self.target.board.dt_chosen.get("zephyr,sram")
+        size = -(-buffer.size_bytes // (align * pieces)) * align * pieces
+        # Ordinary data lands in the default RAM (zephyr,sram) without a section attribute.
+        home = default_ram(self.target)
+        default_label = home.dt_label if home is not None else None
         label = getattr(region, "dt_label", None) if region is not None else None
         section = None
         if label and label != default_label:
             self.app.includes.add("zephyr/linker/devicetree_regions.h")
             section = f"Z_GENERIC_SECTION(LINKER_DT_NODE_REGION_NAME(DT_NODELABEL({label})))"
-        if needs.cache_maintenance:
+        uncached = nocache and needs.cache_maintenance
+        if uncached:
+            if section is not None:
+                index = self.plan.resources.buffers.index(buffer)
+                raise unsupported(
+                    f"resources.buffers[{index}].placement",
+                    f"{name} is in D-cached {needs.region}; the driver starts this DMA itself, so the buffer "
+                    f"must be __nocache, which Zephyr places in the default RAM ({default_label})",
+                    [name, needs.region],
+                    [
+                        Relaxation(
+                            description=f"let the tool place {name}",
+                            patch=[{"op": "remove", "path": ["resources", "buffers", index, "placement"]}],
+                        )
+                    ]
+                    if buffer.placement is not None
+                    else [],
+                )
+            self.app.includes.add("zephyr/linker/section_tags.h")
+            self.app.kconfig.setdefault("CONFIG_NOCACHE_MEMORY", "dma")
+        elif needs.cache_maintenance:
             self.app.includes.add("zephyr/cache.h")
             self.app.kconfig.setdefault("CONFIG_CACHE_MANAGEMENT", "dma")
         return {
@@ -315,9 +420,10 @@ class DevicetreeFacts(BuilderCore):
             "size": size,
             "plan_size": buffer.size_bytes,
             "align": align,
-            "section": section,
+            "section": "__nocache" if uncached else section,
             "region": needs.region,
-            "maintain": needs.cache_maintenance,
+            "maintain": needs.cache_maintenance and not uncached,
+            "nocache": uncached,
         }
 
     def dma_controller(self, index: int, op: Any) -> str:

@@ -33,6 +33,7 @@ FAMILY: dict[str, str] = {
     "timer_oneshot": "timer",
     "watchdog": "watchdog",
     "dma_mem2mem": "dma",
+    "dma_periph_rx": "uart",
     "isr_handoff": "handoff",
     "producer_consumer": "threads",
     "shared_state_mutex": "threads",
@@ -57,8 +58,14 @@ KCONFIG: dict[str, tuple[str, ...]] = {
 
 #: Interrupt-driven UART receive needs the IRQ API and the ring buffer library.
 UART_IRQ_KCONFIG = ("CONFIG_UART_INTERRUPT_DRIVEN", "CONFIG_RING_BUFFER")
+#: DMA reception through the asynchronous UART API hands bytes to threads through a ring buffer.
+UART_ASYNC_KCONFIG = ("CONFIG_UART_ASYNC_API", "CONFIG_RING_BUFFER")
+#: Operations whose interrupt side fills ``<id>_ring`` with received bytes for a thread to drain.
+RX_RING_OPERATIONS = frozenset({"uart_rx_irq", "uart_line_read", "dma_periph_rx"})
 #: How often the main loop drains a UART receive ring when no handoff thread does it (ms).
 UART_DRAIN_MS = 10
+#: Characters of line silence after which the async UART driver reports what it has received.
+UART_RX_IDLE_CHARS = 10
 #: Period of the shared-state and lock-order demonstration threads (ms).
 LOCK_PERIOD_MS = 100
 #: How long a thread waits for a lock before backing off (ms): finite, so a bug shows as a count.
@@ -68,6 +75,13 @@ RING_POLL_MS = 10
 
 #: Board devicetree node labels of on-chip sensors the Zephyr sensor API reads (die temperature, Vref, Vbat).
 SENSOR_LABELS = ("die_temp", "temp", "vref", "vbat")
+#: A plan's sensor name → the node labels Zephyr's SoC devicetrees give that sensor, in preference
+#: order: the die temperature sensor is ``die_temp`` (``st,stm32-temp-cal``) on STM32 and ``temp``
+#: (``nordic,nrf-temp``) on nRF52.
+SENSOR_SYNONYMS: dict[str, tuple[str, ...]] = {"die_temp": ("die_temp", "temp"), "temp": ("temp", "die_temp")}
+#: Sensor node label → driver Kconfig symbols beyond CONFIG_SENSOR. ``TEMP_NRF5`` (drivers/sensor/nordic/
+#: temp/Kconfig) defaults to y once the node is enabled; naming it makes a missing driver a Kconfig error.
+SENSOR_DRIVER_KCONFIG: dict[str, tuple[str, ...]] = {"temp": ("CONFIG_TEMP_NRF5",)}
 #: Prefix of every C identifier derived from a plan name (operations, threads, locks, buffers).
 C_PREFIX = "app_"
 
@@ -109,6 +123,8 @@ class AppModel:
     steps: list[Step] = field(default_factory=list)
     threads: dict[str, list[ThreadPart]] = field(default_factory=dict)
     locks: dict[str, bool] = field(default_factory=dict)
+    rx_owners: dict[str, int] = field(default_factory=dict)
+    """UART node label → index of the operation that owns its receiver (one receive path per UART)."""
     realized: list[str] = field(default_factory=list)
 
     def need(self, family: str, *symbols: str) -> None:

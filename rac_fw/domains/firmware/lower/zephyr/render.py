@@ -120,6 +120,8 @@ class Builder(OperationViews):
             includes.append("zephyr/dt-bindings/adc/adc.h")
         if "NRF_SAADC_" in text:
             includes.append("zephyr/dt-bindings/adc/nrf-saadc.h")
+        if "STM32_DMA_" in text:
+            includes.append("zephyr/dt-bindings/dma/stm32_dma.h")
         if self.app.user_props:
             includes.append("zephyr/dt-bindings/gpio/gpio.h")
         return includes

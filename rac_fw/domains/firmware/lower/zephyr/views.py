@@ -10,15 +10,19 @@ from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.lower import LoweringError
-from rac_fw.domains.firmware.lower.zephyr.devicetree import DevicetreeFacts
+from rac_fw.domains.firmware.lower.zephyr.devicetree import DevicetreeFacts, console_rx_route
 from rac_fw.domains.firmware.lower.zephyr.model import (
     C_PREFIX,
     LOCK_PERIOD_MS,
     LOCK_TIMEOUT_MS,
     RING_POLL_MS,
+    SENSOR_DRIVER_KCONFIG,
     SENSOR_LABELS,
+    SENSOR_SYNONYMS,
+    UART_ASYNC_KCONFIG,
     UART_DRAIN_MS,
     UART_IRQ_KCONFIG,
+    UART_RX_IDLE_CHARS,
     alias_macro,
     dt_property,
     unsupported,
@@ -77,20 +81,7 @@ class OperationViews(DevicetreeFacts):
 
     def _uart_rx(self, index: int, op: Any) -> dict[str, Any]:
         node = self.uart_node(index, op)
-        for other_index, other in enumerate(self.plan.operations):
-            same_uart = getattr(other, "uart", None) == op.uart
-            if other_index < index and other.op in ("uart_rx_irq", "uart_line_read") and same_uart:
-                raise unsupported(
-                    f"operations[{index}]",
-                    f"operations[{other_index}] already owns the receive interrupt of {node}",
-                    [node],
-                    [
-                        Relaxation(
-                            description=f"remove operations[{index}]",
-                            patch=[{"op": "remove", "path": ["operations", index]}],
-                        )
-                    ],
-                )
+        self.claim_rx(index, node)
         self.app.includes.update({"zephyr/drivers/uart.h", "zephyr/sys/ring_buffer.h", "zephyr/sys/atomic.h"})
         for symbol in UART_IRQ_KCONFIG:
             self.app.kconfig.setdefault(symbol, "uart")
@@ -119,6 +110,98 @@ class OperationViews(DevicetreeFacts):
             step={"period_ms": UART_DRAIN_MS},
         )
         return view
+
+    def view_dma_periph_rx(self, index: int, op: Any) -> dict[str, Any]:
+        """Console UART reception by DMA through Zephyr's asynchronous UART API.
+
+        The driver owns the DMA channel: it starts the transfer, reports received spans (UART_RX_RDY)
+        and asks for the next buffer (UART_RX_BUF_REQUEST). The plan buffer is split into two halves
+        handed out in turn (``circular``) or given once. Because the application never sees the DMA
+        start, it cannot clean the cache before it; on a D-cached core the buffer is therefore
+        ``__nocache`` (Zephyr 4.1's STM32 UART driver also rejects cacheable buffers with -EFAULT).
+        """
+        from rac_fw.domains.firmware.obligations.placement import request_instance
+
+        where = f"operations[{index}]"
+        label, baud = self.console()
+        console = self.target.board.console
+        console_rx = f"{console.uart}_RX" if console is not None else ""
+        to_console = [
+            Relaxation(
+                description=f"receive the console UART {console_rx}",
+                patch=[{"op": "replace", "path": ["operations", index, "peripheral"], "value": console_rx}],
+            )
+        ]
+        if op.peripheral != console_rx:
+            instance = request_instance(op.peripheral)
+            if not op.peripheral.endswith("_RX") or "ADC" in instance:
+                why = (
+                    "a Zephyr ADC driver owns any DMA it uses for a read sequence, so the application "
+                    "cannot start an ADC transfer into a plan buffer; sample with adc_scan"
+                    if "ADC" in instance
+                    else "the Zephyr lowering receives by DMA from the console UART's RX request only"
+                )
+                relax = [
+                    Relaxation(
+                        description=f"remove operations[{index}]",
+                        patch=[{"op": "remove", "path": ["operations", index]}],
+                    )
+                ]
+                raise unsupported(f"{where}.peripheral", f"{op.peripheral}: {why}", [op.peripheral], relax)
+            raise unsupported(
+                f"{where}.peripheral",
+                f"the Zephyr lowering drives the console UART ({console_rx}); {op.peripheral} needs pin "
+                "control it does not generate",
+                [op.peripheral],
+                to_console if console_rx else [],
+            )
+        route = console_rx_route(self.target)
+        if route is None:
+            raise unsupported(
+                where,
+                f"no DMA route for {console_rx} is known from the {self.target.id} facts "
+                "(a DmaController.requests mapping or extra.dmamux request lines)",
+                [console_rx],
+                [],
+            )
+        if op.controller is not None and op.controller.upper() != route.controller.upper():
+            raise unsupported(
+                f"{where}.controller",
+                f"{console_rx} is routed to {route.controller} in this lowering, not {op.controller}",
+                [op.controller, route.controller],
+                [
+                    Relaxation(
+                        description=f"use {route.controller}",
+                        patch=[{"op": "remove", "path": ["operations", index, "controller"]}],
+                    )
+                ],
+            )
+        self.claim_rx(index, label)
+        if route.dmas is not None:
+            self.app.okay(label, f"dmas = {route.dmas};", 'dma-names = "rx";')
+            for node in route.nodes:
+                self.app.okay(node)
+            self.app.kconfig.setdefault("CONFIG_DMA", "uart")
+        pieces = 2 if op.circular else 1
+        buffer = self.dma_buffer(op.buffer, f"{where}.buffer", nocache=True, pieces=pieces)
+        self.app.includes.update({"zephyr/drivers/uart.h", "zephyr/sys/ring_buffer.h", "zephyr/sys/atomic.h"})
+        for symbol in UART_ASYNC_KCONFIG:
+            self.app.kconfig.setdefault(symbol, "uart")
+        handoffs = self.handoffs(index)
+        return {
+            "node": label,
+            "request": route.request,
+            "controller": route.controller,
+            "buffer": buffer,
+            "circular": op.circular,
+            "piece": buffer["size"] // pieces,
+            # Report a span after this many microseconds of line silence (async API timeouts are in us).
+            "timeout_us": -(-UART_RX_IDLE_CHARS * 10 * 1_000_000 // baud),
+            "ring_bytes": buffer["size"],
+            "handoffs": handoffs,
+            "setup": True,
+            "step": {"period_ms": UART_DRAIN_MS},
+        }
 
     # i2c / spi ----------------------------------------------------------------------------------
 
@@ -349,7 +432,10 @@ class OperationViews(DevicetreeFacts):
     def view_sensor_read(self, index: int, op: Any) -> dict[str, Any]:
         aliases = self.target.board.dt_aliases
         name = op.device
-        label = aliases.get(name.replace("_", "-"), name)
+        dashed = name.replace("_", "-")
+        # The plan's name as a node label or alias, else the label this SoC's devicetree gives that sensor.
+        candidates = [aliases.get(dashed, name), aliases.get(f"{dashed}0", name), *SENSOR_SYNONYMS.get(name, ())]
+        label = next((c for c in candidates if c in self.labels), name)
         if label not in self.labels:
             known = sorted(x for x in self.labels if x in SENSOR_LABELS)
             raise unsupported(
@@ -367,6 +453,8 @@ class OperationViews(DevicetreeFacts):
             )
         self.app.okay(label)
         self.app.includes.update({"zephyr/drivers/sensor.h", "zephyr/sys/atomic.h"})
+        for symbol in SENSOR_DRIVER_KCONFIG.get(label, ()):
+            self.app.kconfig.setdefault(symbol, "sensor")
         if label in ("die_temp", "vref", "vbat") and self._adc_facts().get("internal_channels"):
             # These sensors are internal ADC channels on this chip: their driver samples through the ADC.
             self.app.kconfig.setdefault("CONFIG_ADC", "sensor")
