@@ -30,7 +30,8 @@ from rac_fw.domains.firmware.backends import (
 from rac_fw.domains.firmware.backends.base import run_command
 from rac_fw.domains.firmware.backends.esptool import esptool_command
 from rac_fw.domains.firmware.backends.idf import idf_version
-from rac_fw.domains.firmware.backends.platformio import PIO_BOARDS, platformio_ini
+from rac_fw.domains.firmware.backends.platformio import pio_board, pio_boards, platformio_ini
+from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.lower import Lowered, write_artifact
 
 WORKSPACE_STEP = (
@@ -200,7 +201,20 @@ def test_platformio_refuses_what_it_has_no_board_for() -> None:
     pio = get_backend("platformio")
     assert not pio.supports(Capability.BUILD, "espidf", "stm32h743")
     assert not pio.supports(Capability.BUILD, "zephyr", "native_sim")
-    assert set(PIO_BOARDS) == {"nrf52840", "stm32h743", "stm32f407", "esp32s3"}
+    assert set(pio_boards()) == {"nrf52840", "stm32h743", "stm32f407", "esp32s3"}
+    with pytest.raises(ValueError, match="no hal board"):
+        platformio_ini("esp32s3", "hal", set(), None)
+
+
+def test_platformio_boards_are_pack_facts() -> None:
+    """The backend's board table is read from each pack's board facts, not kept in the backend."""
+    for target_id, pio in pio_boards().items():
+        board = load_target(target_id).board
+        assert (pio.platform, pio.board) == (board.platformio_platform, board.platformio_board)
+        assert set(pio.frameworks) == set(board.platformio_frameworks) <= set(load_target(target_id).frameworks)
+    assert pio_board("native_sim") is None and pio_board("no_such_target") is None
+    nrf = pio_board("nrf52840")
+    assert nrf is not None and nrf.frameworks == {"zephyr": "zephyr"}
 
 
 def test_platformio_build_lays_out_the_project_and_fails_at_once_without_pio(bare_host: Path) -> None:

@@ -35,12 +35,12 @@ def test_uarte_table_is_the_svd_enumeration(shared_dir: Path) -> None:
                 for value in register.iter("enumeratedValue"):
                     rate = value.findtext("name").removeprefix("Baud").replace("1M", "1000000")
                     found[int(rate)] = int(value.findtext("value"), 16)
-    assert found == derive.UARTE_BAUDRATE
-    table = load_target("nrf52840").extra["uart"]["baud_table"]
-    assert derive.uarte_baudrate(115_200, table).register == 0x01D60000
-    assert derive.uarte_baudrate(115_200, table).actual == 115_942
-    with pytest.raises(derive.DerivationError):
-        derive.uarte_baudrate(100_000, table)
+    nrf = load_target("nrf52840")
+    assert nrf.extra["uart"]["baudrate_register"] == found  # the pack's table is the SVD's enumeration
+    assert derive.uarte_baudrate(nrf, 115_200).register == found[115_200]
+    assert derive.uarte_baudrate(nrf, 115_200).actual == nrf.extra["uart"]["baud_table"][115_200]
+    with pytest.raises(derive.DerivationError, match="not 100000"):
+        derive.uarte_baudrate(nrf, 100_000)
 
 
 def test_clock_gates_come_from_the_rcc_fields() -> None:
@@ -61,8 +61,12 @@ def test_timer_prescalers_fit_the_counter() -> None:
     assert abs(setting.period_s - 0.5) < 1 / 16_000_000 * (setting.prescaler + 1)
     assert derive.stm32_timer(16_000_000, 0.5, 32) == derive.TimerSetting(0, 7_999_999, 16_000_000)
     # nRF TIMER: 16 MHz base, 32-bit: 1 s needs no prescaler.
-    assert derive.nrf_timer(16_000_000, 1.0, 32) == derive.TimerSetting(0, 15_999_999, 16_000_000)
-    assert derive.nrf_timer(16_000_000, 1.0, 16).prescaler == 8
+    dividers = load_target("nrf52840").extra["timers"]["TIMER1"]["prescalers"]
+    assert dividers == [2**n for n in range(10)]  # PRESCALER 0..9 (PS §6.30)
+    assert derive.nrf_timer(16_000_000, 1.0, 32, dividers) == derive.TimerSetting(0, 15_999_999, 16_000_000)
+    assert derive.nrf_timer(16_000_000, 1.0, 16, dividers).prescaler == 8
+    with pytest.raises(derive.DerivationError):  # 16-bit at 16 MHz / 512 tops out at ~2.1 s
+        derive.nrf_timer(16_000_000, 3.0, 16, dividers)
     assert derive.systick_reload(16_000_000, 1000) == 15_999
 
 

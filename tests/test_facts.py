@@ -205,3 +205,77 @@ def test_malformed_pack_is_a_located_error(tmp_path):
     (pack / "target.yaml").write_text("id: [unclosed", encoding="utf-8")
     with pytest.raises(TargetFileError, match="malformed YAML"):
         load_pack(pack)
+
+
+@pytest.mark.parametrize(
+    ("target_id", "pin", "analog"),
+    [("nrf52840", "P0.03", "AIN1"), ("stm32h743", "PA3", "ADC1_INP15"), ("stm32f407", "PA1", "ADC1_IN1")],
+)
+def test_board_default_adc_pin_is_an_analog_input_and_observable(target_id: str, pin: str, analog: str):
+    target = load_target(target_id)
+    assert target.extra["adc"]["board_default_pin"] == pin
+    assert analog in target.pins[pin].analog
+    assert detail(target, "extra", "adc")["value"]["board_default_pin"] == pin
+    assert detail(target, "pin", pin)["board_default_adc"] is True
+    assert not any(detail(target, "pin", p)["board_default_adc"] for p in target.pins if p != pin)
+
+
+def test_devicetree_labels_cover_gpio_ports_and_the_nrf_die_temperature_sensor():
+    h7, f4, nrf = load_target("stm32h743"), load_target("stm32f407"), load_target("nrf52840")
+    h7_ports = {p.lower() for p in h7.peripherals if p.startswith("GPIO")}
+    assert h7_ports == {f"gpio{c}" for c in "abcdefghijk"} and h7_ports <= set(h7.board.dt_node_labels)
+    assert {f"gpio{c}" for c in "abcdefghi"} <= set(f4.board.dt_node_labels)
+    assert not {"gpioj", "gpiok"} & set(f4.board.dt_node_labels)  # F42x-only ports in the shared SVD
+    assert {"gpio0", "gpio1", "temp"} <= set(nrf.board.dt_node_labels)
+    for target in (h7, f4, nrf):  # the labels that were there before stay
+        assert {"flash0", "sram0"} <= set(target.board.dt_node_labels)
+
+
+@pytest.mark.parametrize(
+    ("target_id", "pin", "signal", "label"),
+    [
+        ("stm32h743", "PA3", "ADC1_INP15", "adc1_inp15_pa3"),  # nucleo_h743zi.dts &adc1 pinctrl-0
+        ("stm32h743", "PD8", "USART3_TX", "usart3_tx_pd8"),
+        ("stm32h743", "PB8", "I2C1_SCL", "i2c1_scl_pb8"),
+        ("stm32h743", "PA5", "SPI1_SCK", "spi1_sck_pa5"),
+        ("stm32h743", "PB14", "TIM12_CH1", "tim12_ch1_pb14"),
+        ("stm32f407", "PA1", "ADC1_IN1", "adc1_in1_pa1"),  # stm32f4_disco.dts &adc1 pinctrl-0
+        ("stm32f407", "PB6", "I2C1_SCL", "i2c1_scl_pb6"),
+        ("stm32f407", "PA9", "SPI1_SCK", None),  # PA9 cannot carry SPI1_SCK: no label
+        ("nrf52840", "P0.03", "AIN1", None),  # nRF pinctrl is per-board groups: no derivation rule
+    ],
+)
+def test_pinctrl_labels_are_derived_from_the_format_rule(target_id: str, pin: str, signal: str, label):
+    assert load_target(target_id).pinctrl_label(pin, signal) == label
+
+
+def test_svd_interrupts_belong_to_the_peripheral_they_name():
+    from rac_fw.domains.firmware.facts.svd_import import _irq_owner
+
+    names = {"USART1", "USART2", "USART3", "UART4", "TIM8", "TIM12", "RTC", "EXTI", "DMA1", "LPTIM4",
+             "SPI0", "SPIM0", "TWIM0", "ADC1"}  # fmt: skip
+    assert _irq_owner("USART3", "UART4", names) == "USART3"  # stm32-rs H743: IRQ 39 listed under UART4
+    assert _irq_owner("USART1", "USART2", names) == "USART1"
+    assert _irq_owner("TIM8_BRK_TIM12", "TIM12", names) == "TIM12"  # shared vector: its listed half keeps it
+    assert _irq_owner("SPIM0_SPIS0_TWIM0_TWIS0_SPI0_TWI0", "TWIM0", names) == "TWIM0"
+    assert _irq_owner("DMA1_STR0", "DMA1", names) == "DMA1"
+    assert _irq_owner("RTC_ALARM", "EXTI", names) == "RTC"  # prefix names a peripheral
+    assert _irq_owner("ADC1_2", "ADC12_Common", names) == "ADC1"
+    assert _irq_owner("ETH_WKUP", "LPTIM4", names) == "LPTIM4"  # no ETH instance: the listing stands
+    h7 = load_target("stm32h743")
+    for name, number in (("USART1", 37), ("USART2", 38), ("USART3", 39), ("UART4", 52)):
+        assert [(i.name, i.number) for i in h7.peripherals[name].interrupts] == [(name, number)]
+    assert ("RTC_ALARM", 41) in {(i.name, i.number) for i in h7.peripherals["RTC"].interrupts}
+    assert {i.number for i in h7.peripherals["DMA1"].interrupts} == {11, 12, 13, 14, 15, 16, 17, 47}
+
+
+def test_f4_dma_request_table_is_in_the_pack():
+    f4 = load_target("stm32f407")
+    dma1, dma2 = f4.dma_controller("DMA1"), f4.dma_controller("DMA2")
+    assert dma1 is not None and dma2 is not None
+    assert dma1.routes("USART2_RX") == ((5, 4),) and dma2.routes("USART1_RX") == ((2, 4), (5, 4))
+    assert dma2.routes("ADC1") == ((0, 0), (4, 0)) and dma1.routes("ADC1") == ()
+    for controller in (dma1, dma2):
+        for request, routes in controller.requests.items():
+            assert request.split("_")[0] in controller.peripherals, request
+            assert all(0 <= s < controller.channels and 0 <= c < 8 for s, c in routes), request

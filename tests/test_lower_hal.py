@@ -15,7 +15,8 @@ from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.lower import LoweringError, get_lowerer, lower
 from rac_fw.domains.firmware.obligations import check
-from rac_fw.domains.firmware.obligations.placement import placement
+from rac_fw.domains.firmware.obligations.placement import buffer_needs, placement
+from rac_fw.domains.firmware.obligations.quantities import dcache_active
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.load import parse_plan
 from rac_fw.domains.firmware.plan.model import Plan
@@ -65,8 +66,8 @@ def _plan(target_id: str) -> dict:
         "resources": {
             "pins": [{"name": n, "pin": p, "function": f} for n, p, f in board["pins"]],
             "buffers": [
-                {"name": "src_buf", "size_bytes": 100, "role": "dma_mem"},
-                {"name": "dst_buf", "size_bytes": 100, "role": "dma_mem"},
+                {"name": "src_buf", "size_bytes": 128, "role": "dma_mem"},
+                {"name": "dst_buf", "size_bytes": 128, "role": "dma_mem"},
                 {"name": "rx_buf", "size_bytes": 64, "role": "dma_rx"},
             ],
             "devices": [{"name": "imu", "bus": "i2c", "controller": "I2C1", "address": 0x68, "frequency_hz": 400000}],
@@ -166,6 +167,10 @@ def test_dma_buffers_placement_and_cache_maintenance_order(case: tuple[Target, P
     main = files["Core/Src/main.c"]
     regions = placement(plan, target)
     dcache = target.core.dcache
+    # Cache care follows obligations.buffer_needs (extra.cache_enabled.hal), not a lowering assumption.
+    needs = {n: buffer_needs(plan, target, "hal", n) for n in ("src_buf", "dst_buf", "rx_buf")}
+    maintained = {n for n, need in needs.items() if need is not None and need.cache_maintenance}
+    assert maintained == ({"src_buf", "dst_buf", "rx_buf"} if dcache_active(target, "hal") else set())
     for name in ("src_buf", "dst_buf", "rx_buf"):
         region = target.region(regions[name])
         assert region is not None and {"DMA1", "DMA2"} & set(region.reachable_by)
@@ -177,7 +182,7 @@ def test_dma_buffers_placement_and_cache_maintenance_order(case: tuple[Target, P
             assert int(match[1]) % dcache.line_bytes == 0 and int(match[2]) % dcache.line_bytes == 0
     start = main.index("HAL_DMA_Start_IT(")
     receive = main.index("HAL_UART_Receive_DMA(")
-    if dcache is None:
+    if not maintained:
         assert "SCB_" not in main
         return
     assert "SCB_EnableDCache();" in main and main.index("SCB_EnableDCache();") < main.index("HAL_Init()")
@@ -300,3 +305,43 @@ def test_bus_pins_the_plan_leaves_open_are_free_pins_with_their_facts_af() -> No
     for signal, pin in chosen.items():
         assert target.pins[pin].reserved is None
         assert f"/* {pin}: {signal} */" in msp and f"GPIO_AF{target.pins[pin].af(signal)}_I2C1;" in msp
+
+
+def test_f4_dma_request_routes_come_from_the_pack() -> None:
+    """USART2_RX on the F4 takes the (stream, channel) the DMA1 facts list (RM0090 Table 42), and a
+    second RX request mapped to a taken stream is refused rather than sharing it."""
+    target = load_target("stm32f407")
+    dma1 = target.dma_controller("DMA1")
+    assert dma1 is not None and dma1.routes("USART2_RX") == ((5, 4),)
+    assert not any(d.requests for d in load_target("stm32h743").dma)  # H7: DMAMUX, no fixed table
+    data = {
+        "target": "stm32f407",
+        "resources": {"buffers": [{"name": "rx_buf", "size_bytes": 64, "role": "dma_rx"}]},
+        "operations": [{"op": "dma_periph_rx", "name": "rx", "peripheral": "USART2_RX", "buffer": "rx_buf"}],
+    }
+    files = lower(_valid(data, target), target, "hal").files
+    stream, channel = dma1.routes("USART2_RX")[0]
+    msp = files["Core/Src/stm32f4xx_hal_msp.c"]
+    assert f"DMA1_Stream{stream};" in msp and f".Init.Channel = DMA_CHANNEL_{channel};" in msp
+    assert f"void DMA1_Stream{stream}_IRQHandler(void)" in files["Core/Src/stm32f4xx_it.c"]
+
+
+def test_timer_update_irq_and_spi_kernel_clock_from_facts() -> None:
+    """A plan timer on TIM1 uses TIM1's *update* vector (TIM1_UP_TIM10 on the F4, TIM1_UP on the H7),
+    and the SPI prescaler divides the kernel clock ``extra.spi`` names."""
+    for target_id, vector in (("stm32f407", "TIM1_UP_TIM10"), ("stm32h743", "TIM1_UP")):
+        target = load_target(target_id)
+        data = {"target": target_id, "operations": [{"op": "timer_periodic", "period_ms": 10, "source": "TIM1"}]}
+        it = lower(_valid(data, target), target, "hal").files[f"Core/Src/{_prefix(target)}_it.c"]
+        assert f"void {vector}_IRQHandler(void)" in it, target_id
+    h7 = load_target("stm32h743")
+    data = {
+        "target": "stm32h743",
+        "resources": {"devices": [{"name": "flash_chip", "bus": "spi", "controller": "SPI1", "chip_select": "PD14",
+                                   "frequency_hz": 8_000_000}]},
+        "operations": [{"op": "spi_transfer", "device": "flash_chip", "write_bytes": 1, "read_bytes": 3}],
+    }  # fmt: skip
+    main = lower(_valid(data, h7), h7, "hal").files["Core/Src/main.c"]
+    kernel = h7.clock(h7.extra["spi"]["SPI1"]["clock"])
+    assert kernel is not None and kernel.default_hz["hal"] // 8 == 8_000_000
+    assert "SPI_BAUDRATEPRESCALER_8" in main

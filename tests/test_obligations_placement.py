@@ -54,10 +54,14 @@ def test_cache_maintenance_and_alignment_follow_the_facts() -> None:
     plan = _plan(PAIR, M2M)
     zephyr = buffer_needs(plan, h7, "zephyr", "src")
     hal = buffer_needs(plan, h7, "hal", "src")
-    assert zephyr is not None and hal is not None
+    bare = buffer_needs(plan, h7, "baremetal", "src")
+    assert zephyr is not None and hal is not None and bare is not None
     line = h7.core.dcache.line_bytes if h7.core.dcache else 0
     assert zephyr.cache_maintenance and zephyr.alignment_bytes == line == zephyr.line_bytes
-    assert not hal.cache_maintenance  # the HAL leaves the D-cache off unless SCB_EnableDCache() is called
+    # The HAL lowering enables the caches (extra.cache_enabled.hal); the bare-metal runtime does not.
+    assert h7.extra["cache_enabled"] == {"zephyr": True, "hal": True, "baremetal": False}
+    assert hal.cache_maintenance and hal.alignment_bytes == line
+    assert not bare.cache_maintenance and bare.alignment_bytes == line
     f4 = buffer_needs(plan, load_target("stm32f407"), "zephyr", "src")
     assert f4 is not None and not f4.cache_maintenance and f4.line_bytes is None and f4.alignment_bytes == 4
     esp = buffer_needs(plan, load_target("esp32s3"), "espidf", "src")

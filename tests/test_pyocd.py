@@ -10,12 +10,13 @@ import pytest
 from pyocd.board.board_ids import BOARD_ID_TO_INFO
 from pyocd.target import TARGET
 
-from rac_fw.domains.firmware.backends import FlashRequest, get_backend
+from rac_fw.domains.firmware.backends import Capability, FlashRequest, get_backend
 from rac_fw.domains.firmware.backends.pyocd import (
-    PYOCD_TARGETS,
     chip_id_matches,
     image_regions,
     installed_pack_parts,
+    pyocd_spec,
+    pyocd_specs,
     resolve_pyocd_target,
     target_matches,
 )
@@ -47,7 +48,7 @@ def test_target_matching_rule(plan_target: str, pyocd_name: str, expected: bool)
 
 
 def test_builtin_names_are_real_pyocd_targets() -> None:
-    for plan_target, spec in PYOCD_TARGETS.items():
+    for plan_target, spec in pyocd_specs().items():
         if spec.builtin is not None:
             assert spec.builtin in TARGET, f"{spec.builtin} is not a pyOCD built-in target"
             assert target_matches(plan_target, spec.builtin)
@@ -59,8 +60,29 @@ def test_probe_board_records_match_only_their_own_target() -> None:
     records = {info.name: info.target for info in BOARD_ID_TO_INFO.values()}
     expected = {"NUCLEO-H743ZI": "stm32h743", "DISCO-F407VG": "stm32f407", "nRF52840-DK": "nrf52840"}
     for board, plan_target in expected.items():
-        for other in PYOCD_TARGETS:
+        for other in pyocd_specs():
             assert target_matches(other, records[board]) is (other == plan_target), (board, other)
+
+
+def test_pyocd_names_and_chip_ids_are_pack_facts() -> None:
+    """What the flasher knows about each chip comes from the fact pack (board + extra.debug)."""
+    from rac_fw.domains.firmware.facts.load import load_target
+
+    assert set(pyocd_specs()) == {"nrf52840", "stm32h743", "stm32f407"}
+    for plan_target, spec in pyocd_specs().items():
+        target = load_target(plan_target)
+        chip = target.extra["debug"]["chip_id"]
+        assert (spec.chip_id.address, spec.chip_id.value, spec.chip_id.mask) == (
+            chip["address"],
+            chip["value"],
+            chip["mask"],
+        )
+        assert target.board.pyocd_target in (spec.builtin, spec.pack_target)
+    f407 = pyocd_spec("stm32f407")
+    assert f407 is not None and f407.builtin is None and f407.pack == "Keil.STM32F4xx_DFP"
+    assert pyocd_spec("esp32s3") is None and pyocd_spec("native_sim") is None and pyocd_spec("nope") is None
+    assert not get_backend("pyocd").supports(Capability.FLASH, "zephyr", "esp32s3")
+    assert get_backend("pyocd").supports(Capability.FLASH, "zephyr", "stm32f407")
 
 
 def test_chip_id_rule() -> None:

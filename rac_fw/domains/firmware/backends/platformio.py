@@ -3,7 +3,8 @@
 PlatformIO wants its own project layout, so the artifact is copied into ``<build_dir>/project``:
 a Zephyr app goes under ``zephyr/`` (PlatformIO's Zephyr builder reads ``zephyr/CMakeLists.txt``), an
 ESP-IDF project keeps its root ``CMakeLists.txt`` with ``src_dir = main``, STM32Cube HAL sources keep
-their folders. Which platform and board each rac-fw target maps to is the table below.
+their folders. Which platform and board each rac-fw target maps to is a fact of its pack
+(``board.platformio_platform``, ``platformio_board``, ``platformio_frameworks``).
 
 PlatformIO downloads a platform on first use and waits about a minute before failing offline, so the
 platform is checked *before* ``pio run``: without it the build fails at once with the install step.
@@ -15,6 +16,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from rac_fw.contract import Evidence
@@ -29,6 +31,9 @@ from rac_fw.domains.firmware.backends.base import (
     tool_requirement,
 )
 
+#: rac-fw framework → PlatformIO ``framework =`` value (PlatformIO's names, not a target fact).
+PIO_FRAMEWORKS = {"zephyr": "zephyr", "hal": "stm32cube", "espidf": "espidf"}
+
 
 @dataclass(frozen=True)
 class PioBoard:
@@ -40,12 +45,26 @@ class PioBoard:
     """rac-fw framework → PlatformIO ``framework =`` value."""
 
 
-PIO_BOARDS: dict[str, PioBoard] = {
-    "nrf52840": PioBoard("nordicnrf52", "nrf52840_dk", {"zephyr": "zephyr"}),
-    "stm32h743": PioBoard("ststm32", "nucleo_h743zi", {"zephyr": "zephyr", "hal": "stm32cube"}),
-    "stm32f407": PioBoard("ststm32", "disco_f407vg", {"zephyr": "zephyr", "hal": "stm32cube"}),
-    "esp32s3": PioBoard("espressif32", "esp32-s3-devkitc-1", {"espidf": "espidf"}),
-}
+def pio_board(target_id: str) -> PioBoard | None:
+    """The PlatformIO platform/board of a rac-fw target, from its fact pack (None: PlatformIO has none)."""
+    from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target
+
+    try:
+        board = load_target(target_id).board
+    except UnknownTarget:
+        return None
+    if not board.platformio_platform or not board.platformio_board:
+        return None
+    frameworks = {f: PIO_FRAMEWORKS[f] for f in board.platformio_frameworks if f in PIO_FRAMEWORKS}
+    return PioBoard(board.platformio_platform, board.platformio_board, frameworks)
+
+
+@cache
+def pio_boards() -> dict[str, PioBoard]:
+    """Every rac-fw target PlatformIO has a board for, by id (loads each pack once)."""
+    from rac_fw.domains.firmware.facts.load import target_ids
+
+    return {t: board for t in target_ids() if (board := pio_board(t)) is not None}
 
 INSTALL_PIO = "pip install platformio"
 
@@ -91,7 +110,9 @@ def artifact_files(source: Path, build_dir: Path) -> set[str]:
 
 def platformio_ini(target: str, framework: str, artifact_files: set[str], baud: int | None) -> str:
     """The ``platformio.ini`` for one target/framework, given the artifact's file list."""
-    pio = PIO_BOARDS[target]
+    pio = pio_board(target)
+    if pio is None or framework not in pio.frameworks:
+        raise ValueError(f"PlatformIO has no {framework} board for target {target!r} in its facts")
     options: list[str] = []
     if framework == "zephyr":
         options.append("src_dir = zephyr/src")
@@ -123,7 +144,6 @@ class PlatformIOBackend(Backend):
     name = "platformio"
     capabilities = frozenset({Capability.BUILD})
     frameworks = frozenset({"zephyr", "hal", "espidf"})
-    targets = frozenset(PIO_BOARDS)
     description = "PlatformIO project build (`pio run`): nordicnrf52, ststm32, espressif32"
 
     def requirements(self) -> list[Requirement]:
@@ -132,21 +152,23 @@ class PlatformIOBackend(Backend):
     def supports(self, capability: Capability, framework: str | None = None, target: str | None = None) -> bool:
         if not super().supports(capability, framework, target):
             return False
-        if target is None or framework is None:
+        if target is None:
             return True
-        return framework in PIO_BOARDS[target].frameworks
+        pio = pio_board(target)
+        return pio is not None and (framework is None or framework in pio.frameworks)
 
     def missing_for(self, framework: str | None = None, target: str | None = None) -> list[Evidence]:
         missing = self.missing()
-        if target in PIO_BOARDS:
-            platform = platform_requirement(PIO_BOARDS[target].platform)
+        pio = pio_board(target) if target is not None else None
+        if pio is not None:
+            platform = platform_requirement(pio.platform)
             if not platform.present:
                 missing.append(platform.evidence(self.name))
         return missing
 
     def details(self) -> list[Requirement]:
         """One row per development platform this backend maps targets to (for ``rac-fw doctor``)."""
-        return [platform_requirement(p) for p in sorted({b.platform for b in PIO_BOARDS.values()})]
+        return [platform_requirement(p) for p in sorted({b.platform for b in pio_boards().values()})]
 
     def prepare(self, request: BuildRequest) -> Path:
         """Lay out the PlatformIO project under ``build_dir/project`` and return its directory."""
@@ -183,7 +205,9 @@ class PlatformIOBackend(Backend):
             )
         project = self.prepare(request)
         command = self.command(project, request.target)
-        needed = self.requirements() + [platform_requirement(PIO_BOARDS[request.target].platform)]
+        pio = pio_board(request.target)
+        assert pio is not None  # supports() checked it above
+        needed = self.requirements() + [platform_requirement(pio.platform)]
         missing = [req.evidence(self.name) for req in needed if not req.present]
         if missing:
             return BuildResult(

@@ -5,8 +5,10 @@ two levels before the first erase: the probe's own board record (an ST-LINK on a
 ``stm32h743zitx``) must name the plan's chip family, and after connecting, the silicon's ID register
 (STM32 ``DBGMCU_IDCODE.DEV_ID``, nRF ``FICR.INFO.PART``) must read the value of the plan's chip.
 
-pyOCD ships built-in targets for the nRF52840 and STM32H743 but not the STM32F407: that one needs the
-``Keil.STM32F4xx_DFP`` CMSIS pack (``pyocd pack install stm32f407vg``); a pack already in
+Which pyOCD target and ID register belong to a rac-fw target are facts of its pack
+(``board.pyocd_target``, ``extra.debug``): pyOCD ships built-in targets for the nRF52840 and
+STM32H743 but not the STM32F407, which needs the ``Keil.STM32F4xx_DFP`` CMSIS pack
+(``extra.debug.pyocd_pack``; ``pyocd pack install stm32f407vg``); a pack already in
 cmsis-pack-manager's cache, or a ``.pack`` file named in the bench file, is used as is.
 
 After programming, every loadable segment of the image that lands in flash is read back and compared
@@ -17,7 +19,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 from rac_fw.contract import Evidence, Magnitude, Relaxation
 from rac_fw.domains.firmware.backends.base import (
@@ -59,18 +63,36 @@ class PyocdTarget:
     """pyOCD target name of the board's exact part in that pack (``--pack FILE`` sessions use it)."""
 
 
-PYOCD_TARGETS: dict[str, PyocdTarget] = {
-    "nrf52840": PyocdTarget("nrf52840", "nrf52840", ChipId("FICR.INFO.PART", 0x10000100, 0xFFFFFFFF, 0x52840)),
-    "stm32h743": PyocdTarget("stm32h743", "stm32h743xx", ChipId("DBGMCU_IDCODE.DEV_ID", 0x5C001000, 0xFFF, 0x450)),
-    "stm32f407": PyocdTarget(
-        "stm32f407",
-        None,
-        ChipId("DBGMCU_IDCODE.DEV_ID", 0xE0042000, 0xFFF, 0x413),
-        pack="Keil.STM32F4xx_DFP",
-        pack_part="stm32f407vg",
-        pack_target="stm32f407vgtx",
-    ),
-}
+def pyocd_spec(plan_target: str) -> PyocdTarget | None:
+    """How pyOCD knows rac-fw target ``plan_target``, from its fact pack (None: no pyOCD support)."""
+    from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target
+
+    try:
+        target = load_target(plan_target)
+    except UnknownTarget:
+        return None
+    debug: Any = target.extra.get("debug")
+    name = target.board.pyocd_target
+    if not name or not isinstance(debug, dict) or not isinstance(debug.get("chip_id"), dict):
+        return None
+    chip = debug["chip_id"]
+    pack = debug.get("pyocd_pack")
+    return PyocdTarget(
+        part_prefix=str(debug.get("part_prefix", target.id)),
+        builtin=None if pack else name,
+        chip_id=ChipId(str(chip["register"]), int(chip["address"]), int(chip["mask"]), int(chip["value"])),
+        pack=pack,
+        pack_part=debug.get("pyocd_pack_part"),
+        pack_target=name if pack else None,
+    )
+
+
+@cache
+def pyocd_specs() -> dict[str, PyocdTarget]:
+    """Every rac-fw target whose pack names a pyOCD target, by id (loads each pack once)."""
+    from rac_fw.domains.firmware.facts.load import target_ids
+
+    return {t: spec for t in target_ids() if (spec := pyocd_spec(t)) is not None}
 
 ERASE_POLICIES = ("chip", "sector", "auto")
 
@@ -86,13 +108,13 @@ def target_matches(plan_target: str, pyocd_name: str) -> bool:
     A board record or pack part names a specific package (``stm32f407vgtx``); the plan names the chip
     (``stm32f407``). Any other chip — even a close relative like ``stm32f405`` — does not match.
     """
-    spec = PYOCD_TARGETS.get(plan_target)
+    spec = pyocd_spec(plan_target)
     return spec is not None and normalise(pyocd_name).startswith(spec.part_prefix)
 
 
 def chip_id_matches(plan_target: str, value: int) -> bool:
     """True when the ID register value read from the silicon is the plan target's chip."""
-    spec = PYOCD_TARGETS.get(plan_target)
+    spec = pyocd_spec(plan_target)
     return spec is not None and (value & spec.chip_id.mask) == spec.chip_id.value
 
 
@@ -107,11 +129,11 @@ def installed_pack_parts() -> list[str]:
 
 def resolve_pyocd_target(plan_target: str, pack: Path | None = None) -> tuple[str | None, Evidence | None]:
     """The pyOCD target name to open a session with, or evidence saying how to get one."""
-    spec = PYOCD_TARGETS.get(plan_target)
+    spec = pyocd_spec(plan_target)
     if spec is None:
         return None, Evidence(
             code="E_BACKEND_UNSUPPORTED",
-            message=f"pyOCD cannot flash target {plan_target!r}; pyOCD targets: {', '.join(PYOCD_TARGETS)}",
+            message=f"pyOCD cannot flash target {plan_target!r}; pyOCD targets: {', '.join(pyocd_specs())}",
             objects=[plan_target],
         )
     if spec.builtin is not None:
@@ -162,7 +184,6 @@ class PyocdBackend(Backend):
     name = "pyocd"
     capabilities = frozenset({Capability.FLASH})
     frameworks = frozenset({"zephyr", "hal", "baremetal"})
-    targets = frozenset(PYOCD_TARGETS)
     description = "CMSIS-DAP / ST-LINK / J-Link probes through pyOCD's Python API, read-back verified"
 
     def requirements(self) -> list[Requirement]:
@@ -180,6 +201,12 @@ class PyocdBackend(Backend):
             )
         ]
 
+    def supports(self, capability: Capability, framework: str | None = None, target: str | None = None) -> bool:
+        """Only targets whose fact pack names a pyOCD target and a chip-ID register."""
+        if not super().supports(capability, framework, target):
+            return False
+        return target is None or pyocd_spec(target) is not None
+
     def missing_for(self, framework: str | None = None, target: str | None = None) -> list[Evidence]:
         missing = self.missing()
         if target is not None and not missing:
@@ -191,7 +218,7 @@ class PyocdBackend(Backend):
     def details(self) -> list[Requirement]:
         """Whether pyOCD can drive each rac-fw target here (built in, or from a cached pack)."""
         rows = []
-        for plan_target, spec in PYOCD_TARGETS.items():
+        for plan_target, spec in pyocd_specs().items():
             name, missing = resolve_pyocd_target(plan_target)
             rows.append(
                 Requirement(
@@ -275,7 +302,9 @@ class PyocdBackend(Backend):
         from rich.console import Console
         from rich.progress import Progress
 
-        spec = PYOCD_TARGETS[request.target]
+        spec = pyocd_spec(request.target)
+        if spec is None:
+            return self._fail(_error("E_BACKEND_UNSUPPORTED", f"no pyOCD facts for {request.target}", request.target))
         options: dict[str, object] = {"target_override": pyocd_target, "hide_programming_progress": True}
         if request.pack is not None:
             options["pack"] = str(request.pack)

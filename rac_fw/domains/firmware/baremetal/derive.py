@@ -8,20 +8,12 @@ templates only print its results. Nothing here reads the plan's intent beyond th
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rac_fw.domains.firmware.facts.load import peripheral
 from rac_fw.domains.firmware.facts.model import Target
-
-#: nRF52840 UARTE BAUDRATE register values: the SVD's enumerated values (PS v1.7 §6.34.10.17).
-#: Not a formula: Nordic's table rounds per rate. tests/test_baremetal_derive.py checks it against the SVD.
-UARTE_BAUDRATE = {
-    1200: 0x0004F000, 2400: 0x0009D000, 4800: 0x0013B000, 9600: 0x00275000, 14400: 0x003AF000,
-    19200: 0x004EA000, 28800: 0x0075C000, 31250: 0x00800000, 38400: 0x009D0000, 56000: 0x00E50000,
-    57600: 0x00EB0000, 76800: 0x013A9000, 115200: 0x01D60000, 230400: 0x03B00000, 250000: 0x04000000,
-    460800: 0x07400000, 921600: 0x0F000000, 1000000: 0x10000000,
-}  # fmt: skip
 
 #: Instructions one bounded-poll iteration takes at least (load, test, branch, decrement): turns a
 #: timeout in microseconds into an iteration budget that can only over-wait, never under-wait.
@@ -114,11 +106,18 @@ def usart_brr(kernel_hz: int, baud: int) -> Baud:
     return Baud(brr, kernel_hz / brr, baud)
 
 
-def uarte_baudrate(baud: int, actual_table: dict[int, int]) -> Baud:
-    """nRF UARTE BAUDRATE register value for a rate in Nordic's table (``extra.uart.baud_table``)."""
-    if baud not in UARTE_BAUDRATE:
-        raise DerivationError(f"UARTE supports only {sorted(UARTE_BAUDRATE)} baud, not {baud}")
-    return Baud(UARTE_BAUDRATE[baud], float(actual_table.get(baud, baud)), baud)
+def uarte_baudrate(target: Target, baud: int) -> Baud:
+    """nRF UARTE BAUDRATE register value for ``baud``: a look-up, not a formula (Nordic rounds per rate).
+
+    Register values come from ``extra.uart.baudrate_register`` (the SVD's enumerated values), the rate
+    each really produces from ``extra.uart.baud_table``.
+    """
+    facts = chip_extra(target, "uart")
+    registers = {int(rate): int(value) for rate, value in (facts.get("baudrate_register") or {}).items()}
+    if baud not in registers:
+        raise DerivationError(f"{target.id}: UARTE supports only {sorted(registers)} baud, not {baud}")
+    actual = {int(rate): float(value) for rate, value in (facts.get("baud_table") or {}).items()}
+    return Baud(registers[baud], actual.get(baud, float(baud)), baud)
 
 
 @dataclass(frozen=True)
@@ -145,16 +144,18 @@ def stm32_timer(clock_hz: int, period_s: float, counter_bits: int) -> TimerSetti
     raise DerivationError(f"period {period_s} s does not fit a {counter_bits}-bit timer at {clock_hz} Hz")
 
 
-def nrf_timer(base_hz: int, period_s: float, counter_bits: int) -> TimerSetting:
-    """nRF TIMER: f = base/2^PRESCALER (0..9); compare value CC = ticks-1 (SHORTS clears on compare).
+def nrf_timer(base_hz: int, period_s: float, counter_bits: int, dividers: Sequence[int]) -> TimerSetting:
+    """nRF TIMER: f = base/2^PRESCALER; compare value CC = ticks-1 (SHORTS clears on compare).
 
-    ``prescaler`` here is the register value (the exponent); ``reload`` the CC value.
+    ``dividers`` are the timer's ``extra.timers.<TIMERn>.prescalers`` (1, 2, 4 … 512 on the nRF52840:
+    PRESCALER 0..9, PS §6.30). ``prescaler`` in the result is the register value (the exponent);
+    ``reload`` the CC value.
     """
     top = (1 << counter_bits) - 1
-    for exponent in range(10):
-        ticks = round(base_hz / (1 << exponent) * period_s)
+    for divider in sorted(int(d) for d in dividers):
+        ticks = round(base_hz / divider * period_s)
         if 1 < ticks <= top + 1:
-            return TimerSetting(exponent, ticks - 1, base_hz >> exponent)
+            return TimerSetting(divider.bit_length() - 1, ticks - 1, base_hz // divider)
     raise DerivationError(f"period {period_s} s does not fit a {counter_bits}-bit nRF TIMER")
 
 

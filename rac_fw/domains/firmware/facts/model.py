@@ -50,6 +50,10 @@ class MemoryRegion:
     notes: str = ""
     dt_label: str | None = None
     """Devicetree node label of the region in Zephyr (``sram1``, ``dtcm``), used to place buffers."""
+    dt_covers: tuple[str, ...] = ()
+    """Other regions the same devicetree memory node spans. Zephyr's STM32F407 ``sram0`` is SRAM1 +
+    SRAM2 (128 KB at 0x20000000): a framework that places data by devicetree node sees one pool,
+    while a linker script written from these facts still maps SRAM1 and SRAM2 separately."""
 
     @property
     def end(self) -> int:
@@ -109,6 +113,14 @@ class DmaController:
     """Independent streams/channels the controller offers (0 when not modelled, e.g. per-peripheral EasyDMA)."""
     peripherals: tuple[str, ...] = ()
     """Peripheral instances (or groups) whose requests this controller serves; empty means "any"."""
+    requests: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict, hash=False)
+    """Fixed request mapping (STM32F4, RM0090 Tables 42/43): request (``USART2_RX``) → the
+    ``(stream, channel)`` pairs that carry it, preferred first. Empty when requests are routed
+    freely (STM32H7 DMAMUX, nRF EasyDMA, ESP32 GDMA)."""
+
+    def routes(self, request: str) -> tuple[tuple[int, int], ...]:
+        """The ``(stream, channel)`` pairs that carry ``request`` on this controller (empty: none fixed)."""
+        return self.requests.get(request, ())
 
 
 @with_config(_STRICT)
@@ -276,6 +288,15 @@ class Board:
     """Devicetree ``/chosen`` entries (``zephyr,console`` → ``usart3``)."""
     vendor_name: str = ""
     """The board's marketing name (``NUCLEO-H743ZI``)."""
+    pyocd_target: str | None = None
+    """pyOCD's name for the board's exact part: a built-in target (``stm32h743xx``) or, when only a
+    CMSIS pack provides it, the pack's part name (``stm32f407vgtx``, see ``extra.debug.pyocd_pack``)."""
+    platformio_platform: str | None = None
+    """PlatformIO development platform (``ststm32``), None when PlatformIO has no board for it."""
+    platformio_board: str | None = None
+    """PlatformIO board id (``nucleo_h743zi``)."""
+    platformio_frameworks: tuple[str, ...] = ()
+    """rac-fw frameworks PlatformIO builds for this board (its board manifest's frameworks)."""
 
 
 @with_config(_STRICT)
@@ -321,6 +342,22 @@ class Target:
 
     def dma_controller(self, name: str) -> DmaController | None:
         return next((d for d in self.dma if d.name == name), None)
+
+    def pinctrl_label(self, pin: str, signal: str) -> str | None:
+        """The devicetree pinctrl node label routing ``signal`` to ``pin`` (``adc1_inp15_pa3``).
+
+        Derived, not listed: ``extra.pinctrl.label_format`` (``{signal}_{pin}``, lower case on STM32,
+        where Zephyr's generated ``*-pinctrl.dtsi`` names every signal of every pin this way). None
+        when the chip has no such rule (nRF/ESP32 pinctrl is per-board groups) or the pin cannot
+        carry the signal.
+        """
+        rule = self.extra.get("pinctrl")
+        found = self.pins.get(pin)
+        if not isinstance(rule, dict) or "label_format" not in rule or found is None:
+            return None
+        if signal not in found.analog and all(f.signal != signal for f in found.functions):
+            return None
+        return str(rule["label_format"]).format(signal=signal, pin=pin).lower()
 
     def pins_for(self, signal: str) -> list[Pin]:
         """Pins that can carry ``signal`` (explicitly listed, analog, or via PSEL/matrix routing)."""

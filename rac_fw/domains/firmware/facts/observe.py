@@ -270,11 +270,16 @@ def _pin_detail(target: Target, name: str) -> dict[str, Any]:
     key = _find(target, "pin", name, target.pins)
     pin: Pin = target.pins[key]
     usage = board_usage(target).get(key)
+    adc = target.extra.get("adc")
+    signals = [*pin.analog, *(f.signal for f in pin.functions)]
+    pinctrl = {s: label for s in signals if (label := target.pinctrl_label(key, s)) is not None}
     return {
         "name": pin.name,
         "routing": pin.routing,
         "functions": [{"signal": f.signal, "af": f.af} for f in pin.functions],
         "analog": list(pin.analog),
+        "board_default_adc": isinstance(adc, dict) and adc.get("board_default_pin") == key,
+        "pinctrl_labels": pinctrl,
         "reserved": pin.reserved,
         "strapping": pin.strapping,
         "requires": list(pin.requires),

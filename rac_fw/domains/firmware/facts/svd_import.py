@@ -5,8 +5,8 @@ developer's machine; the committed ``svd.json`` is what run time loads. The file
 
 - ``device``: name, vendor, SVD version and the CPU block (core, FPU, MPU, NVIC priority bits);
 - ``interrupts``: the complete device interrupt list (``[number, name, [peripherals…]]``, sorted by
-  number), so vector tables and device headers can be generated from it (an IRQ named after another
-  instance is attributed to that instance, see :func:`_irq_owners`);
+  number), so vector tables and device headers can be generated from it (interrupts an SVD lists under
+  the wrong instance are attributed to the right one, see :func:`_irq_owner`);
 - ``peripherals``: every instance (group, base, address-block size, ``derivedFrom``, its IRQs);
 - ``registers``: registers and fields for the groups the backends program (:data:`REGISTER_GROUPS`),
   stored once per layout: an instance ``derivedFrom`` another has no entry of its own.
@@ -138,18 +138,32 @@ def _register_row(register: Any, default_size: int, default_access: str) -> list
     ]
 
 
-def _irq_owners(peripherals: Iterable[Any]) -> dict[str, set[tuple[int, str]]]:
-    """Peripheral name → its (number, name) interrupts.
+def _irq_owner(interrupt: str, listed_under: str, names: set[str]) -> str:
+    """The peripheral an interrupt belongs to, given the one the SVD lists it under.
 
-    An interrupt named exactly like another peripheral instance belongs to that instance: some SVDs
-    (the stm32-rs STM32H743 one lists USART3's IRQ 39 under UART4) attach interrupts to the
-    neighbouring element, and the vector *numbers* stay right either way.
+    Vendor SVDs sometimes attach an interrupt to a neighbouring element (the stm32-rs STM32H743 SVD
+    lists USART3's IRQ 39 under UART4 and USART1's under USART2; RTC_ALARM under EXTI). Rule, in order:
+    an interrupt named exactly like an instance belongs to it; one whose ``_``-separated name contains
+    the listing instance stays there (``TIM8_BRK_TIM12`` under TIM12, ``SPIM0_SPIS0_…_TWI0`` under each
+    of its instances, ``DMA1_STR0`` under DMA1); otherwise an instance named by the name's first part
+    (``RTC_ALARM`` → RTC, ``ADC1_2`` → ADC1) takes it; else the SVD's listing stands. Vector numbers
+    never change.
     """
+    if interrupt in names:
+        return interrupt
+    parts = interrupt.split("_")
+    if listed_under in parts:
+        return listed_under
+    return parts[0] if parts[0] in names else listed_under
+
+
+def _irq_owners(peripherals: Iterable[Any]) -> dict[str, set[tuple[int, str]]]:
+    """Peripheral name → its (number, name) interrupts, attributed by :func:`_irq_owner`."""
     names = {p.name for p in peripherals}
     owners: dict[str, set[tuple[int, str]]] = {}
     for peripheral in peripherals:
         for interrupt in peripheral.interrupts or ():
-            owner = interrupt.name if interrupt.name in names else peripheral.name
+            owner = _irq_owner(interrupt.name, peripheral.name, names)
             owners.setdefault(owner, set()).add((int(interrupt.value), interrupt.name))
     return owners
 

@@ -278,8 +278,7 @@ def _uart_driver(build: _Build, instance: str, baud: int | None, console: bool) 
         "rate": rate,
     }
     if _group(target, instance) == "UARTE":
-        table = derive.chip_extra(target, "uart").get("baud_table") or {}
-        ctx.update(template="ops/uart_uarte.c.j2", layout="uarte", baud=derive.uarte_baudrate(rate, dict(table)))
+        ctx.update(template="ops/uart_uarte.c.j2", layout="uarte", baud=derive.uarte_baudrate(target, rate))
     elif regs.has("SR", "DR", "BRR"):
         hz = derive.peripheral_clock_hz(target, instance, "uart")
         ctx.update(
@@ -451,7 +450,8 @@ def _timer(build: _Build, index: int, op: TimerPeriodic | TimerOneshot) -> None:
                 setting=derive.stm32_timer(hz, period_us / 1e6, int(facts["bits"])),
             )
         elif _group(target, instance) == "TIMER":
-            ctx.update(kind="nrf_timer", setting=derive.nrf_timer(hz, period_us / 1e6, int(facts["bits"])))
+            setting = derive.nrf_timer(hz, period_us / 1e6, int(facts["bits"]), facts.get("prescalers", (1,)))
+            ctx.update(kind="nrf_timer", setting=setting)
         else:
             raise BaremetalError(f"{instance}: no timer register layout the baremetal templates know")
     build.blocks.append(_Block("ops/timer.c.j2", ctx))

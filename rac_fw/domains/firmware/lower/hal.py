@@ -27,7 +27,7 @@ from rac_fw.contract import Evidence, Receipt
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, template_env
 from rac_fw.domains.firmware.obligations.placement import buffer_needs
-from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra, hardware_timer
+from rac_fw.domains.firmware.obligations.quantities import clock_hz, dcache_active, extra, hardware_timer
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.model import VALUE_OPERATIONS, Plan
@@ -43,13 +43,6 @@ SUPPORTED = frozenset(
         "timer_periodic", "timer_oneshot", "watchdog", "dma_mem2mem", "dma_periph_rx", "log",
     }
 )  # fmt: skip
-
-#: RM0090 Tables 42/43: the fixed (stream, channel) of each STM32F4 DMA request this lowering uses.
-#: STM32H7 routes any request to any DMA1/DMA2 stream through DMAMUX1 (``DMA_REQUEST_<name>``).
-F4_DMA_REQUESTS = {
-    "USART1_RX": ("DMA2", 2, 4), "USART6_RX": ("DMA2", 1, 5), "USART2_RX": ("DMA1", 5, 4),
-    "USART3_RX": ("DMA1", 1, 4), "UART4_RX": ("DMA1", 2, 4), "UART5_RX": ("DMA1", 0, 4),
-}  # fmt: skip
 
 #: Flash wait states by HCLK upper bound (Hz): RM0090 Table 10 (2.7-3.6 V) and RM0433 Table 17 (VOS1).
 FLASH_LATENCY = {
@@ -194,20 +187,32 @@ class _Build:
 
     @property
     def cache_on(self) -> bool:
-        """The generated main() enables the I/D-caches on cores that have them, as ST's Cube examples
-        for the Cortex-M7 do; DMA buffers in cacheable regions then get clean/invalidate calls."""
-        return self.target.core.dcache is not None
+        """Whether the generated main() enables the I/D-caches: the facts say so for framework ``hal``
+        (``extra.cache_enabled.hal``, as ST's Cube examples for the Cortex-M7 do); DMA buffers in
+        cacheable regions then get clean/invalidate calls (``buffer_needs``)."""
+        return dcache_active(self.target, "hal")
 
-    def irq(self, *names: str) -> str:
-        """The vector name (CMSIS ``<name>_IRQn`` / ``<name>_IRQHandler``) of the first interrupt the
-        SVD facts list under one of ``names``, searched across all peripherals (some vendor SVDs attach
-        interrupts to the wrong peripheral) and spelled as the CMSIS device header spells it."""
-        known = {i.name for p in self.target.peripherals.values() for i in p.interrupts}
+    def irq(self, owner: str, *names: str) -> str:
+        """The vector name (CMSIS ``<name>_IRQn`` / ``<name>_IRQHandler``) of the first of ``names``
+        that the SVD facts attribute to peripheral ``owner``. The stm32-rs SVDs spell DMA streams
+        ``DMA1_STR0`` where the CMSIS header says ``DMA1_Stream0``; the CMSIS spelling is returned."""
+        found = self.target.peripherals.get(owner)
+        known = {i.name for i in found.interrupts} if found else set()
         for name in names:
             for spelling in (name, name.replace("_Stream", "_STR")):
                 if spelling in known:
                     return name
-        raise _unsupported(None, f"{self.target.id}: no interrupt {' / '.join(names)} in the SVD facts")
+        raise _unsupported(None, f"{self.target.id}: {owner} has no interrupt {' / '.join(names)} in the SVD facts")
+
+    def timer_irq(self, instance: str) -> str:
+        """The update interrupt of timer ``instance``: its own vector, else the shared one whose name has
+        an ``UP`` part (``TIM1_UP_TIM10``), else the only one it has (``TIM6_DAC``, ``TIM8_BRK_TIM12``)."""
+        found = self.target.peripherals.get(instance)
+        names = [i.name for i in found.interrupts] if found else []
+        ranked = sorted(names, key=lambda n: (n != instance, "UP" not in n.split("_")))
+        if ranked and (ranked[0] == instance or "UP" in ranked[0].split("_") or len(ranked) == 1):
+            return self.irq(instance, ranked[0])
+        raise _unsupported(None, f"{self.target.id}: no update interrupt of {instance} in the SVD facts")
 
     def io(self, name: str, kind: str, where: str) -> tuple[Pin, bool]:
         """A board LED/button (name or devicetree label) or a plan pin → (pin, active_low)."""
@@ -265,7 +270,8 @@ class _Build:
         return self.uarts[name]
 
     def uart_irq(self, uart: dict[str, Any], priority: int | None) -> None:
-        uart["irq"] = {"name": self.irq(uart["instance"]), "priority": 5 if priority is None else priority}
+        uart["irq"] = {"name": self.irq(uart["instance"], uart["instance"]),
+                       "priority": 5 if priority is None else priority}  # fmt: skip
 
     def timer(self, instance: str, where: str) -> dict[str, Any]:
         if instance not in self.timers:
@@ -317,12 +323,17 @@ class _Build:
         return self.adcs[unit]
 
     def dma_stream(self, request: str | None, controller: str | None, where: str) -> dict[str, Any]:
-        """Allocate a DMA stream: the fixed F4 mapping for a request, else the next free DMA1/DMA2 stream."""
+        """Allocate a DMA stream: for a request on a chip with fixed request mappings (STM32F4,
+        ``DmaController.requests``) the first free (stream, channel) the facts list for it; otherwise
+        (memory-to-memory, STM32H7 DMAMUX) the next free DMA1/DMA2 stream."""
         taken = {(d["controller"], d["stream"]) for d in self.dmas}
-        if request is not None and not self.h7:
-            if request not in F4_DMA_REQUESTS:
-                raise _unsupported(where, f"no STM32F4 DMA stream mapping for request {request}")
-            ctrl, stream, channel = F4_DMA_REQUESTS[request]
+        if request is not None and any(c.requests for c in self.target.dma):
+            routes = [(c.name, stream, channel) for c in self.target.dma if controller in (None, c.name)
+                      for stream, channel in c.routes(request)]  # fmt: skip
+            if not routes:
+                raise _unsupported(where, f"no DMA stream of {self.target.id} carries request {request} (facts)")
+            untaken = [r for r in routes if (r[0], r[1]) not in taken]
+            ctrl, stream, channel = (untaken or routes)[0]
         else:
             capable = [c.name for c in self.target.dma if c.memory_to_memory or request is not None]
             names = [controller] if controller else [c for c in ("DMA2", "DMA1") if c in capable]
@@ -336,7 +347,7 @@ class _Build:
             raise _unsupported(where, f"{ctrl} stream {stream} is already used by another operation")
         entry = {"controller": ctrl, "stream": stream, "channel": channel, "request": request,
                  "instance": f"{ctrl}_Stream{stream}", "handle": f"hdma_{ctrl.lower()}_s{stream}",
-                 "irq": self.irq(f"{ctrl}_Stream{stream}")}  # fmt: skip
+                 "irq": self.irq(ctrl, f"{ctrl}_Stream{stream}")}  # fmt: skip
         self.dmas.append(entry)
         return entry
 
@@ -346,10 +357,7 @@ class _Build:
             needs = buffer_needs(self.plan, self.target, "hal", name)
             if buffer is None or needs is None:
                 raise _unsupported(where, f"buffer {name!r} is not placed (unknown buffer or no region)")
-            region = self.target.region(needs.region)
-            # This lowering turns the D-cache on (see ``cache_on``), so a cacheable region needs maintenance
-            # even where the facts still describe a cache-off HAL setup.
-            maintain = needs.cache_maintenance or (self.cache_on and region is not None and region.cacheable)
+            maintain = needs.cache_maintenance
             line = needs.line_bytes or 1
             padded = math.ceil(buffer.size_bytes / line) * line if maintain else buffer.size_bytes
             self.buffers[name] = {
@@ -395,7 +403,7 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
             )
             line = pin.number
             name = f"EXTI{line}" if line <= 4 else ("EXTI9_5" if line <= 9 else "EXTI15_10")
-            view["irq"] = build.irq(name)
+            view["irq"] = build.irq("EXTI", name)
             view["priority"] = 5 if op.irq_priority is None else op.irq_priority
             build.exti.setdefault(view["irq"], []).append(view)
     elif kind in ("uart_print", "uart_rx_irq", "uart_line_read"):
@@ -427,10 +435,10 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
             table[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pins": pins,
                                "hz": device.frequency_hz, "mode": getattr(op, "mode", 0)}  # fmt: skip
             if bus == "i2c":
-                # H7: I2C1-3 run on rcc_pclk1 and I2C4 on rcc_pclk4 after reset (RM0433 kernel clock muxes);
+                # H7: TIMINGR from the kernel clock the facts name (extra.i2c.<instance>.clock);
                 # the F4 I2C takes ClockSpeed directly.
-                kernel = _hz(build.target, "APB4" if instance == "I2C4" else "APB1")
-                table[instance]["timing"] = _i2c_timing(kernel, device.frequency_hz) if build.h7 else None
+                table[instance]["timing"] = _i2c_timing(_i2c_kernel(build, instance, where), device.frequency_hz) \
+                    if build.h7 else None
             else:
                 table[instance]["prescaler"] = _spi_prescaler(build, instance, device.frequency_hz, where)
         view["bus"] = table[instance]
@@ -488,9 +496,8 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
         timer = build.timer(instance, where)
         psc, arr = build.fit_timer(instance, op.period_s, where)
         timer.update(psc=psc, arr=arr, base=view)
-        names = [instance] + [i.name for p in build.target.peripherals.values() for i in p.interrupts
-                              if i.name.startswith(f"{instance}_") or i.name.endswith(f"_{instance}")]  # fmt: skip
-        timer["irq"] = {"name": build.irq(*names), "priority": 5 if op.irq_priority is None else op.irq_priority}
+        timer["irq"] = {"name": build.timer_irq(instance),
+                        "priority": 5 if op.irq_priority is None else op.irq_priority}  # fmt: skip
         view.update(timer=timer, oneshot=kind == "timer_oneshot")
     elif kind == "watchdog":
         view["iwdg"] = build.watchdog = _iwdg(build, op.timeout_ms, where)
@@ -553,17 +560,29 @@ def _i2c_timing(kernel_hz: int, scl_hz: int) -> int:
     return (presc << 28) | (scldel << 20) | (sdadel << 16) | (sclh << 8) | scll
 
 
+def _i2c_kernel(build: _Build, instance: str, where: str) -> int:
+    """The I2C kernel clock of ``instance`` from ``extra.i2c`` (H7: rcc_pclk1 for I2C1-3, rcc_pclk4 for I2C4)."""
+    entry = extra(build.target, "i2c").get(instance)
+    if not isinstance(entry, dict) or "clock" not in entry:
+        raise _unsupported(where, f"the {build.target.id} facts give no kernel clock for {instance} (extra.i2c)")
+    return _hz(build.target, str(entry["clock"]))
+
+
 def _spi_prescaler(build: _Build, instance: str, hz: int, where: str) -> int:
-    """The smallest SPI baud prescaler (2..256) whose SCK does not exceed the device's clock."""
-    # SPI1/4/5/6 sit on APB2 (H7: SPI1-3 use per_ck, set to HSI by SystemClock_Config), the rest on APB1.
-    if build.h7 and instance in ("SPI1", "SPI2", "SPI3"):
-        kernel = _hz(build.target, "HSI")
-    else:
-        kernel = _hz(build.target, "APB2" if instance in ("SPI1", "SPI4", "SPI5", "SPI6") else "APB1")
-    for prescaler in (2, 4, 8, 16, 32, 64, 128, 256):
+    """The smallest SPI baud prescaler whose SCK does not exceed the device's clock.
+
+    Kernel clock and prescalers from ``extra.spi`` (F4: SPI1 on APB2, SPI2/3 on APB1; H7: SPI1-3 on
+    per_ck, which SystemClock_Config selects, SPI4/5 on APB2, SPI6 on APB4).
+    """
+    facts = extra(build.target, "spi")
+    entry = facts.get(instance)
+    if not isinstance(entry, dict) or "clock" not in entry:
+        raise _unsupported(where, f"the {build.target.id} facts give no kernel clock for {instance} (extra.spi)")
+    kernel = _hz(build.target, str(entry["clock"]))
+    for prescaler in sorted(int(p) for p in facts.get("prescalers", (2, 4, 8, 16, 32, 64, 128, 256))):
         if kernel / prescaler <= hz:
             return prescaler
-    raise _unsupported(where, f"{hz} Hz is below the slowest SCK of {instance} ({kernel / 256:.0f} Hz)")
+    raise _unsupported(where, f"{hz} Hz is below the slowest SCK of {instance} ({kernel / prescaler:.0f} Hz)")
 
 
 def _iwdg(build: _Build, timeout_ms: int, where: str) -> dict[str, Any]:

@@ -2,11 +2,14 @@
 
 E_I2C_ADDRESS: 7-bit addresses 0x00-0x07 and 0x78-0x7F are reserved by the I2C specification
 (general call, CBUS, HS-mode master codes, 10-bit addressing); two devices on one bus need distinct
-addresses. E_CLOCK_RANGE: a device clock above what its bus controller can generate (I2C fast mode
-400 kHz unless the facts state fast-mode plus; SPI at most half the controller's clock where stated).
+addresses. E_CLOCK_RANGE: a device clock its bus controller cannot generate, from ``extra.i2c`` /
+``extra.spi`` (F4 I2C 400 kHz, H7 Fast-mode Plus 1 MHz, nRF TWIM only 100/250/400 kHz, SPI at most
+the kernel clock over the smallest prescaler); the relaxation is the nearest rate the controller has.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
@@ -15,22 +18,55 @@ from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra
 from rac_fw.domains.firmware.plan.model import Plan
 
 RESERVED_LOW, RESERVED_HIGH = range(0x00, 0x08), range(0x78, 0x80)
-#: I2C fast mode: what every supported controller can do without fact-stated fast-mode plus.
+#: I2C fast mode: the limit assumed only when a target's facts state no ``extra.i2c`` at all.
 I2C_DEFAULT_MAX_HZ = 400_000
 
 
-def _max_hz(target: Target, bus: str, controller: str, framework: str) -> int | None:
+@dataclass(frozen=True)
+class BusClock:
+    """What one bus controller can clock a device at: a ceiling and, for some, discrete settings."""
+
+    max_hz: int | None
+    settings: tuple[int, ...] = ()
+    """The only rates the controller can produce (nRF TWIM/SPIM FREQUENCY); empty = any up to max."""
+    exact: bool = False
+    """The requested rate must be one of ``settings`` (an I2C bus speed). An SPI rate is a device's
+    ceiling instead: drivers pick the fastest setting not above it, so only ``max_hz`` binds."""
+
+    def nearest(self, hz: int) -> int | None:
+        """The allowed rate closest to ``hz`` from below (never faster than the device asked), else the slowest."""
+        allowed = [f for f in self.settings if self.max_hz is None or f <= self.max_hz]
+        if not allowed:
+            return self.max_hz if self.max_hz is not None and hz > self.max_hz else None
+        below = [f for f in allowed if f <= hz]
+        return max(below) if below else min(allowed)
+
+    def allows(self, hz: int) -> bool:
+        within = self.max_hz is None or hz <= self.max_hz
+        return within and not (self.exact and self.settings and hz not in self.settings)
+
+
+def bus_clock(target: Target, bus: str, controller: str, framework: str) -> BusClock:
+    """The clock limits of ``controller`` from ``extra.i2c`` / ``extra.spi``.
+
+    Per instance first (``SPIM3: {max_hz, frequencies_hz}``, or ``SPI1: {clock: APB2}`` with the
+    family's ``prescalers``, giving kernel clock / smallest prescaler under ``framework``; an I2C
+    instance's ``clock`` is its timing kernel, not a limit), then the family-wide ``max_hz`` /
+    ``frequencies_hz``. I2C without any facts falls back to fast mode (400 kHz).
+    """
     facts = extra(target, bus)
     entry = facts.get(controller)
-    if isinstance(entry, dict):
-        if "max_hz" in entry:
-            return int(entry["max_hz"])
-        hz = clock_hz(target, entry.get("clock"), framework)
-        if hz and bus == "spi":
-            return hz // 2
+    entry = entry if isinstance(entry, dict) else {}
+    settings = tuple(int(f) for f in entry.get("frequencies_hz", facts.get("frequencies_hz", ())))
+    exact = bus == "i2c"
+    if "max_hz" in entry:
+        return BusClock(int(entry["max_hz"]), settings, exact)
+    kernel = clock_hz(target, entry.get("clock"), framework)
+    if kernel and "prescalers" in facts:
+        return BusClock(kernel // min(int(p) for p in facts["prescalers"]), settings, exact)
     if "max_hz" in facts:
-        return int(facts["max_hz"])
-    return I2C_DEFAULT_MAX_HZ if bus == "i2c" else None
+        return BusClock(int(facts["max_hz"]), settings, exact)
+    return BusClock(I2C_DEFAULT_MAX_HZ if bus == "i2c" and not facts else None, settings, exact)
 
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
@@ -74,18 +110,21 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 )
             else:
                 used[(device.controller, device.address)] = device.name
-        limit = _max_hz(target, device.bus, device.controller, framework)
-        if limit is not None and device.frequency_hz > limit:
+        limits = bus_clock(target, device.bus, device.controller, framework)
+        if not limits.allows(device.frequency_hz):
             path = [*base, "frequency_hz"]
+            rate = limits.nearest(device.frequency_hz)
+            shown = [str(f) for f in limits.settings if limits.exact and (limits.max_hz is None or f <= limits.max_hz)]
+            what = f"clocks only {', '.join(shown)} Hz" if shown else f"generates at most {limits.max_hz} Hz"
             found.append(
                 violation(
                     "E_CLOCK_RANGE",
-                    f"{device.name} at {device.frequency_hz} Hz exceeds what {device.controller} "
-                    f"generates ({limit} Hz)",
+                    f"{device.name} at {device.frequency_hz} Hz: {device.controller} {what}",
                     path,
                     [device.name, device.controller],
-                    [measure("requested", device.frequency_hz, "Hz"), measure("max", limit, "Hz")],
-                    [relax(f"clock {device.name} at {limit} Hz", replace(path, limit))],
+                    [measure("requested", device.frequency_hz, "Hz")]
+                    + ([measure("max", limits.max_hz, "Hz")] if limits.max_hz is not None else []),
+                    [relax(f"clock {device.name} at {rate} Hz", replace(path, rate))] if rate else [],
                 )
             )
     return found

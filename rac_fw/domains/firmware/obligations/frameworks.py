@@ -37,9 +37,6 @@ class FrameworkRules:
     """Smallest stack that survives the framework's own calls (logging, printf) in a thread."""
     ram_overhead_bytes: int
     """Static RAM the framework itself uses in a minimal build (kernel objects, idle/ISR stacks)."""
-    kernel_tick_hz: int | None
-    """Default kernel tick (Zephyr ``CONFIG_SYS_CLOCK_TICKS_PER_SEC``) bounding kernel-timer periods;
-    a target clock named ``SYS_TICK`` overrides it."""
     min_kernel_timer_us: int = 1
     """Shortest period the kernel timer service accepts (esp_timer: 50 µs for periodic timers)."""
     systick_tick_us: int | None = None
@@ -57,7 +54,6 @@ FRAMEWORKS: dict[str, FrameworkRules] = {
         devicetree=True,
         min_thread_stack_bytes=512,
         ram_overhead_bytes=8 * 1024,
-        kernel_tick_hz=10_000,
     ),
     "espidf": FrameworkRules(
         name="espidf",
@@ -69,7 +65,6 @@ FRAMEWORKS: dict[str, FrameworkRules] = {
         devicetree=False,
         min_thread_stack_bytes=2048,
         ram_overhead_bytes=96 * 1024,
-        kernel_tick_hz=None,
         min_kernel_timer_us=50,
     ),
     "hal": FrameworkRules(
@@ -82,7 +77,6 @@ FRAMEWORKS: dict[str, FrameworkRules] = {
         devicetree=False,
         min_thread_stack_bytes=0,
         ram_overhead_bytes=1024,
-        kernel_tick_hz=None,
     ),
     "baremetal": FrameworkRules(
         name="baremetal",
@@ -105,7 +99,6 @@ FRAMEWORKS: dict[str, FrameworkRules] = {
         devicetree=False,
         min_thread_stack_bytes=0,
         ram_overhead_bytes=512,
-        kernel_tick_hz=None,
         systick_tick_us=1000,
     ),
 }

@@ -2,6 +2,8 @@
 
 E_RAM_BUDGET: what the plan places in a region (buffers from ``placement``; in the default RAM also
 the framework's own RAM, the Wi-Fi stack, thread and main stacks and the heap) must fit its size.
+Under a devicetree framework a region whose node spans others (``MemoryRegion.dt_covers``: Zephyr's
+STM32F407 ``sram0`` = SRAM1 + SRAM2) is one budget of their summed size.
 E_STACK_SIZE: thread stacks below what the framework's own calls need.
 """
 
@@ -39,19 +41,38 @@ def _stacks(plan: Plan, framework: str) -> list[Evidence]:
     return found
 
 
+def budget_pools(target: Target, framework: str) -> dict[str, tuple[str, int]]:
+    """Region name → (the region whose budget it counts against, that budget's size in bytes).
+
+    A devicetree framework allocates from memory *nodes*, so regions a node covers pool with it;
+    other frameworks (linker scripts written from the facts) keep every region separate.
+    """
+    pools = {r.name: (r.name, r.size) for r in target.memory}
+    if not FRAMEWORKS[framework].devicetree:
+        return pools
+    for region in (r for r in target.memory if r.dt_covers):
+        covered = [c for name in region.dt_covers if (c := target.region(name)) is not None]
+        size = region.size + sum(c.size for c in covered)
+        for member in (region, *covered):
+            pools[member.name] = (region.name, size)
+    return pools
+
+
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
-    """Stack floors, then every region's load against its size."""
+    """Stack floors, then every region's (or devicetree pool's) load against its size."""
     if framework not in FRAMEWORKS:
         return []
     found = _stacks(plan, framework)
     rules = FRAMEWORKS[framework]
     home = default_ram(target)
     places = placement(plan, target)
+    pools = budget_pools(target, framework)
     load: dict[str, list[tuple[str, int, Path]]] = {}
     for i, buffer in enumerate(plan.resources.buffers):
         where = places.get(buffer.name)
         if where:
-            load.setdefault(where, []).append((buffer.name, buffer.size_bytes, ["resources", "buffers", i]))
+            pool = pools.get(where, (where, 0))[0]
+            load.setdefault(pool, []).append((buffer.name, buffer.size_bytes, ["resources", "buffers", i]))
     if home is not None:
         fixed: list[tuple[str, int, Path]] = [
             ("framework", rules.ram_overhead_bytes, []),
@@ -64,27 +85,29 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
         ]
         if plan.wifi:
             fixed.append(("wifi", WIFI_RAM_BYTES, ["wifi"]))
-        load.setdefault(home.name, []).extend(fixed)
+        load.setdefault(pools[home.name][0], []).extend(fixed)
     for region_name, items in load.items():
         region = target.region(region_name)
         if region is None:
             continue
+        budget = pools[region.name][1]
         used = sum(size for _, size, _ in items)
-        if used <= region.size:
+        if used <= budget:
             continue
-        excess = used - region.size
+        excess = used - budget
+        spans = "+".join((region.name, *region.dt_covers)) if budget != region.size else region.name
         found.append(
             violation(
                 "E_RAM_BUDGET",
-                f"{region.name} holds {used} bytes of plan data but has {region.size}",
+                f"{spans} holds {used} bytes of plan data but has {budget}",
                 _biggest(items),
                 [region.name] + [name for name, size, path in items if path and size],
                 [
                     measure("needed", used, "bytes"),
-                    measure("available", region.size, "bytes"),
+                    measure("available", budget, "bytes"),
                     measure("excess", excess, "bytes"),
                 ],
-                _budget_fixes(plan, target, region_name, items, excess, places),
+                _budget_fixes(plan, target, region_name, items, excess, places, pools),
             )
         )
     return found
@@ -96,7 +119,13 @@ def _biggest(items: list[tuple[str, int, Path]]) -> Path:
 
 
 def _budget_fixes(
-    plan: Plan, target: Target, region: str, items: list[tuple[str, int, Path]], excess: int, places: dict[str, str]
+    plan: Plan,
+    target: Target,
+    region: str,
+    items: list[tuple[str, int, Path]],
+    excess: int,
+    places: dict[str, str],
+    pools: dict[str, tuple[str, int]],
 ) -> list[Relaxation]:
     fixes: list[Relaxation] = []
     if plan.heap_bytes >= excess and any(name == "heap" for name, _, _ in items):
@@ -106,11 +135,11 @@ def _budget_fixes(
         buffer = plan.buffer(name)
         used[where] = used.get(where, 0) + (buffer.size_bytes if buffer else 0)
     for i, buffer in sorted(enumerate(plan.resources.buffers), key=lambda item: -item[1].size_bytes):
-        if places.get(buffer.name) != region:
+        if pools.get(places.get(buffer.name, ""), ("", 0))[0] != region:
             continue
         controller = buffer_controller(plan, target, buffer.name)
         for other in buffer_regions(target, controller.master if controller else None):
-            if other.name != region and other.size - used.get(other.name, 0) >= buffer.size_bytes:
+            if pools[other.name][0] != region and other.size - used.get(other.name, 0) >= buffer.size_bytes:
                 fixes.append(
                     relax(
                         f"move {buffer.name} to {other.name}",

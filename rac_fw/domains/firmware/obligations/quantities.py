@@ -2,8 +2,8 @@
 
 Every number an obligation compares against comes from here, computed from the fact pack's data
 (``Target.clocks`` and the ``Target.extra`` tables: ``uart``, ``timers``, ``pwm``, ``watchdog``,
-``flash``, ``adc``, ``nvic``, ``interrupts``, ``radio``, ``cache_enabled``). A missing fact yields
-``None`` and the caller does not judge what it cannot compute.
+``flash``, ``adc``, ``nvic``, ``interrupts``, ``radio``, ``cache_enabled``, ``kernel``). A missing
+fact yields ``None`` and the caller does not judge what it cannot compute.
 """
 
 from __future__ import annotations
@@ -160,6 +160,18 @@ def timer_names(target: Target) -> list[str]:
     timers = extra(target, "timers")
     named = [(n, e) for n, e in timers.items() if isinstance(e, dict) and e.get("kind") not in ("rtc", "system")]
     return [n for n, _ in sorted(named, key=lambda item: -int(item[1].get("bits", 16)))]
+
+
+def kernel_tick_hz(target: Target, framework: str) -> int | None:
+    """The RTOS kernel tick under ``framework`` (``extra.kernel.<framework>.sys_clock_ticks_per_sec``).
+
+    A per-target fact because the SoC decides it: Zephyr runs 32768 ticks/s on the nRF52 RTC, the
+    kernel default 10000 on a tickless SysTick, 100 on native_sim. None when the facts do not say.
+    """
+    entry = extra(target, "kernel").get(framework)
+    if not isinstance(entry, dict) or "sys_clock_ticks_per_sec" not in entry:
+        return None
+    return int(entry["sys_clock_ticks_per_sec"])
 
 
 def systick(target: Target, framework: str) -> Counter | None:

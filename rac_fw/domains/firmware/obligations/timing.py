@@ -18,8 +18,8 @@ from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.quantities import (
     TIMER_CHANNEL,
     Counter,
-    clock_hz,
     hardware_timer,
+    kernel_tick_hz,
     pwm_unit,
     systick,
     timer_names,
@@ -54,7 +54,7 @@ def _period_field(op: TimerPeriodic | TimerOneshot, base: Path) -> Path:
 
 def _kernel(plan: Plan, target: Target, framework: str, op: TimerPeriodic | TimerOneshot, base: Path) -> list[Evidence]:
     rules = FRAMEWORKS[framework]
-    tick_hz = clock_hz(target, "SYS_TICK", framework) or rules.kernel_tick_hz
+    tick_hz = kernel_tick_hz(target, framework)
     period = op.period_s
     if tick_hz:
         ticks = period * tick_hz

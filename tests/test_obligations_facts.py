@@ -1,0 +1,133 @@
+"""Obligations read chip facts, not assumptions: kernel ticks, bus clock limits, devicetree RAM pools.
+
+Each test names the fact in the pack it depends on, checks the verdict the obligation derives from it,
+and applies the first relaxation to show the plan then validates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rac_fw.contract import Evidence, apply_patch
+from rac_fw.domains.firmware.facts.load import load_target
+from rac_fw.domains.firmware.obligations import check
+from rac_fw.domains.firmware.obligations.bus import bus_clock
+from rac_fw.domains.firmware.obligations.memory import budget_pools
+from rac_fw.domains.firmware.obligations.quantities import kernel_tick_hz
+from rac_fw.domains.firmware.plan.load import parse_plan
+
+
+def _check(target_id: str, data: dict[str, Any], framework: str | None = None) -> list[Evidence]:
+    return check(parse_plan({"target": target_id, **data}, "test"), load_target(target_id), framework)
+
+
+def _repaired(target_id: str, data: dict[str, Any], evidence: Evidence, framework: str | None = None) -> bool:
+    fixed = apply_patch({"target": target_id, **data}, evidence.relaxations[0].patch)
+    return _check(target_id, fixed, framework) == []
+
+
+def test_kernel_tick_is_a_per_target_fact() -> None:
+    ticks = {t: kernel_tick_hz(load_target(t), "zephyr") for t in ("nrf52840", "stm32h743", "stm32f407", "native_sim")}
+    assert ticks == {"nrf52840": 32768, "stm32h743": 10000, "stm32f407": 10000, "native_sim": 100}
+    assert kernel_tick_hz(load_target("stm32h743"), "hal") is None  # no kernel tick outside an RTOS
+
+
+@pytest.mark.parametrize(
+    ("target_id", "period_us", "ok"),
+    [
+        ("stm32h743", 100, True),  # one 100 µs tick at 10 kHz
+        ("nrf52840", 100, False),  # 3.28 RTC ticks: 91.6 µs, 8 % short
+        ("nrf52840", 10_000, True),  # 327.68 ticks: within 0.1 %
+        ("native_sim", 5_000, False),  # half of a 10 ms tick
+        ("native_sim", 20_000, True),
+    ],
+)
+def test_kernel_timer_periods_follow_the_target_tick(target_id: str, period_us: int, ok: bool) -> None:
+    data = {"operations": [{"op": "timer_periodic", "period_us": period_us, "source": "kernel"}]}
+    found = _check(target_id, data, "zephyr")
+    if ok:
+        assert found == []
+        return
+    assert [e.code for e in found] == ["E_TIMER_RANGE"]
+    tick = next(m for m in found[0].magnitudes if m.name == "tick")
+    assert tick.value == pytest.approx(1e6 / kernel_tick_hz(load_target(target_id), "zephyr"))  # type: ignore[operator]
+    assert _repaired(target_id, data, found[0], "zephyr")
+
+
+#: A free GPIO per board for an SPI chip select.
+CHIP_SELECT = {"stm32h743": "PD14", "stm32f407": "PE3", "nrf52840": "P1.01"}
+
+
+def _devices(bus: str, controller: str, hz: int, **more: Any) -> dict[str, Any]:
+    device = {"name": "dev", "bus": bus, "controller": controller, "frequency_hz": hz, **more}
+    op = (
+        {"op": "i2c_transfer", "device": "dev", "register_index": 0, "read_bytes": 1}
+        if bus == "i2c"
+        else {"op": "spi_transfer", "device": "dev", "write_bytes": 1, "read_bytes": 1}
+    )
+    return {"resources": {"devices": [device]}, "operations": [op]}
+
+
+@pytest.mark.parametrize(
+    ("target_id", "framework", "bus", "controller", "hz", "relaxed"),
+    [
+        ("stm32f407", "zephyr", "i2c", "I2C1", 1_000_000, 400_000),  # F4 I2C: no Fast-mode Plus
+        ("stm32h743", "zephyr", "i2c", "I2C1", 1_000_000, None),  # H7 I2C: Fm+ 1 MHz
+        ("stm32h743", "zephyr", "i2c", "I2C1", 2_000_000, 1_000_000),
+        ("nrf52840", "zephyr", "i2c", "TWIM0", 300_000, 250_000),  # TWIM: K100/K250/K400 only
+        ("nrf52840", "zephyr", "i2c", "TWIM0", 250_000, None),
+        ("nrf52840", "zephyr", "spi", "SPIM0", 16_000_000, 8_000_000),  # SPIM0-2: M8 at most
+        ("nrf52840", "zephyr", "spi", "SPIM3", 16_000_000, None),  # SPIM3: up to M32
+        ("nrf52840", "zephyr", "spi", "SPIM1", 3_000_000, None),  # an SPI rate is a ceiling: runs at M2
+        ("stm32f407", "zephyr", "spi", "SPI2", 30_000_000, 21_000_000),  # APB1 42 MHz / 2
+        ("stm32f407", "zephyr", "spi", "SPI1", 30_000_000, None),  # APB2 84 MHz / 2
+        ("stm32f407", "baremetal", "spi", "SPI1", 30_000_000, 8_000_000),  # reset clocks: 16 MHz / 2
+    ],
+)
+def test_bus_clocks_are_checked_against_the_controller_facts(
+    target_id: str, framework: str, bus: str, controller: str, hz: int, relaxed: int | None
+) -> None:
+    extra = {"chip_select": CHIP_SELECT[target_id]} if bus == "spi" else {"address": 0x48}
+    data = _devices(bus, controller, hz, **extra)
+    found = [e for e in _check(target_id, data, framework) if e.code == "E_CLOCK_RANGE"]
+    if relaxed is None:
+        assert found == []
+        return
+    assert len(found) == 1 and found[0].location == "resources.devices[0].frequency_hz"
+    assert found[0].objects == ["dev", controller]
+    assert found[0].relaxations[0].patch[0]["value"] == relaxed
+    fixed = apply_patch({"target": target_id, **data}, found[0].relaxations[0].patch)
+    assert not [e for e in _check(target_id, fixed, framework) if e.code == "E_CLOCK_RANGE"]
+
+
+def test_bus_clock_limits_come_from_extra_tables() -> None:
+    f4, h7, nrf = load_target("stm32f407"), load_target("stm32h743"), load_target("nrf52840")
+    assert bus_clock(f4, "i2c", "I2C1", "zephyr").max_hz == f4.extra["i2c"]["max_hz"] == 400_000
+    assert bus_clock(h7, "i2c", "I2C4", "zephyr").max_hz == 1_000_000
+    twim = bus_clock(nrf, "i2c", "TWIM1", "zephyr")
+    assert twim.settings == (100_000, 250_000, 400_000) and twim.nearest(399_999) == 250_000
+    assert bus_clock(h7, "spi", "SPI1", "hal").max_hz == 32_000_000  # per_ck 64 MHz / 2
+    assert bus_clock(load_target("native_sim"), "i2c", "i2c0", "zephyr").max_hz == 400_000  # no facts: fast mode
+
+
+def test_zephyr_ram_budget_pools_sram1_and_sram2_on_the_f407() -> None:
+    """Zephyr's sram0 is SRAM1 + SRAM2 (128 KB); the bare-metal linker script keeps them apart."""
+    f4 = load_target("stm32f407")
+    sram1, sram2 = f4.region("SRAM1"), f4.region("SRAM2")
+    assert sram1 is not None and sram2 is not None and sram1.dt_covers == ("SRAM2",)
+    pool = sram1.size + sram2.size
+    assert pool == 128 * 1024
+    assert budget_pools(f4, "zephyr")["SRAM2"] == ("SRAM1", pool)
+    assert budget_pools(f4, "baremetal")["SRAM2"] == ("SRAM2", sram2.size)
+    heap = 118 * 1024  # fits 128 KB with Zephyr's overhead and stacks, not 112 KB
+    data = {"heap_bytes": heap, "operations": [{"op": "uart_print", "message": "hi"}]}
+    assert [e.code for e in _check("stm32f407", data, "zephyr")] == []
+    found = [e for e in _check("stm32f407", data, "baremetal") if e.code == "E_RAM_BUDGET"]
+    assert found and next(m.value for m in found[0].magnitudes if m.name == "available") == sram1.size
+    too_big = {**data, "heap_bytes": 130 * 1024}
+    zephyr = [e for e in _check("stm32f407", too_big, "zephyr") if e.code == "E_RAM_BUDGET"]
+    assert zephyr and next(m.value for m in zephyr[0].magnitudes if m.name == "available") == pool
+    assert "SRAM1+SRAM2" in zephyr[0].message
+    assert _repaired("stm32f407", too_big, zephyr[0], "zephyr")
