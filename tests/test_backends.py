@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import require_tool
 from typer.testing import CliRunner
 
 from rac_fw.cli import app
@@ -108,11 +109,8 @@ def test_auto_without_any_present_builder_lists_every_install_step(bare_host: Pa
 
 
 def test_auto_picks_the_first_present_builder() -> None:
-    if "gcc" not in backends():
-        pytest.skip("the bare-metal gcc backend is not registered")
-    gcc = get_backend("gcc")
-    if not gcc.available():
-        pytest.skip("arm-none-eabi-gcc is absent")
+    require_tool("arm-none-eabi-gcc")
+    assert "gcc" in backends() and get_backend("gcc").available()
     assert select_builder("auto", "baremetal", "stm32f407").name == "gcc"
 
 
