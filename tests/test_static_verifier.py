@@ -13,6 +13,7 @@ import ast
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,7 @@ class Case:
 CASES = [
     # check 1: parsing
     Case("zephyr", "parse_error"),
+    Case("zephyr", "parse_error_in_struct", function=None),
     # check 2: known APIs, arity, deprecation, foreign frameworks
     Case("zephyr", "unknown_api"),
     Case("zephyr", "wrong_arity"),
@@ -159,7 +161,9 @@ CASES = [
     Case("zephyr", "dma_no_invalidate", target="stm32h743", support={"app.overlay": "empty.overlay"}),
     Case("espidf", "order_start_before_enable", function="app_main"),
     Case("hal", "missing_init"),
+    Case("hal", "helper_before_init"),
     Case("hal", "clock_not_enabled"),
+    Case("hal", "gpio_clock_after_write"),
     Case("hal", "dma_no_clean", target="stm32h743"),
     # check 4: interrupt context
     Case("zephyr", "isr_sleeps", function="on_press"),
@@ -220,10 +224,15 @@ def test_every_bad_source_is_exercised() -> None:
 GOOD = [
     ("zephyr", "good", "nrf52840"),
     ("zephyr", "good_dma", "stm32h743"),
+    ("zephyr", "good_attributes", "nrf52840"),
+    ("zephyr", "good_attributes", "stm32h743"),
     ("espidf", "good", "esp32s3"),
     ("hal", "good", "stm32h743"),
+    ("hal", "good_cubemx", "stm32h743"),
+    ("hal", "good_cubemx", None),
     ("baremetal", "good", "stm32f407"),
     ("baremetal", "good", None),
+    ("baremetal", "good_semihosting", "stm32f407"),
 ]
 
 
@@ -257,6 +266,233 @@ def test_good_sources_really_exercise_the_isr_and_cache_checks() -> None:
     assert codes == {"E_CACHE_INVALIDATE_MISSING"}
     # On a core without a D-cache the same sources need no maintenance.
     assert verify_sources(files, "hal", None).ok
+
+
+def _mutated(framework: str, project: str, path: str, old: str, new: str) -> dict[str, str]:
+    """A good project with one edit (the edit must apply: a stale test would otherwise pass vacuously)."""
+    files = _project(SOURCES / framework / project)
+    assert old in files[path], (path, old)
+    files[path] = files[path].replace(old, new, 1)
+    return files
+
+
+def _findings(files: dict[str, str], framework: str, target: str | None) -> list[tuple[str, str]]:
+    return [
+        (e.code, e.location) for e in verify_sources(files, framework, _target(target) if target else None).evidence
+    ]
+
+
+def _line(files: dict[str, str], path: str, needle: str) -> int:
+    return next(i + 1 for i, text in enumerate(files[path].splitlines()) if needle in text)
+
+
+def test_gnu_attribute_arguments_are_neither_calls_nor_parse_errors() -> None:
+    """``section(".x")``/``aligned(32)``/``alias("f")`` inside ``__attribute__((…))`` are not API calls; the
+    buffers they decorate are still seen as file-scope objects; an unbalanced attribute still fails."""
+    attribute_words = {"section", "aligned", "alias", "used", "weak", "noreturn", "packed"}
+    for framework, project in (
+        ("hal", "good_cubemx"),
+        ("baremetal", "good_semihosting"),
+        ("zephyr", "good_attributes"),
+    ):
+        program = static.build_program(_project(SOURCES / framework / project), sdk.rules(framework))
+        assert not program.parse_errors, (framework, project)
+        assert not attribute_words & {c.name for c in program.calls}, (framework, project)
+    semihosting = static.build_program(_project(SOURCES / "baremetal" / "good_semihosting"), sdk.rules("baremetal"))
+    assert {"rx_buf", "tx_buf", "ms_ticks"} <= set(semihosting.globals)
+    assert semihosting.globals["ms_ticks"].volatile_or_atomic
+    old = '__attribute__((section(".dma.AXI_SRAM.tx_buf"), aligned(32)));'
+    files = _mutated(
+        "hal", "good_cubemx", "Src/main.c", old, '__attribute__((section(".dma.AXI_SRAM.tx_buf"), aligned(32));'
+    )
+    assert ("E_C_PARSE", f"Src/main.c:{_line(files, 'Src/main.c', 'tx_buf[64]')}") in _findings(files, "hal", None)
+
+
+def test_attribute_macros_defined_in_another_file_apply_to_every_file() -> None:
+    """``APP_DMA(name)`` is defined in app.h and used in main.c: without the definition it is no attribute."""
+    files = _mutated(
+        "baremetal",
+        "good_semihosting",
+        "include/app.h",
+        "#define APP_DMA(name) __attribute__",
+        "#define APP_DMB(name) __attribute__",
+    )
+    assert "E_C_PARSE" in {code for code, _ in _findings(files, "baremetal", None)}
+
+
+def test_asm_register_variables_and_semihosting_breakpoints_parse() -> None:
+    """``register uint32_t r0 __asm__("r0") = …`` declares a local; a broken initializer is still an error."""
+    program = static.build_program(_project(SOURCES / "baremetal" / "good_semihosting"), sdk.rules("baremetal"))
+    assert {"r0", "r1", "block"} <= program.locals["app_exit"]
+    files = _mutated("baremetal", "good_semihosting", "src/main.c", '__asm__("r0") = 0x20;', '__asm__("r0") = ;')
+    line = _line(files, "src/main.c", "register uint32_t r0")
+    assert ("E_C_PARSE", f"src/main.c:{line} in app_exit()") in _findings(files, "baremetal", None)
+
+
+def test_cplusplus_guards_resolve_as_in_a_c_compiler() -> None:
+    """The split ``extern "C"`` guard parses; the ``#else`` (C) branch of a ``__cplusplus`` test is kept, the
+    C++ one dropped; a guard on any other macro is still judged as written (both branches)."""
+    text = (SOURCES / "baremetal" / "good_semihosting" / "include" / "app.h").read_text()
+    resolved = static._without_cplusplus(text)
+    assert resolved.count("\n") == text.count("\n")
+    assert 'extern "C"' not in resolved and "[[noreturn]]" not in resolved
+    assert "#define APP_NORETURN __attribute__((noreturn))" in resolved
+    nested = (
+        "#ifndef __cplusplus\nint c_only;\n#else\nclass X {};\n#endif\n"
+        "#if defined(__cplusplus)\n}\n#elif A\nint a;\n#endif\n"
+    )
+    assert static._without_cplusplus(nested).split("\n") == [
+        "",
+        "int c_only;",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "#if A",
+        "int a;",
+        "#endif",
+        "",
+    ]
+    files = _mutated("hal", "good_cubemx", "Inc/main.h", "#ifdef __cplusplus", "#ifdef USE_CPP_LINKAGE")
+    assert "E_C_PARSE" in {code for code, _ in _findings(files, "hal", None)}
+
+
+def test_call_order_follows_handles_through_helper_parameters() -> None:
+    """A helper's parameter names the caller's object: no false E_CALL_MISSING, but using the object
+    through a helper before the initializing helper runs (or never initializing it) is still caught."""
+    main = "Src/main.c"
+    swapped = _mutated(
+        "hal",
+        "good_cubemx",
+        main,
+        '    uart_init(&huart3, USART3);\n    memcpy(banner, "hello\\r\\n", 7);\n',
+        '    memcpy(banner, "hello\\r\\n", 7);\n',
+    )
+    loop = "    while (1) {\n        HAL_GPIO_TogglePin"
+    assert loop in swapped[main]
+    swapped[main] = swapped[main].replace(loop, "    uart_init(&huart3, USART3);\n" + loop, 1)
+    send_line = _line(swapped, main, "if (send(&huart3")
+    console_line = _line(swapped, main, "HAL_UART_Transmit(console")
+    assert _findings(swapped, "hal", None) == [
+        ("E_CALL_ORDER", f"{main}:{send_line} in main()"),
+    ], "the console alias is used after uart_init, only send() comes too early"
+    assert console_line > _line(swapped, main, "uart_init(&huart3")
+    missing = _mutated("hal", "good_cubemx", main, "    uart_init(&huart3, USART3);\n", "")
+    assert sorted(_findings(missing, "hal", None)) == sorted(
+        [
+            ("E_CALL_MISSING", f"{main}:{_line(missing, main, 'if (send(&huart3')} in main()"),
+            ("E_CALL_MISSING", f"{main}:{_line(missing, main, 'HAL_UART_Transmit(console')} in main()"),
+        ]
+    )
+    zephyr = _mutated(
+        "zephyr",
+        "good_attributes",
+        "src/main.c",
+        "\twhile (1) {\n\t\tif (frame_send(console, tx_frame, sizeof(tx_frame)) < 0) {",
+        "\tif (frame_send(console, tx_frame, 1) < 0) {\n\t\treturn 0;\n\t}\n"
+        "\twhile (1) {\n\t\tif (frame_send(console, tx_frame, sizeof(tx_frame)) < 0) {",
+    )
+    zephyr["src/main.c"] = zephyr["src/main.c"].replace(
+        "\tconst struct device *const console = DEVICE_DT_GET(DT_CHOSEN(zephyr_console));\n",
+        "\tconst struct device *const console = DEVICE_DT_GET(DT_CHOSEN(zephyr_console));\n\n"
+        "\tif (frame_send(console, rx_frame, 1) < 0) {\n\t\treturn 0;\n\t}\n",
+    )
+    early = _line(zephyr, "src/main.c", "frame_send(console, rx_frame, 1)")
+    assert _findings(zephyr, "zephyr", "nrf52840") == [("E_CALL_ORDER", f"src/main.c:{early} in main()")]
+
+
+BRIDGE = """#include "stm32h7xx_hal.h"
+UART_HandleTypeDef h1;
+static HAL_StatusTypeDef bridge(UART_HandleTypeDef *a, UART_HandleTypeDef *b)
+{
+    if (HAL_UART_Init(a) != HAL_OK) {
+        return HAL_ERROR;
+    }
+    return HAL_UART_Transmit(b, (const uint8_t *)"x", 1, 10);
+}
+static HAL_StatusTypeDef backwards(UART_HandleTypeDef *a, UART_HandleTypeDef *b)
+{
+    if (HAL_UART_Transmit(b, (const uint8_t *)"x", 1, 10) != HAL_OK) {
+        return HAL_ERROR;
+    }
+    return HAL_UART_Init(a);
+}
+int main(void)
+{
+    if (HAL_Init() != HAL_OK || CALLS) {
+        return 1;
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("calls", "expected"),
+    [
+        # backwards() is called by nobody: its handles are unknown, its own order (transmit, then init) is judged.
+        ("bridge(&h1, &h1) != HAL_OK", [("E_CALL_ORDER", "Src/main.c:12 in backwards()")]),
+        ("bridge(&h1, &h1) != HAL_OK || backwards(&h1, &h1) != HAL_OK", []),
+        ("backwards(&h1, &h1) != HAL_OK", [("E_CALL_ORDER", "Src/main.c:19 in main()")]),
+    ],
+)
+def test_two_calls_inside_one_helper_call_keep_the_helpers_order(calls: str, expected: list[tuple[str, str]]) -> None:
+    """Both calls resolve to the same call site in main(): their order inside the helper decides."""
+    files = {"Src/main.c": BRIDGE.replace("CALLS", calls)}
+    files["Inc/stm32h7xx_hal_conf.h"] = (SOURCES / "hal" / "support" / "stm32h7xx_hal_conf.h").read_text()
+    assert _findings(files, "hal", None) == expected
+
+
+def test_gpio_level_may_be_written_before_init_but_not_before_the_clock() -> None:
+    """CubeMX's write-level-then-init is fine; no init at all, a late port clock, or a toggle first is not."""
+    main = "Src/main.c"
+    write = "    HAL_GPIO_WritePin(LED_GPIO_Port, LED_Pin, GPIO_PIN_RESET);\n"
+    no_init = _mutated("hal", "good_cubemx", main, "    HAL_GPIO_Init(LED_GPIO_Port, &gpio);\n", "")
+    assert ("E_CALL_MISSING", f"{main}:{_line(no_init, main, 'HAL_GPIO_WritePin')} in MX_GPIO_Init()") in _findings(
+        no_init, "hal", None
+    )
+    late_clock = _mutated(
+        "hal",
+        "good_cubemx",
+        main,
+        "    __HAL_RCC_GPIOB_CLK_ENABLE();\n" + "    /* Configure GPIO pin Output Level */\n" + write,
+        write + "    __HAL_RCC_GPIOB_CLK_ENABLE();\n",
+    )
+    assert _findings(late_clock, "hal", None) == [
+        ("E_CLOCK_NOT_ENABLED", f"{main}:{_line(late_clock, main, 'HAL_GPIO_WritePin')} in MX_GPIO_Init()")
+    ]
+    toggle_first = _mutated(
+        "hal", "good_cubemx", main, write, write.replace("WritePin", "TogglePin").replace(", GPIO_PIN_RESET", "")
+    )
+    assert _findings(toggle_first, "hal", None) == [
+        ("E_CALL_ORDER", f"{main}:{_line(toggle_first, main, 'HAL_GPIO_TogglePin')} in MX_GPIO_Init()")
+    ]
+
+
+def test_memoized_files_give_the_same_verdicts_as_fresh_ones() -> None:
+    """Files are analysed once per content per process: re-judging, or judging an edit, stays exact."""
+    target = _target("stm32h743")
+    files = _project(SOURCES / "hal" / "good")
+    edited = dict(files)
+    edited["Src/main.c"] = edited["Src/main.c"].replace("HAL_UART_Init(&huart3)", "HAL_UART_DeInit(&huart3)")
+    runs = [verify_sources(f, "hal", target) for f in (files, edited, dict(files), dict(edited))]
+    assert runs[0].ok and runs[0] == runs[2]
+    assert {e.code for e in runs[1].evidence} == {"E_CALL_MISSING"} and runs[1] == runs[3]
+
+
+def test_concurrent_verifications_agree_with_sequential_ones() -> None:
+    """The MCP server may verify from several threads: per-thread parsers, shared memo, same verdicts."""
+    jobs = [(framework, _project(SOURCES / framework / project), target) for framework, project, target in GOOD]
+    jobs += [(case.framework, case.files(), case.target) for case in CASES]
+
+    def judge(job: tuple[str, dict[str, str], str | None]) -> list[tuple[str, str]]:
+        return _findings(job[1], job[0], job[2])
+
+    sequential = [judge(job) for job in jobs]
+    assert any(sequential) and not all(sequential)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(judge, jobs * 2)) == sequential * 2
 
 
 def test_unknown_api_evidence_suggests_the_real_api() -> None:

@@ -17,39 +17,64 @@ The checks (each failure is located ``Evidence`` naming the file, line and enclo
    ``E_ISR_SHARED_NOT_VOLATILE``;
 6. results of fallible calls are tested — ``E_UNCHECKED_RETURN``.
 
+What the "preprocessing-lite" does before tree-sitter sees a file (line numbers never move): ``#define``
+lines are collected and blanked; GNU ``__attribute__((…))`` and the framework's attribute macros are
+blanked (their arguments — ``section(".x")``, ``aligned(32)`` — are not calls); an asm register label
+(``register uint32_t r0 __asm__("r0") = …``) is blanked; conditional groups testing only ``__cplusplus``
+are resolved with ``__cplusplus`` undefined (the ``extern "C" {`` guard of a header), everything else is
+left to the parser.
+
+Objects and call order: a prerequisite must come first *on the same object*. The object is the argument's
+base variable (``&huart3`` → ``huart3``); a local pointer initialized with ``&obj`` (and never re-pointed)
+stands for ``obj``. When the argument is a *parameter* of the enclosing helper, the object is the caller's:
+the call graph is followed to every call site of the helper (up to four levels), and the order is judged
+there, at the position of the call into the helper. A parameter of a function no artifact code calls
+(a HAL callback, a registered handler) names an object the SDK passes in: then only the presence of the
+prerequisite somewhere in the artifact is judged.
+
 Known limits (documented, deliberate): macros are not expanded (a local ``#define`` wrapping an SDK call
-hides that call), ordering is judged within one function (a prerequisite in another function counts as
-present), and writes to array elements are not treated as shared scalar state (lock-free rings keep their
-indices atomic instead).
+hides that call), conditional compilation other than ``__cplusplus`` is not evaluated (both branches are
+judged), ordering across functions is judged only through calls of helpers (a prerequisite in an
+unrelated function counts as present), and writes to array elements are not treated as shared scalar
+state (lock-free rings keep their indices atomic instead).
 """
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from functools import cache
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Generic, TypeVar
 
 import tree_sitter_c
 from tree_sitter import Language, Node, Parser
 
 from rac_fw.contract import Evidence, Relaxation
-from rac_fw.domains.firmware.verify.sdk import ApiEntry, Catalog, Rules, StdLib
+from rac_fw.domains.firmware.verify.sdk import ApiEntry, Catalog, OrderRule, Rules, StdLib
 
 _LANGUAGE = Language(tree_sitter_c.language())
 
 #: File suffixes parsed as C.
 C_SUFFIXES = (".c", ".h")
 
-_LVALUE_NODES = ("identifier", "field_expression", "pointer_expression", "subscript_expression")
+_LVALUE_NODES = frozenset({"identifier", "field_expression", "pointer_expression", "subscript_expression"})
 
 _ATOMIC_TYPES = re.compile(r"^(atomic_\w+|atomic_t|_Atomic\b.*|std::atomic.*)$")
 
+#: GNU C attribute keywords: blanked with their argument list in every framework.
+_GNU_ATTRIBUTES = ("__attribute__", "__attribute")
 
-@cache
+
+_THREAD = threading.local()
+
+
 def _parser() -> Parser:
-    return Parser(_LANGUAGE)
+    """This thread's parser: a tree-sitter ``Parser`` must not be shared between threads (MCP sessions)."""
+    parser: Parser | None = getattr(_THREAD, "parser", None)
+    if parser is None:
+        parser = _THREAD.parser = Parser(_LANGUAGE)
+    return parser
 
 
 def _text(src: bytes, node: Node) -> str:
@@ -57,24 +82,61 @@ def _text(src: bytes, node: Node) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-# Preprocessing: blank attribute-like macros tree-sitter cannot parse, keeping line numbers intact.
+# Preprocessing-lite: make the file tree-sitter-parseable without moving any line.
 # --------------------------------------------------------------------------------------------------
 
 
-def _blank(match: re.Match[str]) -> str:
-    return re.sub(r"[^\n]", " ", match.group())
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
-def _matching_paren(text: str, open_at: int) -> int:
+def _blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """Replace each ``[start, end)`` span by spaces, keeping newlines: every line and offset stays put."""
+    if not spans:
+        return text
+    chars = list(text)
+    for start, end in spans:
+        for i in range(start, end):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars)
+
+
+def _blank_words(text: str, names: list[str]) -> str:
+    """Blank whole-word occurrences of ``names`` (``str.find`` scans: faster than a ``\\b`` alternation)."""
+    spans: list[tuple[int, int]] = []
+    for name in names:
+        at = text.find(name)
+        while at != -1:
+            end = at + len(name)
+            if (at == 0 or not _is_word(text[at - 1])) and (end == len(text) or not _is_word(text[end])):
+                spans.append((at, end))
+            at = text.find(name, end)
+    return _blank_spans(text, spans)
+
+
+def _matching_paren(text: str, open_at: int) -> int | None:
+    """Offset of the ``)`` closing the ``(`` at ``open_at`` (string and char literals skipped), or None.
+
+    None (unbalanced) makes the caller leave the text alone, so tree-sitter reports the real syntax error
+    instead of the blanking hiding the rest of the file.
+    """
     depth = 0
-    for i in range(open_at, len(text)):
-        if text[i] == "(":
+    i, end = open_at, len(text)
+    while i < end:
+        ch = text[i]
+        if ch == "(":
             depth += 1
-        elif text[i] == ")":
+        elif ch == ")":
             depth -= 1
             if depth == 0:
                 return i
-    return len(text) - 1
+        elif ch in "\"'":
+            i += 1
+            while i < end and text[i] != ch and text[i] != "\n":
+                i += 2 if text[i] == "\\" else 1
+        i += 1
+    return None
 
 
 def _strip_calls(text: str, names: list[str], keep_argument: bool) -> str:
@@ -82,19 +144,110 @@ def _strip_calls(text: str, names: list[str], keep_argument: bool) -> str:
     if not names:
         return text
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\s*\(")
-    chars = list(text)
+    spans: list[tuple[int, int]] = []
     for match in pattern.finditer(text):
         close = _matching_paren(text, match.end() - 1)
-        span = [*range(match.start(), match.end()), close] if keep_argument else range(match.start(), close + 1)
-        for i in span:
-            if chars[i] != "\n":
-                chars[i] = " "
-    return "".join(chars)
+        if close is None:
+            continue
+        if keep_argument:
+            spans += [(match.start(), match.end()), (close, close + 1)]
+        else:
+            spans.append((match.start(), close + 1))
+    return _blank_spans(text, spans)
 
 
-#: A ``#define`` on one line (name, ``(`` when function-like, body) and one with backslashes/continuations.
-_DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(\(?)([^\n\\]*)$", re.M)
+#: A ``#define`` continued over backslash-newlines, and one ``# define`` line spelled with inner blanks.
 _DEFINE_CONTINUED = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(\()?([^\n\\]*(?:\\[\s\S][^\n\\]*)+)", re.M)
+_DEFINE_SPACED = re.compile(r"[ \t]*#[ \t]*define[ \t]+(\w+)(\(?)(.*)")
+
+#: An asm register label between a declarator and its initializer: ``r0 __asm__("r0") =``. tree-sitter-c
+#: parses the label but not an initializer after it; the label names a register, nothing to judge. The
+#: pattern starts at the literal ``asm`` (fast scan); a leading ``__`` is blanked with it.
+_ASM_LABEL = re.compile(r"asm(?:__)?[ \t]*\([ \t]*\"[^\"\n]*\"[ \t]*\)(?=[ \t]*=)")
+
+
+def _blank_asm_labels(text: str) -> str:
+    spans: list[tuple[int, int]] = []
+    for match in _ASM_LABEL.finditer(text):
+        start = match.start() - 2 if text[match.start() - 2 : match.start()] == "__" else match.start()
+        if start == 0 or not _is_word(text[start - 1]):
+            spans.append((start, match.end()))
+    return _blank_spans(text, spans)
+
+
+_LEADING_WORD = re.compile(r"\w+")
+
+_CONDITIONAL = re.compile(r"[ \t]*#[ \t]*(ifdef|ifndef|if|elif|else|endif)\b(.*)")
+#: ``#if defined(__cplusplus)`` / ``#if !defined __cplusplus`` (a trailing comment allowed).
+_CPLUSPLUS_IF = re.compile(r"\s*(!?)\s*defined\s*(?:\(\s*__cplusplus\s*\)|\s__cplusplus)\s*(?:/[/*].*)?")
+_CPLUSPLUS_NAME = re.compile(r"\s*__cplusplus\s*(?:/[/*].*)?")
+
+
+@dataclass
+class _Group:
+    """One conditional group while resolving ``__cplusplus`` (see ``_without_cplusplus``)."""
+
+    cplusplus: bool
+    """The group tests ``__cplusplus`` alone (its directives are resolved and blanked)."""
+    active: bool
+    """The current branch is kept."""
+    taken: bool = False
+    """A branch of a ``__cplusplus`` group has already been kept (later ones are dropped)."""
+    rewritten: bool = False
+    """An ``#elif`` after a false ``__cplusplus`` test became ``#if``: the rest is left to the parser."""
+
+
+def _cplusplus_test(word: str, rest: str) -> bool | None:
+    """The value of a conditional that tests only ``__cplusplus`` (undefined in C), else None."""
+    if word in ("ifdef", "ifndef"):
+        return word == "ifndef" if _CPLUSPLUS_NAME.fullmatch(rest) else None
+    match = _CPLUSPLUS_IF.fullmatch(rest)
+    return None if match is None else bool(match.group(1))
+
+
+def _without_cplusplus(text: str) -> str:
+    """Resolve conditional groups testing ``__cplusplus`` as a C compiler does, keeping every line.
+
+    A header's ``#ifdef __cplusplus / extern "C" { / #endif … #ifdef __cplusplus / } / #endif`` is
+    balanced only after preprocessing; tree-sitter keeps both branches and sees an unclosed brace. Lines of
+    dropped branches and the resolved directives become empty; other conditionals are left untouched.
+    """
+    lines = text.split("\n")
+    stack: list[_Group] = []
+    dropping = False
+    for index, line in enumerate(lines):
+        match = _CONDITIONAL.match(line) if "#" in line else None
+        if match is None:
+            if dropping:
+                lines[index] = ""
+            continue
+        word, rest = match.groups()
+        group = stack[-1] if stack else None
+        if word in ("if", "ifdef", "ifndef"):
+            value = None if dropping else _cplusplus_test(word, rest)
+            stack.append(_Group(cplusplus=value is not None, active=value is not False, taken=bool(value)))
+            if value is not None or dropping:
+                lines[index] = ""
+        elif group is None:
+            continue  # an unbalanced directive: the parser reports it
+        elif word == "endif":
+            stack.pop()
+            if dropping or (group.cplusplus and not group.rewritten):
+                lines[index] = ""
+        elif not group.cplusplus or group.rewritten:
+            if dropping:
+                lines[index] = ""
+        elif group.taken:
+            group.active = False
+            lines[index] = ""
+        elif word == "else":
+            group.active = group.taken = True
+            lines[index] = ""
+        else:  # ``#elif COND`` after a false ``__cplusplus`` test: it is the group's real ``#if``.
+            lines[index] = line.replace("elif", "if", 1)
+            group.active = group.rewritten = True
+        dropping = not all(g.active for g in stack)
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -102,47 +255,144 @@ class Prepared:
     """A source file ready for tree-sitter, and the macros it defines."""
 
     text: str
-    """The text with ``#define`` lines and attribute macros blanked (line structure unchanged)."""
+    """The text with ``#define`` lines, attributes and C++-only branches blanked (line structure unchanged)."""
     defines: dict[str, str | None]
     """Macro name → body of an object-like macro, or None for a function-like one."""
 
 
-def _take_defines(text: str) -> tuple[str, dict[str, str | None]]:
-    """Collect ``#define``s and blank their lines: macro bodies are not C tree-sitter can judge."""
+def _take_defines(text: str, attributes: frozenset[str]) -> tuple[str, dict[str, str | None], set[str], set[str]]:
+    """Collect ``#define``s and blank their lines: macro bodies are not C tree-sitter can judge.
+
+    Returns the text, name → object-like body (None: function-like), and the local object-like and
+    function-like macros whose body is an attribute (``__attribute__`` or one of ``attributes``).
+    Generated register headers are thousands of one-line defines: those are split with ``str`` methods,
+    line by line (about twice as fast as a multi-line regex plus a substitution pass).
+    """
     defines: dict[str, str | None] = {}
+    attr_objects: set[str] = set()
+    attr_functions: set[str] = set()
+
+    def note(name: str, function_like: bool, body: str) -> None:
+        if function_like:
+            defines[name] = None
+            body = body.split(")", 1)[1] if ")" in body else ""
+        else:
+            defines[name] = body = body.strip()
+        head = _LEADING_WORD.match(body.lstrip()) if "__" in body else None
+        if head is not None and head.group() in attributes:
+            (attr_functions if function_like else attr_objects).add(name)
 
     def blank(match: re.Match[str]) -> str:
-        defines[match.group(1)] = None if match.group(2) else match.group(3).replace("\\\n", " ").strip()
+        note(match.group(1), bool(match.group(2)), match.group(3).replace("\\\n", " "))
         return "\n" * match.group(0).count("\n")
 
     if "\\" in text:
         text = _DEFINE_CONTINUED.sub(blank, text)
-    # One-line defines (the bulk of register headers) go through C-level findall/sub, no callback.
-    for name, paren, body in _DEFINE_LINE.findall(text):
-        defines[name] = None if paren else body.strip()
-    return _DEFINE_LINE.sub("", text), defines
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if "#" not in line:
+            continue
+        parts = line.split(None, 2)
+        if len(parts) > 1 and parts[0] == "#define":
+            name, paren, _ = parts[1].partition("(")
+            if paren:  # the parameters and body after ``NAME(``
+                body = line[line.index(parts[1], line.index("#define") + 7) + len(name) + 1 :]
+            else:
+                body = parts[2] if len(parts) > 2 else ""
+        elif parts and parts[0].startswith("#") and (spaced := _DEFINE_SPACED.match(line)):
+            name, paren, body = spaced.groups()
+        else:
+            continue
+        lines[index] = ""
+        if paren or "__" in body:
+            note(name, bool(paren), body)
+        else:
+            defines[name] = body.strip()
+    return "\n".join(lines), defines, attr_objects, attr_functions
 
 
-def prepare_source(text: str, rules: Rules) -> Prepared:
-    """Blank the file's ``#define`` lines and the framework's attribute macros (same line structure)."""
+_Value = TypeVar("_Value")
+
+
+class _Memo(Generic[_Value]):
+    """A bounded, thread-safe per-process memo (the oldest entry goes first).
+
+    Regenerated artifacts repeat most files byte for byte (device headers, startup code, the HAL
+    configuration), so keyed by content, a warm verification re-reads only what changed.
+    """
+
+    def __init__(self, size: int):
+        self._size = size
+        self._entries: dict[tuple[object, ...], _Value] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...]) -> _Value | None:
+        return self._entries.get(key)
+
+    def put(self, key: tuple[object, ...], value: _Value) -> None:
+        with self._lock:
+            if len(self._entries) >= self._size:
+                del self._entries[next(iter(self._entries))]
+            self._entries[key] = value
+
+
+@dataclass(frozen=True)
+class _Defined:
+    """A file after the first preprocessing step: ``__cplusplus`` resolved, ``#define`` lines blanked."""
+
+    rules: Rules
+    text: str
+    defines: dict[str, str | None]
+    attribute_objects: frozenset[str]
+    """Object-like macros this file defines as an attribute (``#define DMA __attribute__((…))``)."""
+    attribute_functions: frozenset[str]
+    """Function-like macros this file defines as an attribute (``#define SECTION(s) __attribute__((…))``)."""
+
+
+_DEFINED: _Memo[_Defined] = _Memo(256)
+
+
+def _defined(text: str, rules: Rules) -> _Defined:
+    key = (rules.framework, text)
+    hit = _DEFINED.get(key)
+    if hit is not None and hit.rules is rules:
+        return hit
     source = rules.section("source")
-    out, defines = _take_defines(text)
-    attr_names = [n for n in source.get("attribute_macros", ()) if n in out]
-    attr_calls = [n for n in source.get("attribute_calls", ()) if n in out]
-    attributes = set(source.get("attribute_macros", ())) | set(source.get("attribute_calls", ()))
-    # Local object-like macros that expand to attributes (``#define DMA_BUF __attribute__((...))``).
-    for name, body in defines.items():
-        head = body.split("(")[0].strip() if body else ""
-        if head == "__attribute__" or head in attributes:
-            attr_names.append(name)
-    out = _strip_calls(out, attr_calls, keep_argument=False)
+    if "__cplusplus" in text:
+        text = _without_cplusplus(text)
+    attributes = frozenset(source.get("attribute_macros", ())) | frozenset(source.get("attribute_calls", ()))
+    out, defines, objects, functions = _take_defines(text, attributes | frozenset(_GNU_ATTRIBUTES))
+    result = _Defined(rules, out, defines, frozenset(objects), frozenset(functions))
+    _DEFINED.put(key, result)
+    return result
+
+
+def prepare_source(
+    text: str,
+    rules: Rules,
+    attribute_objects: frozenset[str] = frozenset(),
+    attribute_functions: frozenset[str] = frozenset(),
+) -> Prepared:
+    """Blank the file's ``#define`` lines, attributes, asm labels and C++-only branches (same lines).
+
+    ``attribute_objects`` / ``attribute_functions``: attribute macros defined in the artifact's other files
+    (a header's ``#define APP_DMA(name) __attribute__((section(name)))`` used in a ``.c``).
+    """
+    source = rules.section("source")
+    stage = _defined(text, rules)
+    out = stage.text
+    attribute_macros = [*source.get("attribute_macros", ()), *stage.attribute_objects, *attribute_objects]
+    attribute_calls = [*_GNU_ATTRIBUTES, *source.get("attribute_calls", ())]
+    attribute_calls += [*stage.attribute_functions, *attribute_functions]
+    out = _strip_calls(out, sorted({n for n in attribute_calls if n in out}), keep_argument=False)
     out = _strip_calls(out, [n for n in source.get("wrapper_calls", ()) if n in out], keep_argument=True)
-    if attr_names:
-        out = re.sub(r"\b(" + "|".join(map(re.escape, attr_names)) + r")\b", _blank, out)
-    volatile = {k: v for k, v in (source.get("volatile_macros") or {}).items() if k in out}
-    if volatile:
-        out = re.sub(r"\b(" + "|".join(map(re.escape, volatile)) + r")\b", lambda m: volatile[m.group(1)], out)
-    return Prepared(out, defines)
+    out = _blank_words(out, sorted({n for n in attribute_macros if n in out}))
+    if "asm" in out:
+        out = _blank_asm_labels(out)
+    expand = {k: v for k, v in (source.get("expand_macros") or {}).items() if k in out}
+    if expand:
+        out = re.sub(r"\b(" + "|".join(map(re.escape, expand)) + r")\b", lambda m: expand[m.group(1)], out)
+    return Prepared(out, stage.defines)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -192,6 +442,8 @@ class FunctionDef:
     unit: Unit
     node: Node
     """The ``function_definition`` node."""
+    parameters: tuple[str | None, ...] = ()
+    """Parameter names in order (None for an unnamed one)."""
 
 
 @dataclass(frozen=True)
@@ -225,7 +477,7 @@ class Unit:
 
 @dataclass
 class Program:
-    """Everything the checks need about the C files of one artifact."""
+    """Everything the checks need about the C files of one artifact (or, while collecting, of one file)."""
 
     units: list[Unit] = field(default_factory=list)
     functions: dict[str, FunctionDef] = field(default_factory=dict)
@@ -239,27 +491,22 @@ class Program:
     """Attribute marker (``IRAM_ATTR``) → names of the functions declared with it."""
     initializer_fields: list[tuple[str, Node, Unit, str]] = field(default_factory=list)
     """(field name, value node, unit, enclosing function) of designated initializers and field assignments."""
+    uses: dict[str, list[Node]] = field(default_factory=dict)
+    """Function → its identifier/field/deref/element expressions in source order (one walk, at collection)."""
+    locals: dict[str, set[str]] = field(default_factory=dict)
+    """Function → its parameters and local variables (they shadow file-scope names)."""
+    aliases: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(function, or "" at file scope; pointer) → the object a pointer declared ``T *p = &obj`` points to."""
+    repointed: set[tuple[str, str]] = field(default_factory=set)
+    """(function; variable) assigned as a whole somewhere (a pointer re-pointed is no alias)."""
+    writes: dict[str, list[Node]] = field(default_factory=dict)
+    """Function → its assignment and ``++``/``--`` expressions (what an ISR body writes)."""
 
-    _uses: dict[str, list[tuple[int, str, Node]]] = field(default_factory=dict)
-    _locals: dict[str, set[str]] = field(default_factory=dict)
-
-    def lvalue_uses(self, function: FunctionDef) -> list[tuple[int, str, Node]]:
-        """(offset, whitespace-free text, node) of every identifier/field/deref/element use, in order."""
-        if function.name not in self._uses:
-            src = function.unit.src
-            uses = [
-                (node.start_byte, re.sub(r"\s+", "", _text(src, node)), node)
-                for node in _walk(function.node)
-                if node.type in _LVALUE_NODES
-            ]
-            self._uses[function.name] = sorted(uses, key=lambda item: item[0])
-        return self._uses[function.name]
+    def lvalue_uses(self, function: FunctionDef) -> list[Node]:
+        return self.uses.get(function.name, [])
 
     def locals_of(self, function: FunctionDef) -> set[str]:
-        """Parameters and local variables of ``function`` (they shadow file-scope names)."""
-        if function.name not in self._locals:
-            self._locals[function.name] = _locals(function)
-        return self._locals[function.name]
+        return self.locals.get(function.name, set())
 
     def calls_named(self, names: object) -> list[Call]:
         return [c for c in self.calls if c.name in names]  # type: ignore[operator]
@@ -269,6 +516,38 @@ class Program:
 
     def function_of(self, call: Call) -> FunctionDef | None:
         return self.functions.get(call.function)
+
+    def alias(self, function: str, name: str) -> str | None:
+        """The object ``name`` points to in ``function`` (a local alias, else a file-scope one), or None."""
+        if (function, name) in self.aliases and (function, name) not in self.repointed:
+            return self.aliases[function, name]
+        local = self.locals.get(function, ())
+        if name not in local and ("", name) in self.aliases and not any(n == name for _, n in self.repointed):
+            return self.aliases["", name]
+        return None
+
+    def merge(self, part: Program) -> None:
+        """Add one file's facts (first definition of a name wins, in file order)."""
+        self.units.extend(part.units)
+        for name, function in part.functions.items():
+            if name not in self.functions:
+                self.functions[name] = function
+                self.uses[name] = part.uses.get(name, [])
+                self.locals[name] = part.locals.get(name, set())
+                self.writes[name] = part.writes.get(name, [])
+        self.macros |= part.macros
+        self.object_macros.update(part.object_macros)
+        self.calls.extend(part.calls)
+        self.variables |= part.variables
+        for name, var in part.globals.items():
+            self.globals.setdefault(name, var)
+        self.parse_errors.extend(part.parse_errors)
+        for marker, names in part.attribute_functions.items():
+            self.attribute_functions.setdefault(marker, set()).update(names)
+        self.initializer_fields.extend(part.initializer_fields)
+        for key, target in part.aliases.items():
+            self.aliases.setdefault(key, target)
+        self.repointed |= part.repointed
 
 
 def _declarator_name(node: Node | None) -> tuple[str | None, bool]:
@@ -294,35 +573,77 @@ def _declarator_name(node: Node | None) -> tuple[str | None, bool]:
     return None, is_function
 
 
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
-
-
 def _function_name(definition: Node) -> str | None:
     name, _ = _declarator_name(definition.child_by_field_name("declarator"))
     return name
 
 
-def _collect(program: Program, unit: Unit) -> None:
-    stack: list[tuple[Node, str]] = [(unit.root, "")]
+def _parameter_names(definition: Node) -> tuple[str | None, ...]:
+    declarator = definition.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    if parameters is None:
+        return ()
+    return tuple(
+        _declarator_name(p.child_by_field_name("declarator"))[0]
+        for p in parameters.named_children
+        if p.type == "parameter_declaration"
+    )
+
+
+def _errors(node: Node) -> list[Node]:
+    """ERROR/MISSING nodes under ``node``, descending only into subtrees that contain one."""
+    found: list[Node] = []
+    stack = [node]
     while stack:
-        node, function = stack.pop()
+        current = stack.pop()
+        if current.type == "ERROR" or current.is_missing:
+            found.append(current)
+        stack.extend(c for c in reversed(current.children) if c.has_error)
+    return found
+
+
+#: Subtrees that hold no call, declaration of interest or initializer: not descended into (their syntax
+#: errors are still found through ``has_error``).
+_LEAF_SUBTREES = frozenset(
+    {
+        "enumerator_list",
+        "field_declaration_list",
+        "comment",
+        "string_literal",
+        "concatenated_string",
+        "number_literal",
+        "char_literal",
+        "attribute_declaration",
+        "attribute_specifier",
+    }
+)
+
+
+def _collect(program: Program, unit: Unit) -> None:
+    """One walk over the tree: definitions, calls, declarations, initializers and per-function uses."""
+    if unit.root.has_error:
+        program.parse_errors.extend((unit, node) for node in _errors(unit.root))
+    uses: list[Node] | None = None
+    stack: list[tuple[Node, str, list[Node] | None]] = [(unit.root, "", None)]
+    while stack:
+        node, function, uses = stack.pop()
         kind = node.type
-        if kind == "ERROR" or node.is_missing:
-            program.parse_errors.append((unit, node))
-        elif kind == "function_definition":
-            name = _function_name(node)
-            if name:
-                program.functions.setdefault(name, FunctionDef(name, unit, node))
-                function = name
+        if kind in _LVALUE_NODES:
+            if uses is not None:
+                uses.append(node)
         elif kind == "call_expression":
             callee = node.child_by_field_name("function")
             if callee is not None and callee.type == "identifier":
                 program.calls.append(Call(_text(unit.src, callee), node, unit, function))
+        elif kind == "function_definition":
+            name = _function_name(node)
+            if name:
+                if name not in program.functions:
+                    program.functions[name] = FunctionDef(name, unit, node, _parameter_names(node))
+                function, uses = name, program.uses.setdefault(name, [])
+                program.locals.setdefault(name, set())
         elif kind in ("declaration", "parameter_declaration"):
             _collect_declaration(program, unit, node, function)
         elif kind == "initializer_pair":
@@ -330,21 +651,21 @@ def _collect(program: Program, unit: Unit) -> None:
             value = node.child_by_field_name("value")
             if designator is not None and value is not None and designator.type == "field_designator":
                 program.initializer_fields.append((_text(unit.src, designator).lstrip("."), value, unit, function))
+        elif kind == "update_expression":
+            program.writes.setdefault(function, []).append(node)
         elif kind == "assignment_expression":
+            program.writes.setdefault(function, []).append(node)
             left = node.child_by_field_name("left")
             right = node.child_by_field_name("right")
-            if left is not None and right is not None and left.type == "field_expression":
-                name_node = left.child_by_field_name("field")
-                if name_node is not None:
-                    program.initializer_fields.append((_text(unit.src, name_node), right, unit, function))
+            if left is not None and right is not None:
+                if left.type == "field_expression":
+                    name_node = left.child_by_field_name("field")
+                    if name_node is not None:
+                        program.initializer_fields.append((_text(unit.src, name_node), right, unit, function))
+                elif left.type == "identifier":
+                    program.repointed.add((function, _text(unit.src, left)))
         if kind not in _LEAF_SUBTREES:
-            stack.extend((child, function) for child in reversed(node.children))
-
-
-#: Subtrees that hold no call, declaration of interest or initializer: not descended into.
-_LEAF_SUBTREES = frozenset(
-    {"enumerator_list", "field_declaration_list", "comment", "string_literal", "number_literal", "char_literal"}
-)
+            stack.extend((child, function, uses) for child in reversed(node.named_children))
 
 
 def _collect_declaration(program: Program, unit: Unit, node: Node, function: str) -> None:
@@ -352,11 +673,18 @@ def _collect_declaration(program: Program, unit: Unit, node: Node, function: str
     type_node = node.child_by_field_name("type")
     qualifiers = frozenset(_text(unit.src, c) for c in node.children if c.type == "type_qualifier")
     for declarator in declarators:
-        target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else declarator
+        initialized = declarator.type == "init_declarator"
+        target = declarator.child_by_field_name("declarator") if initialized else declarator
         name, is_function = _declarator_name(target)
         if not name or is_function:
             continue
         program.variables.add(name)
+        if function:
+            program.locals.setdefault(function, set()).add(name)
+        if initialized and target is not None and target.type == "pointer_declarator":
+            pointee = _address_of(declarator.child_by_field_name("value"))
+            if pointee is not None:
+                program.aliases.setdefault((function, name), pointee)
         if node.type == "declaration" and not function:
             program.globals.setdefault(
                 name,
@@ -370,24 +698,56 @@ def _collect_declaration(program: Program, unit: Unit, node: Node, function: str
             )
 
 
+def _address_of(node: Node | None) -> str | None:
+    """The object of an ``&obj`` / ``&obj.field`` / ``&obj[i]`` initializer (casts allowed), else None."""
+    while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
+        node = node.child_by_field_name("value") if node.type == "cast_expression" else node.named_children[0]
+    if node is None or node.type != "pointer_expression":
+        return None
+    operator = node.child_by_field_name("operator")
+    return object_key(node) if operator is not None and operator.type == "&" else None
+
+
+_UNITS: _Memo[tuple[Rules, Program]] = _Memo(128)
+
+
+def _analyse_file(
+    path: str, text: str, rules: Rules, attribute_objects: frozenset[str], attribute_functions: frozenset[str]
+) -> Program:
+    """Parse one file and collect its facts (memoized by content; the result is never mutated)."""
+    key = (rules.framework, path, text, attribute_objects, attribute_functions)
+    hit = _UNITS.get(key)
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    prepared = prepare_source(text, rules, attribute_objects, attribute_functions)
+    src = prepared.text.encode("utf-8")
+    unit = Unit(path, text, src, _parser().parse(src).root_node)
+    part = Program(units=[unit])
+    part.macros.update(prepared.defines)
+    part.object_macros.update({k: v for k, v in prepared.defines.items() if v is not None})
+    _collect(part, unit)
+    for marker in (m for m in rules.section("isr").get("attribute_markers", ()) if m in text):
+        found = re.findall(rf"\b{re.escape(marker)}\b[^;{{}}()]*?\b(\w+)\s*\(", text)
+        part.attribute_functions.setdefault(marker, set()).update(found)
+    _UNITS.put(key, (rules, part))
+    return part
+
+
 def build_program(files: dict[str, str], rules: Rules) -> Program:
-    """Parse every C file of the artifact and collect definitions, calls and declarations."""
+    """Parse every C file of the artifact and collect definitions, calls and declarations.
+
+    Attribute macros a file defines apply in every file (headers are included by the sources).
+    """
+    paths = [p for p in sorted(files) if p.endswith(C_SUFFIXES)]
+    stages = [_defined(files[p], rules) for p in paths]
+    objects = frozenset().union(*(s.attribute_objects for s in stages))
+    functions = frozenset().union(*(s.attribute_functions for s in stages))
     program = Program()
-    markers = list(rules.section("isr").get("attribute_markers", ()))
-    for path in sorted(files):
-        if not path.endswith(C_SUFFIXES):
-            continue
+    for path in paths:
         text = files[path]
-        prepared = prepare_source(text, rules)
-        src = prepared.text.encode("utf-8")
-        unit = Unit(path, text, src, _parser().parse(src).root_node)
-        program.units.append(unit)
-        program.macros.update(prepared.defines)
-        program.object_macros.update({k: v for k, v in prepared.defines.items() if v is not None})
-        _collect(program, unit)
-        for marker in (m for m in markers if m in text):
-            found = re.findall(rf"\b{re.escape(marker)}\b[^;{{}}()]*?\b(\w+)\s*\(", text)
-            program.attribute_functions.setdefault(marker, set()).update(found)
+        used_objects = frozenset(n for n in objects if n in text)
+        used_functions = frozenset(n for n in functions if n in text)
+        program.merge(_analyse_file(path, text, rules, used_objects, used_functions))
     return program
 
 
@@ -457,6 +817,8 @@ def check_parse(program: Program) -> list[Evidence]:
 
 
 def _suggest(name: str, catalog: Catalog) -> list[str]:
+    import difflib  # only a failing artifact needs suggestions: keep it off the clean path's import cost
+
     return difflib.get_close_matches(name, list(catalog.entries), n=3, cutoff=0.72)
 
 
@@ -553,70 +915,161 @@ def _defined_objects(program: Program, macros: frozenset[str]) -> set[str]:
     return found
 
 
-def check_order(program: Program, rules: Rules) -> list[Evidence]:
-    found: list[Evidence] = []
-    reported: set[tuple[str, str, str | None]] = set()
-    for rule in rules.order:
-        firsts = [c for c in program.calls if c.name in rule.first]
-        defined = _defined_objects(program, rule.defined_by) if rule.defined_by else set()
-        for call in program.calls:
-            if call.name not in rule.then or call.name in rule.first:
-                continue
-            key = None if rule.key is None else object_key(call.arg_node(rule.key_index(call.name)))
-            if key is not None and key in _parameters(program.function_of(call)):
-                # A handle passed in (``huart`` in a HAL callback) is initialized by the caller, under
-                # another name: only the presence of the prerequisite can be judged.
-                key = None
-            if key is not None and key in defined:
-                continue
-            matching = [f for f in firsts if key is None or object_key(f.arg_node(rule.key_index(f.name))) == key]
-            same_function = [f for f in matching if f.function == call.function and f.unit is call.unit]
-            if any(f.node.start_byte < call.node.start_byte for f in same_function):
-                continue
-            marker = (call.name, call.location, key)
-            if marker in reported:
-                continue
-            wanted = " or ".join(rule.first_names)
-            on = f" on {key}" if key else ""
-            if same_function:
-                reported.add(marker)
-                found.append(
-                    _evidence(
-                        "E_CALL_ORDER",
-                        f"{call.name}{on} is called before {same_function[0].name} "
-                        f"(line {same_function[0].line}); {wanted} must come first",
-                        call.location,
-                        [call.name, same_function[0].name] + ([key] if key else []),
-                        f"call {wanted} before {call.name}",
-                    )
-                )
-            elif not matching and rule.required:
-                reported.add(marker)
-                found.append(
-                    _evidence(
-                        "E_CALL_MISSING",
-                        f"{call.name}{on} is used but {wanted} is never called{on} in the artifact",
-                        call.location,
-                        [call.name, *rule.first_names] + ([key] if key else []),
-                        f"call {wanted}{on} before {call.name}",
-                    )
-                )
+@dataclass(frozen=True)
+class _Site:
+    """Where a call acts on an object: at the SDK call itself, or at a call into the helper that makes it."""
+
+    key: str | None
+    """The object (None: unknown, only the presence of a prerequisite can be judged)."""
+    call: Call
+    """The call at this position: the SDK call, or the call of the helper in a caller."""
+    origin: Call
+    """The SDK call."""
+    parameter: bool = False
+    """``key`` is a parameter of the enclosing function: it names an object only within that function."""
+    path: tuple[int, ...] = ()
+    """Byte offsets from ``call`` inwards to ``origin`` (through each helper): sites in one function order
+    lexicographically, so two calls made inside one helper call keep the helper's own order."""
+
+    def same_object(self, other: _Site) -> bool:
+        if self.key != other.key or self.parameter != other.parameter:
+            return False
+        return not self.parameter or (self.call.function == other.call.function and self.call.unit is other.call.unit)
+
+    def describe(self) -> str:
+        if self.call is self.origin:
+            return f"{self.origin.name} (line {self.origin.line})"
+        return f"{self.origin.name} (line {self.call.line}, through {self.call.name}())"
+
+
+#: How many helper levels a parameter is followed up the call graph.
+_MAX_HELPER_DEPTH = 4
+
+
+def _callers(program: Program) -> dict[str, list[Call]]:
+    """Local function → the calls of it made by other artifact functions."""
+    found: dict[str, list[Call]] = {}
+    for call in program.calls:
+        if call.name in program.functions and call.name != call.function:
+            found.setdefault(call.name, []).append(call)
     return found
 
 
-def _parameters(function: FunctionDef | None) -> set[str]:
-    if function is None:
-        return set()
-    declarator = function.node.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
-    names: set[str] = set()
-    for parameter in parameters.named_children if parameters is not None else ():
-        name, _ = _declarator_name(parameter.child_by_field_name("declarator"))
-        if name:
-            names.add(name)
-    return names
+def _site(program: Program, call: Call, key: str | None, origin: Call) -> _Site:
+    """The site of ``call`` on ``key`` (a local ``T *p = &obj`` pointer standing for ``obj``).
+
+    ``NULL`` names no object: a helper called with it is judged on presence only.
+    """
+    path = (call.node.start_byte,) if call is origin else ()
+    if key is None or key == "NULL":
+        return _Site(None, call, origin, path=path)
+    key = program.alias(call.function, key) or key
+    function = program.functions.get(call.function)
+    return _Site(key, call, origin, function is not None and key in function.parameters, path)
+
+
+def _caller_sites(program: Program, callers: dict[str, list[Call]], site: _Site, depth: int = 0) -> list[_Site]:
+    """Where the object a helper's *parameter* names comes from: the argument at each call of the helper.
+
+    Followed up to ``_MAX_HELPER_DEPTH`` levels; [] when the helper is called by no artifact code (a
+    callback the SDK calls) — the object is then the SDK's, unknown here.
+    """
+    function = program.functions[site.call.function]
+    index = function.parameters.index(site.key)
+    if depth >= _MAX_HELPER_DEPTH:
+        return []
+    found: list[_Site] = []
+    for call in callers.get(function.name, ()):
+        outer = _site(program, call, object_key(call.arg_node(index)) if index < len(call.args) else None, site.origin)
+        outer = replace(outer, path=(call.node.start_byte, *site.path))
+        found.extend(_caller_sites(program, callers, outer, depth + 1) if outer.parameter else [outer])
+    return found
+
+
+def check_order(program: Program, rules: Rules) -> list[Evidence]:
+    """Prerequisites first, on the same object (see the module docstring for how objects are resolved)."""
+    found: list[Evidence] = []
+    reported: set[tuple[str, str, str | None]] = set()
+    callers = _callers(program)
+    names = {call.name for call in program.calls}
+    for rule in rules.order:
+
+        def key_of(call: Call, rule: OrderRule = rule) -> str | None:
+            return None if rule.key is None else object_key(call.arg_node(rule.key_index(call.name)))
+
+        # Each distinct name is matched against the rule once (patterns are regexes), calls by set look-up.
+        first_names = rule.first.select(names)
+        then_names = rule.then.select(names) - first_names
+        if not then_names:
+            continue
+        firsts: list[_Site] = []
+        for call in program.calls:
+            if call.name in first_names:
+                own = _site(program, call, key_of(call), call)
+                firsts.append(own)
+                if own.parameter:
+                    firsts.extend(_caller_sites(program, callers, own))
+        defined = _defined_objects(program, rule.defined_by) if rule.defined_by else set()
+        for call in program.calls:
+            if call.name not in then_names:
+                continue
+            own = _site(program, call, key_of(call), call)
+            sites = [own]
+            if own.parameter and _judge(own, firsts, defined) == ("missing", None):
+                # The helper's parameter names the caller's object: judge it where the helper is called.
+                sites = _caller_sites(program, callers, own) or [replace(own, key=None, parameter=False)]
+            for site in sites:
+                verdict, first = _judge(site, firsts, defined)
+                marker = (call.name, site.call.location, site.key)
+                if (
+                    verdict == "ok"
+                    or marker in reported
+                    or (verdict == "missing" and not rule.required)
+                    or (verdict == "order" and not rule.ordered)
+                ):
+                    continue
+                reported.add(marker)
+                found.append(_order_evidence(site, first, rule))
+    return found
+
+
+def _judge(site: _Site, firsts: list[_Site], defined: set[str]) -> tuple[str, _Site | None]:
+    """``ok``; ``order`` with the prerequisite that comes later in the same function; or ``missing``."""
+    if site.key is not None and site.key in defined and not site.parameter:
+        return "ok", None
+    matching = [f for f in firsts if site.key is None or site.same_object(f)]
+    same = [f for f in matching if f.call.function == site.call.function and f.call.unit is site.call.unit]
+    if any(f.path < site.path for f in same):
+        return "ok", None
+    if same:
+        return "order", same[0]
+    return ("ok", None) if matching else ("missing", None)
+
+
+def _order_evidence(site: _Site, first: _Site | None, rule: OrderRule) -> Evidence:
+    """E_CALL_ORDER when ``first`` (the late prerequisite) is given, else E_CALL_MISSING."""
+    call, key = site.origin, site.key
+    wanted = " or ".join(rule.first_names)
+    on = f" on {key}" if key else ""
+    used = f"{call.name}{on}"
+    if site.call is not call:
+        via = "" if site.call.name == call.function else f", reached through {site.call.name}()"
+        used += f" (in {call.function}() at line {call.line}{via})"
+    if first is not None:
+        return _evidence(
+            "E_CALL_ORDER",
+            f"{used} is called before {first.describe()}; {wanted} must come first",
+            site.call.location,
+            [call.name, first.origin.name] + ([key] if key else []),
+            f"call {wanted} before {call.name}",
+        )
+    return _evidence(
+        "E_CALL_MISSING",
+        f"{used} is used but {wanted} is never called{on} in the artifact",
+        site.call.location,
+        [call.name, *rule.first_names] + ([key] if key else []),
+        f"call {wanted}{on} before {call.name}",
+    )
 
 
 def check_forbidden(program: Program, rules: Rules) -> list[Evidence]:
@@ -636,50 +1089,69 @@ def _instance_base(name: str) -> tuple[str, set[str]]:
 _GATED: dict[tuple[int, str], frozenset[str]] = {}
 
 
-def _gated_bases(catalog: Catalog, pattern: re.Pattern[str]) -> frozenset[str]:
-    """Peripheral kinds (``USART``, ``GPIOB``, ``ADC``) that have a clock-enable macro in this catalog."""
-    key = (id(catalog), pattern.pattern)
+def _gated_bases(catalog: Catalog, macro: str) -> frozenset[str]:
+    """Peripheral kinds (``USART``, ``GPIOB``, ``ADC``) that have a clock-enable macro in this catalog.
+
+    Selected by prefix and suffix (plain string tests over the catalog's thousands of names, no regex).
+    """
+    key = (id(catalog), macro)
     if key not in _GATED:
-        _GATED[key] = frozenset(_instance_base(m.group(1))[0] for name in catalog.entries if (m := pattern.match(name)))
+        prefix, suffix = macro.split("{}")
+        cut = len(suffix)
+        _GATED[key] = frozenset(
+            _instance_base(name[len(prefix) : len(name) - cut])[0]
+            for name in catalog.entries
+            if name.startswith(prefix) and name.endswith(suffix) and len(name) > len(prefix) + cut
+        )
     return _GATED[key]
 
 
 def check_clocks(program: Program, rules: Rules, catalog: Catalog) -> list[Evidence]:
-    """STM32: every peripheral instance a handle uses, and every GPIO port initialized, has its clock on."""
+    """STM32: every peripheral instance a handle uses, and every GPIO port touched, has its clock on.
+
+    A GPIO port's clock must also be enabled *before* the pin is written or initialized when both happen
+    in the same function (writes to an unclocked port are lost).
+    """
     spec = rules.section("clock_enable")
     if not spec:
         return []
     field_name = spec["instance_field"]
     pattern = re.compile("^" + re.escape(spec["macro"]).replace(r"\{\}", r"(\w+?)") + "$")
-    gated_bases = _gated_bases(catalog, pattern)
-    enabled = {m.group(1) for call in program.calls if (m := pattern.match(call.name))}
-    uses: list[tuple[str, str]] = []
+    gated_bases = _gated_bases(catalog, spec["macro"])
+    enables = [(m.group(1), call) for call in program.calls if (m := pattern.match(call.name))]
+    uses: list[tuple[str, str, Call | None]] = []
     for name, value, unit, function in program.initializer_fields:
         if name == field_name and value.type == "identifier" and value.text:
-            uses.append((value.text.decode(), unit.location(value, function)))
-    for call in program.calls:
-        if call.name in spec.get("gpio_init", ()):
-            port = object_key(call.arg_node(0))
+            uses.append((value.text.decode(), unit.location(value, function), None))
+    for gpio in program.calls:
+        if gpio.name in spec.get("gpio_calls", ()):
+            port = object_key(gpio.arg_node(0))
             if port:
-                uses.append((port, call.location))
+                body = program.object_macros.get(port, "").strip()
+                uses.append((body if body.isidentifier() else port, gpio.location, gpio))
     found: list[Evidence] = []
-    for instance, location in uses:
+    for instance, location, call in uses:
         base, digits = _instance_base(instance)
         if base not in gated_bases:
             continue
-        ok = any(_instance_base(e)[0] == base and digits <= _instance_base(e)[1] for e in enabled)
-        if not ok:
-            macro = spec["macro"].format(instance)
-            found.append(
-                _evidence(
-                    "E_CLOCK_NOT_ENABLED",
-                    f"{instance} is used but its bus clock is never enabled ({macro} or the family's "
-                    f"equivalent is not called)",
-                    location,
-                    [instance, macro],
-                    f"call {macro}() in the MSP init before the peripheral is initialized",
-                )
+        macro = spec["macro"].format(instance)
+        on = [e for name, e in enables if _instance_base(name)[0] == base and digits <= _instance_base(name)[1]]
+        here = [e for e in on if call is not None and e.function == call.function and e.unit is call.unit]
+        if not on:
+            problem = f"its bus clock is never enabled ({macro} or the family's equivalent is not called)"
+        elif call is not None and here and all(e.node.start_byte > call.node.start_byte for e in here):
+            problem = f"its bus clock is enabled only afterwards ({here[0].name}, line {here[0].line})"
+        else:
+            continue
+        found.append(
+            _evidence(
+                "E_CLOCK_NOT_ENABLED",
+                f"{instance} is used{f' by {call.name}' if call else ''} but {problem}",
+                location,
+                [instance, macro],
+                f"call {macro}() before the peripheral or port is first used",
             )
+        )
     return found
 
 
@@ -862,20 +1334,6 @@ def _has_blocking_param(entry: ApiEntry | None, token: str | None) -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
-def _locals(function: FunctionDef) -> set[str]:
-    names: set[str] = set()
-    for node in _walk(function.node):
-        if node.type in ("declaration", "parameter_declaration"):
-            for declarator in node.children_by_field_name("declarator"):
-                target = (
-                    declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else declarator
-                )
-                name, is_function = _declarator_name(target)
-                if name and not is_function:
-                    names.add(name)
-    return names
-
-
 def _written_base(node: Node | None) -> Node | None:
     """The identifier a write lands on (``x``, ``s.f``); None for element/pointer writes."""
     while node is not None and node.type in ("parenthesized_expression", "field_expression"):
@@ -896,20 +1354,20 @@ def check_shared_state(program: Program, isr: dict[str, str]) -> list[Evidence]:
         if name in isr:
             continue
         local = program.locals_of(function)
-        for _, ident, node in program.lvalue_uses(function):
-            if node.type == "identifier" and ident in program.globals and ident not in local:
-                readers.setdefault(ident, name)
+        for node in program.lvalue_uses(function):
+            if node.type == "identifier" and node.text:
+                ident = node.text.decode()
+                if ident in program.globals and ident not in local:
+                    readers.setdefault(ident, name)
     reported: set[str] = set()
     for name in sorted(isr):
         function = program.functions[name]
         local = program.locals_of(function)
-        for node in _walk(function.node):
+        for node in program.writes.get(name, ()):
             if node.type == "assignment_expression":
                 target = _written_base(node.child_by_field_name("left"))
-            elif node.type == "update_expression":
-                target = _written_base(node.child_by_field_name("argument"))
             else:
-                continue
+                target = _written_base(node.child_by_field_name("argument"))
             if target is None or not target.text:
                 continue
             variable = target.text.decode()
@@ -963,8 +1421,12 @@ def is_fallible(call: Call, entry: ApiEntry | None, rules: Rules, stdlib: StdLib
 
 
 def _first_use_after(program: Program, function: FunctionDef, variable: str, after: int) -> Node | None:
-    for start, text, node in program.lvalue_uses(function):
-        if start >= after and text == variable:
+    """The first expression spelling ``variable`` (whitespace aside) that starts at or after ``after``."""
+    plain = variable.encode()
+    for node in program.lvalue_uses(function):
+        if node.start_byte < after or node.end_byte - node.start_byte < len(plain):
+            continue
+        if node.text == plain or (node.type != "identifier" and re.sub(rb"\s+", b"", node.text or b"") == plain):
             return node
     return None
 

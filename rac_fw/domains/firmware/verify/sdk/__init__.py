@@ -92,16 +92,12 @@ def _parse_entry(name: str, header: str, kind: str, sig: str, deprecated: bool) 
     return ApiEntry(name, header, kind, returns or ("int" if kind == "function" else None), tuple(params), deprecated)
 
 
-@dataclass(frozen=True)
-class _RawEntry:
-    header: str
-    kind: str
-    signature: str
-    deprecated: bool
-
-
 class Catalog:
-    """Every API one framework version declares, by name (signatures parsed on first use)."""
+    """Every API one framework version declares, by name (signatures parsed on first use).
+
+    Loading indexes names only (``dict.fromkeys`` per header, at C speed): a verification looks up a few
+    dozen names out of thousands, so parsing every signature up front would be wasted work.
+    """
 
     def __init__(
         self,
@@ -109,19 +105,32 @@ class Catalog:
         label: str,
         version: str,
         sources: tuple[Mapping[str, Any], ...],
-        entries: dict[str, _RawEntry],
+        headers: Mapping[str, Mapping[str, Any]],
     ):
         self.framework, self.label, self.version, self.sources = framework, label, version, sources
-        self.entries: Mapping[str, _RawEntry] = entries
+        self._headers = headers
+        index: dict[str, tuple[str, str]] = {}
+        # Later updates win, so walk headers backwards and macros before functions: the first header
+        # (and, within it, the function) declaring a name is the one recorded.
+        for header, body in reversed(list(headers.items())):
+            for kind, key in (("macro", "macros"), ("function", "functions")):
+                names = body.get(key)
+                if names:
+                    index.update(dict.fromkeys(names, (header, kind)))
+        self.entries: Mapping[str, tuple[str, str]] = index
+        """API name → (header, ``function``|``macro``)."""
         self._parsed: dict[str, ApiEntry] = {}
 
     def get(self, name: str) -> ApiEntry | None:
         parsed = self._parsed.get(name)
         if parsed is None:
-            raw = self.entries.get(name)
-            if raw is None:
+            where = self.entries.get(name)
+            if where is None:
                 return None
-            parsed = _parse_entry(name, raw.header, raw.kind, raw.signature, raw.deprecated)
+            header, kind = where
+            body = self._headers[header]
+            signature = body[f"{kind}s"][name]
+            parsed = _parse_entry(name, header, kind, signature, bool(body.get("deprecated", False)))
             self._parsed[name] = parsed
         return parsed
 
@@ -139,19 +148,14 @@ def _load_data(path: Path) -> dict[str, Any]:
 
 @cache
 def _catalog_file(path: Path, label: str) -> Catalog:
+    """One catalog file, loaded once per process (catalogs are JSON: several times faster than YAML)."""
     data = _load_data(path)
-    entries: dict[str, _RawEntry] = {}
-    for header, body in data["headers"].items():
-        deprecated = bool(body.get("deprecated", False))
-        for kind, key in (("function", "functions"), ("macro", "macros")):
-            for name, sig in (body.get(key) or {}).items():
-                entries.setdefault(name, _RawEntry(header, kind, sig, deprecated))
     return Catalog(
         framework=data["framework"],
         label=label,
         version=str(data["version"]),
         sources=tuple(data.get("sources", ())),
-        entries=entries,
+        headers=data["headers"],
     )
 
 
@@ -178,6 +182,19 @@ class NameSet:
             self._memo[name] = found
         return found
 
+    def select(self, names: set[str]) -> set[str]:
+        """The members of ``names`` in this set: one set intersection, then patterns once per other name."""
+        found = self.exact & names
+        if self.patterns:
+            memo = self._memo
+            for name in names - found:
+                hit = memo.get(name)
+                if hit is None:
+                    hit = memo[name] = any(p.search(name) for p in self.patterns)
+                if hit:
+                    found.add(name)
+        return found
+
 
 @dataclass(frozen=True)
 class OrderRule:
@@ -186,6 +203,8 @@ class OrderRule:
     ``key`` maps a function to the index of the argument naming the object (default 0); ``None`` means the
     rule is about the calls alone. ``required`` says whether a ``then`` without any ``first`` in the whole
     artifact is an error. An object created by one of ``defined_by`` (e.g. ``K_SEM_DEFINE``) counts as done.
+    ``ordered`` false keeps only the presence requirement: the ``then`` may legitimately come first (a GPIO
+    output level written before the pin is switched to output).
     """
 
     first: NameSet
@@ -194,6 +213,7 @@ class OrderRule:
     key: Mapping[str, int] | None
     required: bool
     defined_by: frozenset[str]
+    ordered: bool = True
 
     def key_index(self, name: str) -> int:
         return 0 if self.key is None else self.key.get(name, 0)
@@ -241,6 +261,7 @@ def _order_rule(raw: Mapping[str, Any]) -> OrderRule:
         key=key,
         required=bool(raw.get("required", True)),
         defined_by=frozenset(raw.get("defined_by", ())),
+        ordered=bool(raw.get("ordered", True)),
     )
 
 
