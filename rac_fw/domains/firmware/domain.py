@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -26,8 +27,9 @@ from rac_fw.domains.firmware.obligations import check, resolve_framework
 from rac_fw.domains.firmware.plan.load import PlanError, parse_plan
 from rac_fw.domains.firmware.plan.model import Plan
 
-#: How many realized source trees the domain keeps for its verify step (one turn needs one).
-_KEPT_ARTIFACTS = 8
+#: How many realized source trees the domain keeps for its verify step (one turn needs one; several
+#: sessions may be between realize and verify at once).
+_KEPT_ARTIFACTS = 64
 
 
 def _in_payload(evidence: list[Evidence]) -> list[Evidence]:
@@ -42,7 +44,10 @@ class FirmwareDomain(Domain):
     action_model = Plan
 
     def __init__(self) -> None:
+        # The realized sources by artifact hash, for the verify step of the same turn. The domain is
+        # shared by concurrent MCP sessions, so the cache is locked.
         self._files: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._files_lock = threading.Lock()
 
     def tasks(self) -> list[str]:
         return target_ids()
@@ -117,9 +122,11 @@ class FirmwareDomain(Domain):
             return Realization(artifact=artifact, artifact_hash=sha256_of(artifact), receipt=receipt, seed=seed)
         artifact = {"framework": framework, "target": task, "files": lowered.file_hashes()}
         digest = sha256_of(artifact)
-        self._files[digest] = dict(lowered.files)
-        while len(self._files) > _KEPT_ARTIFACTS:
-            self._files.popitem(last=False)
+        with self._files_lock:
+            self._files[digest] = dict(lowered.files)
+            self._files.move_to_end(digest)
+            while len(self._files) > _KEPT_ARTIFACTS:
+                self._files.popitem(last=False)
         return Realization(artifact=artifact, artifact_hash=digest, receipt=lowered.receipt, seed=seed)
 
     def verify(self, task: str, action: Any, realization: Realization) -> Verification:
@@ -129,7 +136,8 @@ class FirmwareDomain(Domain):
         if artifact.get("error"):
             evidence = [Evidence.model_validate(e) for e in artifact["error"]]
             return Verification([Verdict(predicate="lowered", passed=False, detail="the lowering refused")], evidence)
-        files = self._files.get(realization.artifact_hash, {})
+        with self._files_lock:
+            files = self._files.get(realization.artifact_hash, {})
         listed: dict[str, str] = artifact.get("files", {})
         actual = {path: hashlib.sha256(text.encode()).hexdigest() for path, text in files.items()}
         intact = bool(files) and actual == listed and sha256_of(artifact) == realization.artifact_hash
