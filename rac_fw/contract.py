@@ -144,6 +144,10 @@ def evidence_from_validation_error(
     return out
 
 
+#: The contract's own messages, by the name ``rac-fw schema NAME`` publishes them under.
+MESSAGES: dict[str, type[BaseModel]] = {"feedback": Feedback, "observation": Observation, "action": Action}
+
+
 def canonical_json(value: Any) -> str:
     """Serialize deterministically: sorted keys, no whitespace, so hashes are stable across runs."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

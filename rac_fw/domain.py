@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from rac_fw.contract import Action, Evidence, Feedback, Observation, Realization, Verdict
+from rac_fw.contract import MESSAGES, Action, Evidence, Feedback, Observation, Realization, Verdict
 
 ENTRY_POINT_GROUP = "rac_fw.domains"
 
@@ -74,6 +74,10 @@ class Domain(ABC):
     def action_schema(self) -> dict[str, Any]:
         """JSON Schema of the action payload: what an agent's tool definition needs."""
         return self.action_model.model_json_schema()
+
+    def message_models(self) -> dict[str, type[BaseModel]]:
+        """Further documents this domain publishes (``rac-fw schema NAME``), e.g. a command's report."""
+        return {}
 
     # --- the five operations -------------------------------------------------------------------
     @abstractmethod
@@ -141,3 +145,20 @@ def load_domain(name: str) -> Domain:
     if not (isinstance(cls, type) and issubclass(cls, Domain)):
         raise TypeError(f"entry point {name!r} does not name a Domain subclass: {cls!r}")
     return cls()
+
+
+def schema_for(name: str) -> dict[str, Any]:
+    """The JSON Schema behind ``rac-fw schema NAME``: a contract message (feedback, observation, action),
+    a domain's action payload, or a document a domain publishes (e.g. firmware's ``plan-result``)."""
+    if name in MESSAGES:
+        return MESSAGES[name].model_json_schema()
+    names = domain_names()
+    if name in names:
+        return load_domain(name).action_schema()
+    published: list[str] = []
+    for domain in names:
+        models = load_domain(domain).message_models()
+        if name in models:
+            return models[name].model_json_schema()
+        published += models
+    raise LookupError(f"no schema named {name!r}; known: {', '.join(sorted([*MESSAGES, *names, *published]))}")

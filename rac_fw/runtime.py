@@ -15,7 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rac_fw.contract import Action, Feedback, Observation, Status, Verdict, canonical_json
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rac_fw.contract import (
+    Action,
+    Evidence,
+    Feedback,
+    Observation,
+    Status,
+    Verdict,
+    canonical_json,
+    evidence_from_validation_error,
+)
 from rac_fw.domain import Domain, Verification, load_domain
 
 DEFAULT_BUDGET = 5
@@ -145,12 +156,52 @@ def run_turn(domain: Domain, task: str, action: Action, seed: int, turn: int = 1
     return TurnRecord(feedback=feedback, timings_ms=timings, action=action)
 
 
-def read_trace(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, record)`` for each non-empty line of a JSONL trace."""
+class TraceError(ValueError):
+    """A trace line that cannot be replayed; ``evidence`` says which line and what is wrong with it."""
+
+    def __init__(self, evidence: list[Evidence]):
+        self.evidence = evidence
+        super().__init__("; ".join(e.message for e in evidence))
+
+
+class TraceLine(BaseModel):
+    """The part of a trace line replay needs; the recorded results are compared, not trusted."""
+
+    model_config = ConfigDict(extra="allow")
+
+    turn: int = Field(ge=1)
+    domain: str
+    task: str
+    seed: int = 0
+    action: Action
+
+
+def read_trace(path: Path) -> Iterator[tuple[int, TraceLine, dict[str, Any]]]:
+    """Yield ``(line_number, parsed, raw)`` for each non-empty line; a bad line raises ``TraceError``."""
     with path.open(encoding="utf-8") as fh:
         for number, text in enumerate(fh, start=1):
-            if text.strip():
-                yield number, json.loads(text)
+            if not text.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                raw = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise TraceError([Evidence(code="E_TRACE", message=f"line {number} is not JSON: {exc.msg}",
+                                           location=f"{where}, column {exc.colno}")]) from None
+            if not isinstance(raw, dict):
+                raise TraceError([Evidence(code="E_TRACE", message=f"line {number} is not a trace record "
+                                           f"(got {type(raw).__name__})", location=where)])
+            try:
+                parsed = TraceLine.model_validate(raw)
+            except ValidationError as exc:
+                raise TraceError(evidence_from_validation_error(exc, source=where, code="E_TRACE")) from None
+            if (parsed.action.domain, parsed.action.task) != (parsed.domain, parsed.task):
+                raise TraceError([Evidence(
+                    code="E_TRACE", location=f"{where}: action",
+                    message=f"line {number}: the action is for {parsed.action.domain}/{parsed.action.task} but "
+                    f"the turn was recorded for {parsed.domain}/{parsed.task}",
+                    objects=[parsed.action.task, parsed.task])])
+            yield number, parsed, raw
 
 
 @dataclass
@@ -164,16 +215,23 @@ class Divergence:
 
 
 def replay(path: Path) -> tuple[int, list[Divergence]]:
-    """Re-execute every turn of a trace; return the number of turns and the divergences found."""
+    """Re-execute every turn of a trace; return the number of turns and the divergences found.
+
+    Raises ``TraceError`` for a line that is not a trace record, and the domain's ``UnknownTask`` /
+    ``UnknownDomain`` (with the line number added to the message) for one naming what does not exist.
+    """
     divergences: list[Divergence] = []
     count = 0
-    for number, line in read_trace(path):
+    for number, line, raw in read_trace(path):
         count += 1
-        domain = load_domain(line["domain"])
-        action = Action.model_validate(line["action"])
-        record = run_turn(domain, line["task"], action, int(line.get("seed", 0)), turn=int(line["turn"]))
-        fresh = record.trace_line(int(line.get("seed", 0)))
+        try:
+            domain = load_domain(line.domain)
+            record = run_turn(domain, line.task, line.action, line.seed, turn=line.turn)
+        except LookupError as exc:
+            raise TraceError([Evidence(code="E_TRACE", message=f"line {number}: {exc}",
+                                       location=f"{path}:{number}")]) from None
+        fresh = record.trace_line(line.seed)
         for key in ("artifact_hash", "status", "verdicts", "evidence", "feedback"):
-            if canonical_json(fresh[key]) != canonical_json(line.get(key)):
-                divergences.append(Divergence(number, key, line.get(key), fresh[key]))
+            if canonical_json(fresh[key]) != canonical_json(raw.get(key)):
+                divergences.append(Divergence(number, key, raw.get(key), fresh[key]))
     return count, divergences

@@ -123,7 +123,8 @@ def test_unknown_task_and_domain_exit_2(tmp_path):
     path.write_text('{"outputs": {}}')
     for args, needle in ((("logic", "no_such"), "E_UNKNOWN_TASK"), (("no_such", "x"), "E_UNKNOWN_DOMAIN")):
         run = run_cli("submit", *args, str(path))
-        assert run.returncode == 2 and needle in run.stderr and "Traceback" not in run.stderr
+        out = run.stdout + run.stderr
+        assert run.returncode == 2 and needle in out and "Traceback" not in out
 
 
 def test_submit_trace_then_replay_has_no_divergence(tmp_path):

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from rac_fw.cli.output import (
+    EXIT_INVALID,
     InputError,
     console,
     emit_feedback,
@@ -22,9 +23,9 @@ from rac_fw.cli.output import (
     fail_with,
     load_structured,
 )
-from rac_fw.contract import Action, Evidence, Feedback
-from rac_fw.domain import Domain, UnknownDomain, UnknownTask, domain_names, load_domain
-from rac_fw.runtime import Episode, replay
+from rac_fw.contract import Action, Evidence, Feedback, Status
+from rac_fw.domain import Domain, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
+from rac_fw.runtime import Episode, TraceError, replay
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output (versioned JSON).")]
 
@@ -55,13 +56,14 @@ def domains() -> None:
 
 
 def schema(
-    domain: Annotated[str, typer.Argument(help="A domain name, or 'feedback' for the feedback message.")],
+    name: Annotated[str, typer.Argument(
+        metavar="NAME", help="A domain (its action schema), or feedback, observation, action, plan-result.")],
 ) -> None:
-    """Print the JSON Schema of a domain's action payload (or of the feedback message)."""
-    if domain == "feedback":
-        console.print_json(json.dumps(Feedback.model_json_schema()))
-        return
-    console.print_json(json.dumps(_domain(domain).action_schema()))
+    """Print a JSON Schema: a domain's action payload, or a message of the versioned protocol."""
+    try:
+        console.print_json(json.dumps(schema_for(name)))
+    except LookupError as exc:
+        fail_with([Evidence(code="E_UNKNOWN_SCHEMA", message=str(exc), location="NAME", objects=[name])])
 
 
 def tasks(domain: str) -> None:
@@ -100,24 +102,39 @@ def submit(
     trace: Annotated[Path | None, typer.Option(help="Append this turn to a JSONL trace.")] = None,
     seed: int = 0,
 ) -> None:
-    """Run one turn: validate, realize, verify, feedback. Exit 0 pass, 1 verified failure, 2 invalid."""
-    dom = _domain(domain, as_json)
+    """Run one turn: validate, realize, verify, feedback. Exit 0 pass, 1 verified failure, 2 invalid.
+
+    Every outcome, an unreadable action file included, is a ``Feedback`` message (``--json``: the
+    versioned shape of ``rac-fw schema feedback``).
+    """
+
+    def invalid(evidence: list[Evidence]) -> NoReturn:
+        emit_feedback(Feedback(domain=domain, task=task, status=Status.INVALID, evidence=evidence), as_json)
+        raise typer.Exit(EXIT_INVALID)
+
+    try:
+        dom = load_domain(domain)
+    except UnknownDomain as exc:
+        invalid([Evidence(code="E_UNKNOWN_DOMAIN", message=str(exc), location="DOMAIN", objects=[domain])])
+    if trace is not None:
+        try:  # before the turn, so a turn is never run and then lost to an unwritable trace
+            with trace.open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            invalid([Evidence(code="E_FILE", message=f"cannot append to the trace: {exc.strerror or exc}",
+                              location=str(trace))])
     try:
         payload = load_structured(action_file)
     except InputError as exc:
-        fail_with(exc.evidence, as_json=as_json)
+        invalid(exc.evidence)
     if not isinstance(payload, dict):
-        fail_with(
-            [Evidence(code="E_SCHEMA", message="the action file must hold a mapping (the action payload)",
-                      location=str(action_file))],
-            as_json=as_json,
-        )
+        invalid([Evidence(code="E_SCHEMA", message="the action file must hold a mapping (the action payload)",
+                          location=str(action_file))])
     episode = Episode(dom, task, seed=seed, trace=trace)
     try:
         feedback = episode.submit(Action(domain=domain, task=task, payload=payload))
     except UnknownTask as exc:  # domains may accept tasks beyond their catalogue (e.g. instance files)
-        _unknown_task(exc, as_json)
-        return
+        invalid([Evidence(code="E_UNKNOWN_TASK", message=str(exc), location="TASK", objects=[exc.task])])
     for ev in feedback.evidence:
         if ev.location and not ev.location.startswith(str(action_file)):
             ev.location = f"{action_file}: {ev.location}"
@@ -129,10 +146,10 @@ def replay_command(trace: Path) -> None:
     """Re-execute a trace and report any divergence (artifact hash, verdicts, messages)."""
     try:
         count, divergences = replay(trace)
-    except (OSError, ValueError, KeyError) as exc:
-        fail_with([Evidence(code="E_TRACE", message=f"cannot replay {trace}: {exc}", location=str(trace))])
-    except (UnknownDomain, UnknownTask) as exc:
-        fail_with([Evidence(code="E_TRACE", message=str(exc), location=str(trace))])
+    except TraceError as exc:
+        fail_with(exc.evidence)
+    except (OSError, UnicodeDecodeError) as exc:
+        fail_with([Evidence(code="E_TRACE", message=f"cannot read {trace}: {exc}", location=str(trace))])
     for div in divergences:
         console.print(f"[red]divergence[/] line {div.line} {div.field}: recorded "
                       + escape(f"{str(div.recorded)[:200]} → replayed {str(div.replayed)[:200]}"))

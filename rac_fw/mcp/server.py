@@ -25,7 +25,7 @@ from typing import Annotated, Any
 from pydantic import Field, WithJsonSchema
 
 from rac_fw.contract import Action, Evidence, Feedback, Status, canonical_json
-from rac_fw.domain import UnknownDomain, UnknownTask, domain_names, load_domain
+from rac_fw.domain import UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
 from rac_fw.metering import measure, tokenizer_name
 from rac_fw.runtime import DEFAULT_BUDGET, Episode
 
@@ -147,11 +147,11 @@ class Tools:
         """List the firmware targets (chip + board fact packs)."""
         return {"targets": load_domain("firmware").tasks()}
 
-    def schema(self, domain: Annotated[str, Field(description="Domain name, or 'feedback'")]) -> dict[str, Any]:
-        """JSON Schema of a domain's action payload (or of the feedback message)."""
-        if domain == "feedback":
-            return Feedback.model_json_schema()
-        return load_domain(domain).action_schema()
+    def schema(
+        self, name: Annotated[str, Field(description="A domain, or feedback, observation, action, plan-result")]
+    ) -> dict[str, Any]:
+        """JSON Schema of a domain's action payload, or of a message of the versioned protocol."""
+        return schema_for(name)
 
     def observe(
         self,

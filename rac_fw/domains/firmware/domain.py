@@ -18,6 +18,8 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from pydantic import BaseModel
+
 from rac_fw.contract import Action, Evidence, Observation, Realization, Receipt, Relaxation, Verdict, sha256_of
 from rac_fw.domain import Domain, UnknownTask, Validation, Verification
 from rac_fw.domains.firmware.facts import observe as facts_observe
@@ -51,6 +53,11 @@ class FirmwareDomain(Domain):
 
     def tasks(self) -> list[str]:
         return target_ids()
+
+    def message_models(self) -> dict[str, type[BaseModel]]:
+        from rac_fw.domains.firmware.pipeline import PlanReport
+
+        return {"plan-result": PlanReport}
 
     def _target(self, task: str) -> Target:
         try:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rac_fw.contract import PROTOCOL_VERSION, Evidence, Feedback, Relaxation, Status, Verdict
+from rac_fw.contract import Evidence, Feedback, Receipt, Relaxation, Status, Verdict
 from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.lower import Lowered, LoweringError, UnknownFramework, lower, write_artifact
@@ -27,6 +27,21 @@ from rac_fw.domains.firmware.plan.model import Plan
 
 #: Version of the JSON document ``rac-fw plan --json`` prints (bump when its shape changes).
 PLAN_RESULT_VERSION = "1.0"
+
+
+class PlanReport(Feedback):
+    """What ``rac-fw plan --json`` prints: a feedback message (domain ``firmware``, task = target) plus
+    the plan's source, the chosen framework, the written artifact (paths, sha256), the lowering's receipt
+    (kept as evidence, never trusted) and the build/run outcomes. ``version`` versions this document."""
+
+    version: str = PLAN_RESULT_VERSION
+    plan: str
+    target: str | None = None
+    framework: str | None = None
+    artifact: dict[str, Any] | None = None
+    receipt: Receipt | None = None
+    build: dict[str, Any] | None = None
+    run: dict[str, Any] | None = None
 
 
 @dataclass
@@ -74,22 +89,23 @@ class PlanResult:
             ],
         }
 
+    def report(self) -> PlanReport:
+        """The typed report: the feedback message plus where the artifact went and what build/run did."""
+        feedback = self.feedback()
+        return PlanReport(
+            **feedback.model_dump(),
+            plan=self.source,
+            target=self.target,
+            framework=self.framework,
+            artifact=self.artifact(),
+            receipt=self.lowered.receipt if self.lowered is not None else None,
+            build=self.build,
+            run=self.run,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        """The versioned, deterministic document ``rac-fw plan --json`` prints."""
-        return {
-            "version": PLAN_RESULT_VERSION,
-            "protocol": PROTOCOL_VERSION,
-            "status": self.status.value,
-            "plan": self.source,
-            "target": self.target,
-            "framework": self.framework,
-            "verdicts": [v.model_dump(mode="json") for v in self.verdicts],
-            "evidence": [e.model_dump(mode="json") for e in self.evidence],
-            "artifact": self.artifact(),
-            "receipt": self.lowered.receipt.model_dump(mode="json") if self.lowered is not None else None,
-            "build": self.build,
-            "run": self.run,
-        }
+        """The versioned, deterministic document ``rac-fw plan --json`` prints (``rac-fw schema plan-result``)."""
+        return self.report().model_dump(mode="json")
 
 
 def _invalid(result: PlanResult, evidence: list[Evidence]) -> PlanResult:

@@ -592,11 +592,8 @@ def _dma_mem2mem(build: _Build, index: int, op: DmaMem2Mem) -> None:
     buffer = build.plan.buffer(op.src)
     element = buffer.element_bytes if buffer else 1
     size_bytes = buffer.size_bytes if buffer else src.size
-    fields = regs.regs["LISR"]
-    clear = 0
-    for name, (lsb, width) in regs.regs["LIFCR"].items():
-        if name.endswith("IF0"):
-            clear |= ((1 << width) - 1) << lsb
+    # Every stream-0 flag-clear bit (CFEIF0, CDMEIF0, CTEIF0, CHTIF0, CTCIF0), by name, lowest bit first.
+    clears = sorted((lsb, name) for name, (lsb, _) in regs.regs["LIFCR"].items() if name.endswith("IF0"))
     ctx = _base(build, index, op) | {
         "inst": instance,
         "m": regs.m,
@@ -605,9 +602,9 @@ def _dma_mem2mem(build: _Build, index: int, op: DmaMem2Mem) -> None:
         "stream": stream,
         "isr": "LISR",
         "ifcr": "LIFCR",
-        "tc_mask": f"0x{1 << fields['TCIF0'][0]:08X}",
-        "te_mask": f"0x{1 << fields['TEIF0'][0]:08X}",
-        "clear_mask": f"0x{clear:08X}",
+        "tc_mask": regs.m("LISR", "TCIF0"),
+        "te_mask": regs.m("LISR", "TEIF0"),
+        "clear_mask": " | ".join(regs.m("LIFCR", name) for _, name in clears),
         "src": _buffer_decl(src),
         "dst": _buffer_decl(dst),
         "bytes": size_bytes,

@@ -410,6 +410,7 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
         view["uart"] = build.uart(op.uart, op.baud, where)
         if kind == "uart_print":
             view["message"] = c_string_literal(op.message + "\r\n")
+            view["text_bytes"] = len(op.message) + len("\r\n") + 1
         elif view["uart"].get("rx_sym"):
             raise _unsupported(where, f"{view['uart']['instance']} already receives for {view['uart']['rx_sym']}")
         else:
@@ -417,6 +418,10 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
             ring = getattr(op, "ring_bytes", 0) or 2 ** math.ceil(math.log2(op.max_line + 2))
             view["ring"] = 2 ** math.ceil(math.log2(ring))
             view["uart"]["rx_sym"] = sym
+            if kind == "uart_line_read":
+                # The longer of the two replies, "line: <text>\r\n" and the overflow notice, plus the NUL.
+                overflow = len(f"line longer than {op.max_line} bytes dropped\r\n")
+                view["text_bytes"] = max(len("line: \r\n") + op.max_line, overflow) + 1
     elif kind in ("i2c_transfer", "spi_transfer"):
         device = build.plan.device(op.device)
         bus = "i2c" if kind == "i2c_transfer" else "spi"
@@ -509,6 +514,9 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
         view["width"] = {1: "BYTE", 2: "HALFWORD", 4: "WORD"}[element]
         view["dma"] = build.dma_stream(None, op.controller, where)
         view["dma"].update(owner=view, priority=5 if op.irq_priority is None else op.irq_priority)
+        # The outcome ("dma copy verified/mismatch/failed") goes to the board console when there is one.
+        view["uart"] = build.uart(None, None, where) if build.target.board.console else None
+        view["text_bytes"] = len("dma copy mismatch\r\n")
     elif kind == "dma_periph_rx":
         if not re.match(r"^U(S)?ART\d+_RX$", op.peripheral):
             raise _unsupported(f"{where}.peripheral", "the HAL lowering receives by DMA from U(S)ARTn_RX only; "
@@ -526,12 +534,31 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
     elif kind == "log":
         view["uart"] = build.uart(None, None, where)
         view["format"] = c_string_literal(op.message)
-        view["fields"] = [
-            (c_string_literal(f" {v}="), v)
-            for v in op.values
-            if (o := build.plan.operation(v)) is not None and o.op in VALUE_OPERATIONS
-        ]
+        names = [v for v in op.values if (o := build.plan.operation(v)) is not None and o.op in VALUE_OPERATIONS]
+        view["fields"] = [(c_string_literal(f" {name}="), name) for name in names]
+        # Sized for the longest text: every value printed as a 32-bit "%ld" (11 characters with sign).
+        view["text_bytes"] = len(op.message) + sum(len(f" {n}=") + 11 for n in names) + len("\r\n") + 1
+    view["ticks"] = _reads_tick(kind, view)
     return view
+
+
+def _reads_tick(kind: str, view: dict[str, Any]) -> bool:
+    """Whether the operation's loop code reads ``now`` (``HAL_GetTick()`` once per pass): deadlines of
+    periodic work, blink half-periods, and the idle timer of a line reader. Only then does main() fetch it."""
+    if kind in ("gpio_blink", "uart_line_read"):
+        return True
+    periodic = ("gpio_read", "uart_print", "i2c_transfer", "spi_transfer", "adc_read", "adc_periodic", "adc_scan",
+                "pwm_fade", "watchdog", "log")  # fmt: skip
+    return kind in periodic and view["period"] is not None
+
+
+def _uart_tx_timeout_ms(build: _Build) -> int:
+    """HAL_UART_Transmit timeout: twice the time the longest text the loop sends takes on the slowest
+    UART (10 bits per byte at 8N1) plus 10 ms for the 1 ms tick's granularity and interrupts served
+    meanwhile, so a healthy transmit never times out and a stuck one is bounded."""
+    longest = max((int(v.get("text_bytes", 1)) for v in build.views), default=1)
+    slowest = min(int(u["baud"]) for u in build.uarts.values())
+    return math.ceil(2 * 10 * longest * 1000 / slowest) + 10
 
 
 def _i2c_timing(kernel_hz: int, scl_hz: int) -> int:
@@ -639,6 +666,8 @@ class HalLowerer:
             "dma_controllers": sorted({d["controller"] for d in build.dmas}),
             "console": build.uarts.get(target.board.console.uart) if target.board.console else None,
             "irq_names": irq_names, "lsi_hz": _hz(target, "LSI"),
+            "uart_tx_timeout_ms": _uart_tx_timeout_ms(build) if build.uarts else None,
+            "loop_ticks": any(v["ticks"] for v in build.views),
             # HSE_VALUE matters only when the HSE is used; otherwise the board's crystal, else ST's default.
             "hse_default": max(hse.default_hz.values(), default=25_000_000) if hse else 25_000_000,
         }  # fmt: skip

@@ -461,6 +461,24 @@ class GlobalVar:
         return bool({"volatile", "_Atomic"} & self.qualifiers) or bool(_ATOMIC_TYPES.match(self.type_text))
 
 
+@dataclass(frozen=True)
+class Declared:
+    """The shape of one declared variable: what the DMA cache check needs to tell a buffer from a pointer."""
+
+    type_text: str
+    pointer: bool
+    """A pointer (or a parameter, which never owns storage): it names no buffer by itself."""
+    dims: tuple[str, ...]
+    """Array dimensions as written (``BUF_SIZE``, ``64U``), outermost first."""
+    unit: Unit
+    rows: tuple[int, int]
+    """First and last 0-based line of the declaration (its attributes, section and markers are there)."""
+
+    def source(self) -> str:
+        """The declaration as written (attributes and markers included, which preprocessing blanked)."""
+        return "\n".join(self.unit.text.split("\n")[self.rows[0] : self.rows[1] + 1])
+
+
 @dataclass(eq=False)
 class Unit:
     """One parsed source file (identity matters: calls compare their unit with ``is``)."""
@@ -501,6 +519,8 @@ class Program:
     """(function; variable) assigned as a whole somewhere (a pointer re-pointed is no alias)."""
     writes: dict[str, list[Node]] = field(default_factory=dict)
     """Function → its assignment and ``++``/``--`` expressions (what an ISR body writes)."""
+    declared: dict[tuple[str, str], Declared] = field(default_factory=dict)
+    """(function, or "" at file scope; name) → how the variable or parameter is declared."""
 
     def lvalue_uses(self, function: FunctionDef) -> list[Node]:
         return self.uses.get(function.name, [])
@@ -548,6 +568,12 @@ class Program:
         for key, target in part.aliases.items():
             self.aliases.setdefault(key, target)
         self.repointed |= part.repointed
+        for key, declared in part.declared.items():
+            self.declared.setdefault(key, declared)
+
+    def declaration(self, function: str, name: str) -> Declared | None:
+        """How ``name`` is declared as seen from ``function`` (a local or parameter shadows a file-scope one)."""
+        return self.declared.get((function, name)) or self.declared.get(("", name))
 
 
 def _declarator_name(node: Node | None) -> tuple[str | None, bool]:
@@ -681,6 +707,17 @@ def _collect_declaration(program: Program, unit: Unit, node: Node, function: str
         program.variables.add(name)
         if function:
             program.locals.setdefault(function, set()).add(name)
+        pointer, dims = _shape(target)
+        program.declared.setdefault(
+            (function, name),
+            Declared(
+                type_text=_text(unit.src, type_node) if type_node is not None else "",
+                pointer=pointer or node.type == "parameter_declaration",
+                dims=tuple(_text(unit.src, d) for d in dims),
+                unit=unit,
+                rows=(node.start_point[0], node.end_point[0]),
+            ),
+        )
         if initialized and target is not None and target.type == "pointer_declarator":
             pointee = _address_of(declarator.child_by_field_name("value"))
             if pointee is not None:
@@ -696,6 +733,21 @@ def _collect_declaration(program: Program, unit: Unit, node: Node, function: str
                     qualifiers=qualifiers,
                 ),
             )
+
+
+def _shape(node: Node | None) -> tuple[bool, list[Node]]:
+    """(declared through a pointer, array dimension nodes) of a declarator."""
+    pointer = False
+    dims: list[Node] = []
+    while node is not None and node.type not in ("identifier", "field_identifier"):
+        if node.type == "pointer_declarator":
+            pointer = True
+        elif node.type == "array_declarator":
+            size = node.child_by_field_name("size")
+            if size is not None:
+                dims.append(size)
+        node = node.child_by_field_name("declarator") or (node.named_children[0] if node.named_children else None)
+    return pointer, dims
 
 
 def _address_of(node: Node | None) -> str | None:
