@@ -86,6 +86,8 @@ async def logic_episode_checks(client, workdir: Path | None):
     # malformed arguments: an error result, and the server keeps serving
     bad = await client.call_tool("submit", {"session": 5})
     assert bad.is_error
+    located = {e["location"] for e in result(bad)["evidence"]}
+    assert {"arguments.session", "arguments.payload"} <= located and result(bad)["status"] == "invalid"
     unknown = result(await client.call_tool("observe", {"domain": "logic", "task": "no_such"}))
     assert unknown["status"] == "invalid" and unknown["evidence"][0]["code"] == "E_UNKNOWN_TASK"
     invalid = result(await client.call_tool("submit_logic", {"session": other["session"],

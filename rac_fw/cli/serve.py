@@ -17,7 +17,7 @@ serve_app = typer.Typer(help="Serve rac-fw to agent harnesses.", no_args_is_help
 def serve_mcp(
     http: Annotated[bool, typer.Option("--http", help="Streamable HTTP instead of stdio.")] = False,
     host: Annotated[str, typer.Option(help="HTTP bind address (loopback by default).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="HTTP port.")] = 8765,
     budget: Annotated[int, typer.Option(min=1, help="Proposals per episode, enforced by the server.")] = DEFAULT_BUDGET,
     workdir: Annotated[Path | None, typer.Option(help="Where sessions keep traces and artifacts.")] = None,
     allow_flash: Annotated[bool, typer.Option("--allow-flash", help="Let `flash` write to bench boards.")] = False,

@@ -14,6 +14,7 @@ carrying evidence; the server keeps serving.
 from __future__ import annotations
 
 import functools
+import json
 import secrets
 import threading
 import typing
@@ -22,9 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, WithJsonSchema
+from mcp.server import MCPServer
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, InputRequiredResult, TextContent
+from pydantic import Field, ValidationError, WithJsonSchema
 
-from rac_fw.contract import Action, Evidence, Feedback, Status, canonical_json
+from rac_fw.contract import Action, Evidence, Feedback, Status, canonical_json, evidence_from_validation_error
 from rac_fw.domain import UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
 from rac_fw.metering import measure, tokenizer_name
 from rac_fw.runtime import DEFAULT_BUDGET, Episode
@@ -282,14 +287,31 @@ class FirmwareTools:
         return body
 
 
-def build_server(config: ServerConfig) -> Any:
-    """Create the MCPServer with every tool registered."""
-    from mcp.server import MCPServer
+class RacServer(MCPServer):
+    """The SDK's server, except that arguments failing a tool's input schema come back as evidence
+    (the field path and what was expected), like every other failure, instead of the SDK's raw text."""
 
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            evidence = evidence_from_validation_error(exc.__cause__, prefix="arguments", code="E_ARGUMENTS")
+            body = {"status": Status.INVALID.value, "tool": name,
+                    "evidence": [e.model_dump(mode="json") for e in evidence]}
+            return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))],
+                                  structured_content=body, is_error=True)
+
+
+def build_server(config: ServerConfig) -> Any:
+    """Create the MCP server with every tool registered."""
     config.workdir.mkdir(parents=True, exist_ok=True)
     store = SessionStore(config)
     tools = Tools(store)
-    server = MCPServer(
+    server = RacServer(
         "rac-fw",
         log_level="WARNING",
         instructions="Observe a task, start_episode, then submit actions until the verdict is clean; "
