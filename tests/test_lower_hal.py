@@ -7,6 +7,7 @@ each artifact a clean verdict.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -174,9 +175,8 @@ def test_dma_buffers_placement_and_cache_maintenance_order(case: tuple[Target, P
     for name in ("src_buf", "dst_buf", "rx_buf"):
         region = target.region(regions[name])
         assert region is not None and {"DMA1", "DMA2"} & set(region.reachable_by)
-        macro = f"{name.upper()}_PLACEMENT"
         section = re.escape(f'__attribute__((section(".dma.{regions[name]}.{name}"), aligned(')
-        match = re.search(rf"#define {macro} {section}(\d+)\)\)\)\nstatic uint8_t {macro} {name}\[(\d+)\];", main)
+        match = re.search(rf"\nstatic uint8_t {name}\[(\d+)\] {section}(\d+)\)\)\);", main)
         assert match is not None, name
         if dcache is not None:
             assert int(match[1]) % dcache.line_bytes == 0 and int(match[2]) % dcache.line_bytes == 0
@@ -345,3 +345,80 @@ def test_timer_update_irq_and_spi_kernel_clock_from_facts() -> None:
     kernel = h7.clock(h7.extra["spi"]["SPI1"]["clock"])
     assert kernel is not None and kernel.default_hz["hal"] // 8 == 8_000_000
     assert "SPI_BAUDRATEPRESCALER_8" in main
+
+
+def test_outputs_are_driven_to_their_idle_level_before_they_become_outputs(
+    case: tuple[Target, Plan, dict[str, str]],
+) -> None:
+    """CubeMX order: HAL_GPIO_WritePin(idle level), then HAL_GPIO_Init(output), so the pin never glitches
+    to the other level at the switch; the port's clock is enabled before both."""
+    _, _, files = case
+    main = files["Core/Src/main.c"]
+    gpio = main[main.index("static void MX_GPIO_Init(void)\n{") :].split("\n}\n")[0]
+    outputs = re.findall(r"HAL_GPIO_WritePin\((GPIO[A-K]), (GPIO_PIN_\d+), GPIO_PIN_(?:RE)?SET\);", gpio)
+    assert outputs
+    for port, pin in outputs:
+        write = gpio.index(f"HAL_GPIO_WritePin({port}, {pin},")
+        init = gpio.index(f"init.Pin = {pin};\n    init.Mode = GPIO_MODE_OUTPUT_PP;")
+        assert gpio.index(f"__HAL_RCC_{port}_CLK_ENABLE();") < write < init < gpio.index(f"HAL_GPIO_Init({port},", init)
+
+
+def test_loop_reads_the_tick_only_when_an_operation_needs_it_and_echo_sends_the_byte(
+    case: tuple[Target, Plan, dict[str, str]],
+) -> None:
+    target, _, files = case
+    main = files["Core/Src/main.c"]
+    assert main.count("const uint32_t now = HAL_GetTick();") == 2  # the loop and the EXTI debounce callback
+    assert "(void)now;" not in main and "(void)length;" not in main and "1 > 0" not in main
+    if target.id == "stm32h743":  # uart_rx_irq with echo: the received byte itself, no casts, no constant test
+        assert "HAL_UART_Transmit(&husart3, &byte, 1U, UART_TX_TIMEOUT_MS) != HAL_OK" in main
+    error_callback = main[main.index("void HAL_UART_ErrorCallback(") :].split("\n}\n")[0]
+    assert ("(void)huart;" in error_callback) != ("huart ==" in error_callback)
+
+
+def test_dma_copy_outcome_is_printed_on_the_console_and_the_idle_loop_reads_no_tick() -> None:
+    """A plan that only copies by DMA still reports "dma copy verified" on the board console (initialized
+    for it), with a transmit timeout that covers the text at the console's baud rate."""
+    target = load_target("stm32h743")
+    data = {
+        "target": "stm32h743",
+        "resources": {"buffers": [{"name": "a", "size_bytes": 256, "role": "dma_mem"},
+                                  {"name": "b", "size_bytes": 256, "role": "dma_mem"}]},
+        "operations": [{"op": "dma_mem2mem", "name": "copy", "src": "a", "dst": "b", "verify": True}],
+    }  # fmt: skip
+    files = lower(_valid(data, target), target, "hal").files
+    main = files["Core/Src/main.c"]
+    console = target.board.console
+    assert console is not None
+    handle = f"h{console.uart.lower()}"
+    assert f"MX_{console.uart}_Init();" in main and f"{handle}.Init.BaudRate = {console.baud};" in main
+    assert '"dma copy verified\\r\\n"' in main
+    assert f"HAL_UART_Transmit(&{handle}, (const uint8_t *)text, (uint16_t)strlen(text), UART_TX_TIMEOUT_MS)" in main
+    timeout = int(re.search(r"#define UART_TX_TIMEOUT_MS (\d+)U", main)[1])  # type: ignore[index]
+    assert timeout * 1e-3 > len("dma copy mismatch\r\n") * 10 / console.baud
+    assert "HAL_GetTick()" not in main
+    assert verify_sources(files, "hal", target).ok
+
+
+def test_without_a_console_the_copy_outcome_stays_in_flags_and_a_silent_receiver_drains_its_ring() -> None:
+    """On a board whose facts name no console the DMA copy result is kept for a debugger (no UART is
+    invented), and a uart_rx_irq without echo drops what arrived instead of decoding it for nothing."""
+    target = load_target("stm32h743")
+    quiet = dataclasses.replace(target, board=dataclasses.replace(target.board, console=None))
+    data = {
+        "target": "stm32h743",
+        "resources": {"buffers": [{"name": "a", "size_bytes": 64, "role": "dma_mem"},
+                                  {"name": "b", "size_bytes": 64, "role": "dma_mem"}]},
+        "operations": [{"op": "dma_mem2mem", "name": "copy", "src": "a", "dst": "b", "verify": True}],
+    }  # fmt: skip
+    files = lower(parse_plan(data, "test"), quiet, "hal").files
+    main = files["Core/Src/main.c"]
+    assert "UART_HandleTypeDef" not in main and "UART_TX_TIMEOUT_MS" not in main
+    assert "copy_mismatch = !copy_failed && memcmp(b, a, 64U) != 0;" in main
+    assert verify_sources(files, "hal", quiet).ok
+    data = {
+        "target": "stm32h743",
+        "operations": [{"op": "uart_rx_irq", "name": "rx", "uart": "USART3", "ring_bytes": 32, "echo": False}],
+    }
+    main = lower(_valid(data, target), target, "hal").files["Core/Src/main.c"]
+    assert "rx_tail = rx_head;" in main and "(void)byte" not in main and "HAL_GetTick()" not in main

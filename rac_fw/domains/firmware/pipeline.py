@@ -232,8 +232,13 @@ def run_plan(
     result.evidence = list(verification.evidence)
     result.status = Status.PASS if verification.ok else Status.FAIL
     if out_dir is not None:
+        try:
+            result.manifest = write_artifact(lowered, Path(out_dir))
+        except OSError as exc:  # an existing file, no permission, a full disk: the artifact is not written
+            return _invalid(result, [Evidence(
+                code="E_OUTPUT", message=f"cannot write the artifact to {out_dir}: {exc.strerror or exc}",
+                location="--out", objects=[str(out_dir)])])
         result.out_dir = Path(out_dir)
-        result.manifest = write_artifact(lowered, result.out_dir)
         result.timings_ms["write"] = (clock() - t4) * 1e3
     if result.status is Status.PASS and (build is not None or run is not None):
         _build_and_run(result, facts, parsed, build or "auto", run, run_timeout_s, bench)

@@ -56,8 +56,8 @@ def uart_baud(target: Target, instance: str, baud: int, framework: str) -> BaudR
 
     Two fact shapes: a ``baud_table`` of discrete settings (nRF UARTE: requested → actual, rates not
     in the table cannot be set), or a divider ``actual = f·2^fraction_bits / k`` with integer ``k``
-    from ``min(oversampling)·2^fraction_bits`` to ``65535·2^fraction_bits`` (STM32 USART BRR with 16x
-    or 8x oversampling; ESP32 UART integer + 4-bit fractional divider).
+    from ``oversampling[0]·2^fraction_bits`` (the mode the lowerings configure) to ``65535·2^fraction_bits``
+    (STM32 USART BRR at 16x oversampling; ESP32 UART integer + 4-bit fractional divider).
     """
     facts = extra(target, "uart")
     table = facts.get("baud_table")
@@ -73,8 +73,10 @@ def uart_baud(target: Target, instance: str, baud: int, framework: str) -> BaudR
     if not hz:
         return None
     scale = 1 << int(facts.get("divider_fraction_bits", 0))
+    # The first listed oversampling is the one the lowerings configure (STM32: 16x; 8x exists but no
+    # lowering selects it), so the smallest divider is that one, not the hardware's absolute minimum.
     oversampling = facts.get("oversampling") or [1]
-    k_min = min(int(o) for o in oversampling) * scale
+    k_min = int(oversampling[0]) * scale
     k_max = int(facts.get("divider_max", 0xFFFF)) * scale
     k = min(max(round(hz * scale / baud), k_min), k_max)
     return BaudResult(baud, hz * scale / k, int(hz))
