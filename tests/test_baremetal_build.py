@@ -199,3 +199,19 @@ def test_extreme_periods_stay_bounded_and_compile(tmp_path: Path) -> None:
     assert "rac_delay_ms(100U);" in main_c  # the blink self-test does not wait half an hour
     assert 'rac_puts("ok armed source=TIM2 period_us=86400000000");' in main_c
     assert "op2_fired >= 1U" in main_c  # a 1 s period: one awaited fire keeps the test under 2 s
+
+
+def test_a_console_baud_the_lowering_cannot_set_comes_with_a_relaxation_that_works() -> None:
+    """Validation lets 1 Mbaud through (the USART can do it), but the bare-metal console is fixed at the
+    board's rate: the refusal names the field and the value that works, and applying it passes."""
+    from rac_fw.contract import apply_patch
+    from rac_fw.domains.firmware.pipeline import run_plan
+
+    plan = {"target": "stm32f407", "operations": [{"op": "uart_print", "message": "x", "baud": 1_000_000}]}
+    refused = run_plan(plan, framework="baremetal")
+    assert refused.status.value == "invalid"
+    (evidence,) = refused.evidence
+    assert evidence.code == "E_TARGET_UNSUPPORTED" and evidence.location == "operations[0]"
+    fixed = apply_patch(plan, evidence.relaxations[0].patch)
+    assert fixed["operations"][0]["baud"] == 115200
+    assert run_plan(fixed, framework="baremetal").status.value == "pass"

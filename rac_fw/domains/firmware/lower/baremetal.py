@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from rac_fw.contract import Evidence, Receipt
+from rac_fw.contract import Evidence, Receipt, Relaxation
 from rac_fw.domains.firmware.baremetal import derive
 from rac_fw.domains.firmware.baremetal.derive import DerivationError, PinRef
 from rac_fw.domains.firmware.baremetal.header import c_ident, device_header, layout_name
@@ -56,7 +56,15 @@ _DIGITS = re.compile(r"(\d+)$")
 
 
 class BaremetalError(DerivationError):
-    """The plan asks for something the bare-metal lowering cannot derive from this target's facts."""
+    """The plan asks for something the bare-metal lowering cannot derive from this target's facts.
+
+    ``fix`` optionally names a field of the failing operation and the value that the lowering can
+    realize; it becomes the evidence's relaxation (a patch at that operation's path).
+    """
+
+    def __init__(self, message: str, fix: tuple[str, Any] | None = None):
+        super().__init__(message)
+        self.fix = fix
 
 
 # --- facts about register layouts ------------------------------------------------------------------
@@ -208,11 +216,21 @@ def _located(location: str, target: Target, *objects: str) -> Iterator[None]:
     try:
         yield
     except DerivationError as exc:
+        relaxations = []
+        fix = getattr(exc, "fix", None)
+        path = re.fullmatch(r"operations\[(\d+)\]", location)
+        if fix is not None and path is not None:
+            field, value = fix
+            relaxations.append(Relaxation(
+                description=f"set {location}.{field} to {value}",
+                patch=[{"op": "replace", "path": ["operations", int(path.group(1)), field], "value": value}],
+            ))
         evidence = Evidence(
             code="E_TARGET_UNSUPPORTED",
             message=f"baremetal on {target.id}: {exc}",
             location=location,
             objects=[*objects, target.id],
+            relaxations=relaxations,
         )
         raise LoweringError([evidence]) from exc
 
@@ -331,7 +349,9 @@ def _uart_of(build: _Build, instance: str | None, baud: int | None) -> dict[str,
     name = instance or (console.uart if console else "")
     is_console = console is not None and name == console.uart
     if console is not None and is_console and baud is not None and baud != console.baud:
-        raise BaremetalError(f"the console {name} runs at {console.baud} baud; print elsewhere for {baud}")
+        raise BaremetalError(
+            f"the console {name} runs at {console.baud} baud; print elsewhere for {baud}", fix=("baud", console.baud)
+        )
     return _uart_driver(build, name, baud, console=is_console)
 
 
