@@ -165,6 +165,15 @@ CASES = [
     Case("hal", "clock_not_enabled"),
     Case("hal", "gpio_clock_after_write"),
     Case("hal", "dma_no_clean", target="stm32h743"),
+    # … judged per buffer: the right buffer, on the right side of the start, over the whole transfer
+    Case("zephyr", "dma_one_source_uncleaned", target="stm32h743", support={"app.overlay": "empty.overlay"}),
+    Case("zephyr", "dma_clean_dest_twice", target="stm32h743", support={"app.overlay": "empty.overlay"}),
+    Case("zephyr", "dma_invalidate_source", target="stm32h743", support={"app.overlay": "empty.overlay"}),
+    Case("zephyr", "dma_short_invalidate", target="stm32h743", support={"app.overlay": "empty.overlay"}),
+    Case("hal", "dma_one_source_uncleaned", target="stm32h743"),
+    Case("hal", "dma_clean_dest_twice", target="stm32h743"),
+    Case("hal", "dma_invalidate_source", target="stm32h743"),
+    Case("hal", "dma_short_clean", target="stm32h743"),
     # check 4: interrupt context
     Case("zephyr", "isr_sleeps", function="on_press"),
     Case("zephyr", "isr_logs", function="expiry"),
@@ -175,6 +184,9 @@ CASES = [
     Case("espidf", "isr_logs", function="on_alarm"),
     Case("hal", "isr_blocking", function="HAL_GPIO_EXTI_Callback"),
     Case("hal", "isr_polling_transmit", function="HAL_UART_RxCpltCallback"),
+    # … also when a local macro hides the call
+    Case("zephyr", "isr_macro_log", function="expiry"),
+    Case("hal", "isr_macro_blocking", function="HAL_GPIO_EXTI_Callback"),
     Case("baremetal", "isr_printf", function="USART2_IRQHandler"),
     # check 5: ISR-shared state
     Case("zephyr", "shared_not_volatile", function="on_press"),
@@ -534,8 +546,11 @@ def _rule_names(raw: dict[str, Any]) -> set[str]:
     for key in ("include", "exclude", "null_on_failure"):
         names |= set(fallible.get(key, ()))
     names |= set(fallible.get("forever_args") or {})
-    for key in ("start_tx", "start_rx", "start_both", "flush", "invalidate"):
+    for key in ("start_tx", "start_rx", "start_both", "flush", "invalidate", "completion_waits"):
         names |= set(dma.get(key, ()))
+    names |= set(dma.get("transfers") or {})
+    if configured := dma.get("configured"):
+        names |= {*configured["starts"], configured["call"]}
     kconfig = raw.get("kconfig") or {}
     names |= (
         set(raw.get("forbidden") or {}) | set(kconfig.get("by_function") or {}) | set(kconfig.get("positive") or {})
@@ -593,3 +608,167 @@ def test_verifier_modules_never_import_the_lowering() -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _codes(files: dict[str, str], framework: str, target: Target | None) -> list[str]:
+    return sorted(e.code for e in verify_sources(files, framework, target).evidence)
+
+
+def test_dma_cache_maintenance_is_judged_per_buffer() -> None:
+    """The right buffer, on its side of the start, over the whole transfer; exemptions stay per buffer."""
+    main, h7 = "src/main.c", _target("stm32h743")
+    invalidate = "ret = sys_cache_data_invd_range(dst_buf, sizeof(dst_buf));"
+    flush = "ret = sys_cache_data_flush_range(src_buf, sizeof(src_buf));"
+    assert _codes(_project(SOURCES / "zephyr" / "good_dma"), "zephyr", h7) == []
+    # sizeof another object (an int: 4 bytes) against a BUF_SIZE (macro: 64) byte block.
+    short = _mutated(
+        "zephyr", "good_dma", main, invalidate, invalidate.replace("sizeof(dst_buf)", "sizeof(dma_status)")
+    )
+    assert _findings(short, "zephyr", "stm32h743") == [
+        ("E_CACHE_RANGE", f"{main}:{_line(short, main, 'dma_start(')} in main()")
+    ]
+    # Sizes that cannot be compared statically are not judged.
+    unknown = _mutated("zephyr", "good_dma", main, invalidate, invalidate.replace("sizeof(dst_buf)", "(size_t)ret"))
+    assert _codes(unknown, "zephyr", h7) == []
+    # Invalidated before the wait, or read before the invalidate: not on the completion path.
+    wait = "\tif (k_sem_take(&dma_done"
+    early = _mutated("zephyr", "good_dma", main, wait, f"\t{invalidate}\n{wait}")
+    early[main] = early[main].replace(
+        f"\t{invalidate}\n\tif (ret < 0 && ret != -ENOTSUP) {{\n\t\treturn 0;\n\t}}\n\tprintk", "\tprintk"
+    )
+    assert _codes(early, "zephyr", h7) == ["E_CACHE_ORDER"]
+    read = _mutated("zephyr", "good_dma", main, f"\t{invalidate}", f"\tdma_status = dst_buf[0];\n\t{invalidate}")
+    assert _codes(read, "zephyr", h7) == ["E_CACHE_ORDER"]
+    # __nocache exempts the buffer it decorates, not its neighbour.
+    nocache = _mutated("zephyr", "good_dma", main, "dst_buf[BUF_SIZE] __aligned(32)", "dst_buf[BUF_SIZE] __nocache")
+    nocache[main] = nocache[main].replace(invalidate, "ret = 0;")
+    nocache["prj.conf"] += "CONFIG_NOCACHE_MEMORY=y\n"
+    assert _codes(nocache, "zephyr", h7) == []
+    nocache[main] = nocache[main].replace(flush, "ret = 0;")
+    assert _codes(nocache, "zephyr", h7) == ["E_CACHE_FLUSH_MISSING"]
+
+
+HELPER_CLEAN = """#include "stm32h7xx_hal.h"
+DMA_HandleTypeDef hdma;
+ALIGN_32BYTES(static uint8_t src[64]) SRC_SECTION;
+ALIGN_32BYTES(static uint8_t dst[64]);
+static void clean(void *buffer, int32_t bytes)
+{
+    SCB_CleanDCache_by_Addr(buffer, bytes);
+}
+int main(void)
+{
+    if (HAL_Init() != HAL_OK || HAL_DMA_Init(&hdma) != HAL_OK) {
+        return 1;
+    }
+    clean(CLEANED, 64);
+    if (HAL_DMA_Start(&hdma, (uint32_t)src, (uint32_t)dst, sizeof(src)) != HAL_OK) {
+        return 1;
+    }
+    if (HAL_DMA_PollForTransfer(&hdma, HAL_DMA_FULL_TRANSFER, 10) != HAL_OK) {
+        return 1;
+    }
+    SCB_InvalidateDCache_by_Addr(dst, sizeof(dst));
+    return dst[0];
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("cleaned", "section", "expected"),
+    [
+        ("src", "", []),
+        ("dst", "", ["E_CACHE_FLUSH_MISSING"]),
+        # A section in a region the target does not cache (the H743's DTCM) needs no maintenance.
+        ("dst", '__attribute__((section(".dma.DTCM.src")))', []),
+        ("dst", '__attribute__((section(".dma.AXI_SRAM.src")))', ["E_CACHE_FLUSH_MISSING"]),
+    ],
+)
+def test_cleaning_through_a_helper_names_the_callers_buffer(cleaned: str, section: str, expected: list[str]) -> None:
+    from rac_fw.domains.firmware.facts.load import load_target
+
+    main = HELPER_CLEAN.replace("CLEANED", cleaned).replace("SRC_SECTION", section)
+    files = {
+        "Src/main.c": main,
+        "Inc/stm32h7xx_hal_conf.h": (SOURCES / "hal" / "support" / "stm32h7xx_hal_conf.h").read_text(),
+    }
+    assert _codes(files, "hal", load_target("stm32h743")) == expected
+
+
+MACROS = """#include <zephyr/kernel.h>
+#include <zephyr/drivers/gpio.h>
+#include <zephyr/sys/printk.h>
+#include "app.h"
+
+static const struct gpio_dt_spec led = GPIO_DT_SPEC_GET(DT_ALIAS(led0), gpios);
+
+static void expiry(struct k_timer *timer)
+{
+	TOGGLE(SAY("x"));
+}
+
+K_TIMER_DEFINE(tick, expiry, NULL);
+
+int main(void)
+{
+	if (!gpio_is_ready_dt(&led) || CONFIGURE(&led) < 0) {
+		return 0;
+	}
+	CONFIGURE(&led);
+	k_timer_start(&tick, K_MSEC(100), K_MSEC(100));
+	return 0;
+}
+"""
+
+APP_H = """#define SAY(text) printk(#text)
+#define NAP k_msleep(1)
+#define TOGGLE(why) do { (void)(why); NAP; } while (0)
+#define CONFIGURE(spec) gpio_pin_configure_dt(spec, GPIO_OUTPUT_INACTIVE)
+"""
+
+
+def test_local_macros_are_expanded_for_call_analysis() -> None:
+    """Macros defined in the artifact (in another file too, nested, object- and function-like) are expanded
+    at their use: the calls their bodies make are judged there; calls in arguments are not doubled."""
+    files = {"src/main.c": MACROS, "src/app.h": APP_H, "prj.conf": "CONFIG_GPIO=y\n"}
+    program = static.build_program(files, sdk.rules("zephyr"))
+    expanded = sorted((c.name, c.macro, c.line) for c in program.calls if c.macro)
+    assert expanded == [
+        ("gpio_pin_configure_dt", "CONFIGURE", 17),
+        ("gpio_pin_configure_dt", "CONFIGURE", 20),
+        ("k_msleep", "TOGGLE", 10),
+        ("printk", "SAY", 10),
+    ]
+    found = verify_sources(files, "zephyr", _target("nrf52840")).evidence
+    assert sorted((e.code, e.location) for e in found) == [
+        ("E_ISR_BLOCKING", "src/main.c:10 in expiry()"),
+        ("E_ISR_LOGGING", "src/main.c:10 in expiry()"),
+        ("E_UNCHECKED_RETURN", "src/main.c:20 in main()"),
+    ]
+    assert "through macro CONFIGURE" in next(e.message for e in found if e.code == "E_UNCHECKED_RETURN")
+    configure = next(c for c in program.calls if c.macro == "CONFIGURE")
+    assert configure.arg_text(1) == "GPIO_OUTPUT_INACTIVE" and static.object_key(configure.arg_node(0)) == "led"
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [
+        ("sizeof(words)", 32),
+        ("sizeof words", 32),
+        ("(int32_t)sizeof(halves)", 32),
+        ("sizeof(halves[0]) * 3", 6),
+        ("N - 1", 31),
+        ("(size_t)(N)", 32),
+        ("1 << 4", 16),
+        ("010", 8),
+        ("sizeof(uint32_t)", 4),
+        ("sizeof(struct frame)", None),
+        ("len", None),
+        ("09", None),
+    ],
+)
+def test_transfer_and_range_sizes_evaluate_only_when_constant(expression: str, value: int | None) -> None:
+    """Range sizes compare with transfer lengths only when both are constants the artifact defines."""
+    source = "#define N (2 * 16U)\nstatic unsigned int words[N / 4];\nstatic uint16_t halves[0x10];\n"
+    program = static.build_program({"src/main.c": source}, sdk.rules("zephyr"))
+    assert static._evaluate(program, "main", expression) == value

@@ -65,6 +65,14 @@ def _cache_present(target: Target | None) -> bool:
     return target is not None and target.core.dcache is not None
 
 
+def _uncached_regions(target: Target | None) -> frozenset[str]:
+    """Upper-case names and devicetree labels of the regions the D-cache does not hold (TCMs)."""
+    if target is None:
+        return frozenset()
+    regions = [m for m in target.memory if not m.cacheable]
+    return frozenset(n.upper() for m in regions for n in (m.name, m.dt_label) if n)
+
+
 def _checks(files: dict[str, str], framework: str, target: Target | None) -> dict[str, Callable[[], list[Evidence]]]:
     """Predicate name → the function computing its evidence (evaluated lazily, in order)."""
     judged = rules(framework)
@@ -82,7 +90,9 @@ def _checks(files: dict[str, str], framework: str, target: Target | None) -> dic
             + static.check_clocks(program, judged, cat)
             + static.check_forbidden(program, judged)
         ),
-        "dma_cache_maintenance": lambda: static.check_dma_cache(program, judged, _cache_present(target)),
+        "dma_cache_maintenance": lambda: static.check_dma_cache(
+            program, judged, _cache_present(target), _uncached_regions(target)
+        ),
         "isr_context_safe": lambda: static.check_isr(program, judged, cat, lib, isr),
         "isr_shared_state_volatile": lambda: static.check_shared_state(program, isr),
         "return_values_checked": lambda: static.check_returns(program, judged, cat, lib),

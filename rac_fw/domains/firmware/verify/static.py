@@ -8,9 +8,10 @@ The checks (each failure is located ``Evidence`` naming the file, line and enclo
    ``E_FOREIGN_API``;
 3. required calls come first on the same object (init → configure → start, readiness before use) —
    ``E_CALL_ORDER``/``E_CALL_MISSING``; STM32 peripheral clocks are enabled — ``E_CLOCK_NOT_ENABLED``;
-   forbidden calls (disabling a watchdog) — ``E_FORBIDDEN_CALL``; on a core with a D-cache, DMA sources
-   are cleaned before the start and destinations invalidated after it — ``E_CACHE_FLUSH_MISSING``,
-   ``E_CACHE_INVALIDATE_MISSING``, ``E_CACHE_ORDER``;
+   forbidden calls (disabling a watchdog) — ``E_FORBIDDEN_CALL``; on a core with a D-cache, each DMA
+   source buffer is cleaned before its start and each destination invalidated on the completion path,
+   over the whole transfer — ``E_CACHE_FLUSH_MISSING``, ``E_CACHE_INVALIDATE_MISSING``, ``E_CACHE_ORDER``,
+   ``E_CACHE_RANGE``;
 4. interrupt-context bodies neither block, sleep, log, allocate nor call thread-only APIs —
    ``E_ISR_BLOCKING``, ``E_ISR_LOGGING``, ``E_ISR_ALLOCATION``, ``E_ISR_UNSAFE_CALL``;
 5. file-scope state written in interrupt context and used by thread code is volatile or atomic —
@@ -32,26 +33,33 @@ there, at the position of the call into the helper. A parameter of a function no
 (a HAL callback, a registered handler) names an object the SDK passes in: then only the presence of the
 prerequisite somewhere in the artifact is judged.
 
-Known limits (documented, deliberate): macros are not expanded (a local ``#define`` wrapping an SDK call
-hides that call), conditional compilation other than ``__cplusplus`` is not evaluated (both branches are
-judged), ordering across functions is judged only through calls of helpers (a prerequisite in an
-unrelated function counts as present), and writes to array elements are not treated as shared scalar
-state (lock-free rings keep their indices atomic instead).
+Macros the artifact itself defines (in any of its files) are expanded at their uses for call analysis:
+``#define SAY(x) printk(x)`` makes ``SAY("hi")`` a ``printk`` call located at the use (arguments
+substituted, ``#``/``##`` applied, nested local macros followed). The SDK's macros are never expanded: the
+catalogs judge them as the APIs they are.
+
+Known limits (documented, deliberate): conditional compilation other than ``__cplusplus`` is not
+evaluated (both branches are judged), ordering across functions is judged only through calls of helpers
+(a prerequisite in an unrelated function counts as present), writes to array elements are not treated as
+shared scalar state (lock-free rings keep their indices atomic instead), and a DMA buffer is named only
+through a start call's arguments or Zephyr's block configuration (bare-metal stream registers are not
+read: those artifacts leave the Cortex-M7 D-cache off, its reset state).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import tree_sitter_c
 from tree_sitter import Language, Node, Parser
 
 from rac_fw.contract import Evidence, Relaxation
-from rac_fw.domains.firmware.verify.sdk import ApiEntry, Catalog, OrderRule, Rules, StdLib
+from rac_fw.domains.firmware.verify.sdk import ApiEntry, Catalog, OrderRule, Rules, StdLib, split_top_level
 
 _LANGUAGE = Language(tree_sitter_c.language())
 
@@ -260,19 +268,79 @@ class Prepared:
     """Macro name → body of an object-like macro, or None for a function-like one."""
 
 
-def _take_defines(text: str, attributes: frozenset[str]) -> tuple[str, dict[str, str | None], set[str], set[str]]:
+#: A name followed by ``(`` in a macro body: a call, unless it is a keyword or operator.
+_BODY_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_NOT_CALLS = frozenset(
+    {"if", "while", "for", "switch", "return", "sizeof", "_Alignof", "alignof", "__typeof__", "typeof", "defined"}
+    | set(_GNU_ATTRIBUTES)
+)
+
+
+@dataclass(frozen=True)
+class Macro:
+    """A macro the artifact defines whose body calls something: expanded at its uses for call analysis."""
+
+    name: str
+    params: tuple[str, ...] | None
+    """Parameter names (``...`` for a variadic tail); None for an object-like macro."""
+    body: str
+
+    def names(self) -> set[str]:
+        """Every name the body mentions (the other macros its expansion may need)."""
+        return set(re.findall(r"[A-Za-z_]\w*", self.body))
+
+    def called(self) -> set[str]:
+        """Names the body itself calls (not those its arguments bring in); an object-like macro that is
+        a bare name (``#define LOG printk``) calls it where it is used as a callee."""
+        if self.params is None and self.body.isidentifier():
+            return {self.body} - _NOT_CALLS
+        return {m.group(1) for m in _BODY_CALL.finditer(self.body)} - _NOT_CALLS - set(self.params or ())
+
+
+def _macro(name: str, function_like: bool, text: str) -> Macro | None:
+    """The macro when its body may call something: any function-like macro, an object-like one whose body
+    holds a parenthesis or is a bare name (which of them really call is settled over all files)."""
+    params: tuple[str, ...] | None = None
+    if function_like:
+        if ")" not in text:
+            return None
+        head, text = text.split(")", 1)
+        params = tuple(p.strip() for p in head.split(",") if p.strip())
+    text = text.strip()
+    return Macro(name, params, text) if function_like or "(" in text or text.isidentifier() else None
+
+
+def _calling(macros: dict[str, Macro]) -> dict[str, Macro]:
+    """The macros whose expansion calls something: their body calls a non-macro, or uses such a macro."""
+    words = {name: m.names() for name, m in macros.items()}
+    kept = {name for name, m in macros.items() if m.called() - macros.keys()}
+    grown = kept
+    while grown:
+        grown = {name for name in macros if name not in kept and words[name] & kept}
+        kept |= grown
+    return {name: macros[name] for name in kept}
+
+
+def _take_defines(
+    text: str, attributes: frozenset[str]
+) -> tuple[str, dict[str, str | None], set[str], set[str], dict[str, Macro]]:
     """Collect ``#define``s and blank their lines: macro bodies are not C tree-sitter can judge.
 
-    Returns the text, name → object-like body (None: function-like), and the local object-like and
-    function-like macros whose body is an attribute (``__attribute__`` or one of ``attributes``).
+    Returns the text, name → object-like body (None: function-like), the local object-like and
+    function-like macros whose body is an attribute (``__attribute__`` or one of ``attributes``), and the
+    macros whose body calls something (expanded at their uses, see ``_expand_uses``).
     Generated register headers are thousands of one-line defines: those are split with ``str`` methods,
     line by line (about twice as fast as a multi-line regex plus a substitution pass).
     """
     defines: dict[str, str | None] = {}
     attr_objects: set[str] = set()
     attr_functions: set[str] = set()
+    calling: dict[str, Macro] = {}
 
     def note(name: str, function_like: bool, body: str) -> None:
+        macro = _macro(name, function_like, body)
+        if macro is not None:
+            calling[name] = macro
         if function_like:
             defines[name] = None
             body = body.split(")", 1)[1] if ")" in body else ""
@@ -304,11 +372,11 @@ def _take_defines(text: str, attributes: frozenset[str]) -> tuple[str, dict[str,
         else:
             continue
         lines[index] = ""
-        if paren or "__" in body:
+        if paren or "__" in body or "(" in body or body.strip().isidentifier():
             note(name, bool(paren), body)
         else:
             defines[name] = body.strip()
-    return "\n".join(lines), defines, attr_objects, attr_functions
+    return "\n".join(lines), defines, attr_objects, attr_functions, calling
 
 
 _Value = TypeVar("_Value")
@@ -347,6 +415,8 @@ class _Defined:
     """Object-like macros this file defines as an attribute (``#define DMA __attribute__((…))``)."""
     attribute_functions: frozenset[str]
     """Function-like macros this file defines as an attribute (``#define SECTION(s) __attribute__((…))``)."""
+    macros: dict[str, Macro]
+    """Macros this file defines whose body calls something."""
 
 
 _DEFINED: _Memo[_Defined] = _Memo(256)
@@ -361,8 +431,8 @@ def _defined(text: str, rules: Rules) -> _Defined:
     if "__cplusplus" in text:
         text = _without_cplusplus(text)
     attributes = frozenset(source.get("attribute_macros", ())) | frozenset(source.get("attribute_calls", ()))
-    out, defines, objects, functions = _take_defines(text, attributes | frozenset(_GNU_ATTRIBUTES))
-    result = _Defined(rules, out, defines, frozenset(objects), frozenset(functions))
+    out, defines, objects, functions, calling = _take_defines(text, attributes | frozenset(_GNU_ATTRIBUTES))
+    result = _Defined(rules, out, defines, frozenset(objects), frozenset(functions), calling)
     _DEFINED.put(key, result)
     return result
 
@@ -409,6 +479,12 @@ class Call:
     unit: Unit
     function: str
     """Enclosing function name; empty at file scope (e.g. ``K_SEM_DEFINE(...)``)."""
+    macro: str = ""
+    """For a call a local macro's body makes: the macro, whose use ``node`` is (location and order)."""
+    expansion: Node | None = None
+    """For a call made through a macro: the call in the parsed expansion (its arguments are read there)."""
+    whole: bool = True
+    """The expansion is this call alone, so the macro use's context says whether its result is tested."""
 
     @property
     def line(self) -> int:
@@ -416,14 +492,19 @@ class Call:
 
     @property
     def args(self) -> list[Node]:
-        arguments = self.node.child_by_field_name("arguments")
+        arguments = (self.expansion or self.node).child_by_field_name("arguments")
         return [] if arguments is None else [c for c in arguments.named_children if c.type != "comment"]
 
     def arg_text(self, index: int) -> str | None:
         args = self.args
         if not -len(args) <= index < len(args):
             return None
-        return _text(self.unit.src, args[index]).strip()
+        return (args[index].text or b"").decode("utf-8", errors="replace").strip()
+
+    @property
+    def label(self) -> str:
+        """The callee, with the macro it is hidden behind."""
+        return f"{self.name} (through macro {self.macro})" if self.macro else self.name
 
     def arg_node(self, index: int) -> Node | None:
         args = self.args
@@ -762,12 +843,141 @@ def _address_of(node: Node | None) -> str | None:
 
 _UNITS: _Memo[tuple[Rules, Program]] = _Memo(128)
 
+#: How many macro levels an expansion follows (a macro whose body uses another local macro, and so on).
+_MACRO_DEPTH = 4
+
+
+def _substitute(macro: Macro, args: list[str]) -> str:
+    """The macro's body with its parameters replaced by ``args`` (``#x`` stringized, ``a ## b`` pasted)."""
+    values: dict[str, str] = {}
+    for index, param in enumerate(macro.params or ()):
+        if param == "...":
+            values["__VA_ARGS__"] = ", ".join(args[index:])
+        else:
+            values[param] = args[index] if index < len(args) else ""
+    if not values:
+        return macro.body
+    body = re.sub(r"\s*##\s*", "\x00", macro.body)
+    pattern = re.compile(r"(?<![#\w])(#\s*)?\b(" + "|".join(map(re.escape, values)) + r")\b")
+
+    def one(match: re.Match[str]) -> str:
+        value = values[match.group(2)]
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"' if match.group(1) else value
+
+    return pattern.sub(one, body).replace("\x00", "")
+
+
+def _expand_text(text: str, macros: dict[str, Macro], active: frozenset[str], depth: int, called: set[str]) -> str:
+    """Expand the local macros used in ``text`` (nested ones too; a macro never inside itself, as in C).
+
+    ``called`` collects what the expanded bodies call.
+    """
+    names = [n for n in macros if n not in active and n in text]
+    if depth >= _MACRO_DEPTH or not names:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+    pieces: list[str] = []
+    at = 0
+    while (match := pattern.search(text, at)) is not None:
+        macro = macros[match.group(1)]
+        pieces.append(text[at : match.start()])
+        at = match.end()
+        replacement = macro.body
+        if macro.params is not None:
+            open_at = len(text) - len(text[at:].lstrip())
+            close = _matching_paren(text, open_at) if text[open_at : open_at + 1] == "(" else None
+            if close is None:  # the name alone is no invocation of a function-like macro
+                pieces.append(match.group())
+                continue
+            replacement = _substitute(macro, split_top_level(text[open_at + 1 : close]))
+            at = close + 1
+        called |= macro.called()
+        pieces.append(_expand_text(replacement, macros, active | {macro.name}, depth + 1, called))
+    pieces.append(text[at:])
+    return "".join(pieces)
+
+
+def _call_args(node: Node) -> list[Node]:
+    arguments = node.child_by_field_name("arguments")
+    return [c for c in arguments.named_children if c.type != "comment"] if arguments is not None else []
+
+
+def _sole_expression(root: Node) -> Node | None:
+    """The one expression the wrapper function of an expansion holds (parentheses removed), if that is all."""
+    definition = root.named_children[0] if root.named_children else None
+    body = definition.child_by_field_name("body") if definition is not None else None
+    statements = [c for c in body.named_children if c.type != "comment"] if body is not None else []
+    if not statements or statements[0].type != "expression_statement":
+        return None
+    node = statements[0].named_children[0] if statements[0].named_children else None
+    while node is not None and node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def _expand_uses(part: Program, unit: Unit, macros: dict[str, Macro]) -> None:
+    """Add the calls the artifact's own macros make, each located at the macro's use.
+
+    ``#define SAY(x) printk(x)`` then ``SAY("hi")`` in an ISR is a ``printk`` call in that ISR: the
+    expansion (arguments substituted, nested local macros expanded) is parsed on its own, and each call the
+    macro bodies make becomes a ``Call`` whose node is the use (location, order) and whose arguments are
+    read in the expansion. Calls the arguments make are already seen at the use itself.
+    """
+    uses: list[tuple[Node, str, Macro, str]] = []  # (use, function, macro, argument list of a callee name)
+    for call in part.calls:
+        macro = macros.get(call.name)
+        if macro is None:
+            continue
+        arguments = call.node.child_by_field_name("arguments")
+        if macro.params is None:  # an object-like macro naming the callee: ``LOG("x")`` with ``#define LOG printk``
+            uses.append((call.node, call.function, macro, _text(unit.src, arguments) if arguments else "()"))
+        else:
+            uses.append((call.node, call.function, macro, ""))
+    for function, nodes in part.uses.items():
+        for node in nodes:
+            macro = macros.get(node.text.decode()) if node.type == "identifier" and node.text else None
+            parent = node.parent
+            called_by_name = (
+                parent is not None
+                and parent.type == "call_expression"
+                and parent.child_by_field_name("function") == node
+            )
+            if macro is not None and macro.params is None and "(" in macro.body and not called_by_name:
+                uses.append((node, function, macro, ""))
+    for node, function, macro, tail in uses:
+        # The body is expanded before the arguments go in: calls the arguments make are seen at the use.
+        called = set(macro.called())
+        body = _expand_text(macro.body, macros, frozenset({macro.name}), 1, called)
+        if macro.params is None:
+            expanded = body + tail
+        else:
+            expanded = _substitute(replace(macro, body=body), [_text(unit.src, a) for a in _call_args(node)])
+        wrapper = "void rac_macro_use(void) { " + expanded + "; }"
+        root = _parser().parse(wrapper.encode("utf-8")).root_node
+        sole = _sole_expression(root)
+        stack = [root]
+        while stack:
+            current = stack.pop()
+            callee = current.child_by_field_name("function") if current.type == "call_expression" else None
+            name = callee.text.decode() if callee is not None and callee.type == "identifier" and callee.text else ""
+            if name in called and name not in macros:
+                part.calls.append(Call(name, node, unit, function, macro.name, current, current == sole))
+            stack.extend(reversed(current.named_children))
+
 
 def _analyse_file(
-    path: str, text: str, rules: Rules, attribute_objects: frozenset[str], attribute_functions: frozenset[str]
+    path: str,
+    text: str,
+    rules: Rules,
+    attribute_objects: frozenset[str],
+    attribute_functions: frozenset[str],
+    macros: frozenset[Macro] = frozenset(),
 ) -> Program:
-    """Parse one file and collect its facts (memoized by content; the result is never mutated)."""
-    key = (rules.framework, path, text, attribute_objects, attribute_functions)
+    """Parse one file and collect its facts (memoized by content; the result is never mutated).
+
+    ``macros``: the artifact's macros (from any of its files) that call something and are used here.
+    """
+    key = (rules.framework, path, text, attribute_objects, attribute_functions, macros)
     hit = _UNITS.get(key)
     if hit is not None and hit[0] is rules:
         return hit[1]
@@ -778,6 +988,8 @@ def _analyse_file(
     part.macros.update(prepared.defines)
     part.object_macros.update({k: v for k, v in prepared.defines.items() if v is not None})
     _collect(part, unit)
+    if macros:
+        _expand_uses(part, unit, {m.name: m for m in macros})
     for marker in (m for m in rules.section("isr").get("attribute_markers", ()) if m in text):
         found = re.findall(rf"\b{re.escape(marker)}\b[^;{{}}()]*?\b(\w+)\s*\(", text)
         part.attribute_functions.setdefault(marker, set()).update(found)
@@ -788,18 +1000,30 @@ def _analyse_file(
 def build_program(files: dict[str, str], rules: Rules) -> Program:
     """Parse every C file of the artifact and collect definitions, calls and declarations.
 
-    Attribute macros a file defines apply in every file (headers are included by the sources).
+    Attribute macros a file defines apply in every file (headers are included by the sources), and so do
+    the macros whose bodies call something (expanded at their uses: the SDK's own macros never are).
     """
     paths = [p for p in sorted(files) if p.endswith(C_SUFFIXES)]
     stages = [_defined(files[p], rules) for p in paths]
     objects = frozenset().union(*(s.attribute_objects for s in stages))
     functions = frozenset().union(*(s.attribute_functions for s in stages))
+    defined: dict[str, Macro] = {}
+    for stage in stages:
+        for name, macro in stage.macros.items():
+            defined.setdefault(name, macro)
+    calling = _calling(defined)
     program = Program()
     for path in paths:
         text = files[path]
         used_objects = frozenset(n for n in objects if n in text)
         used_functions = frozenset(n for n in functions if n in text)
-        program.merge(_analyse_file(path, text, rules, used_objects, used_functions))
+        used = {n for n in calling if n in text}
+        reached = used
+        while reached:  # and the macros their bodies use, defined wherever
+            reached = {n for u in reached for n in calling[u].names() if n in calling} - used
+            used |= reached
+        used_macros = frozenset(calling[n] for n in used)
+        program.merge(_analyse_file(path, text, rules, used_objects, used_functions, used_macros))
     return program
 
 
@@ -937,7 +1161,7 @@ def check_apis(
         unknown.append(
             _evidence(
                 "E_UNKNOWN_API",
-                f"{name} is not declared by {catalog.label} {catalog.version}, the C standard library, nor "
+                f"{call.label} is not declared by {catalog.label} {catalog.version}, the C standard library, nor "
                 f"defined in the artifact (hallucinated API?)",
                 call.location,
                 [name],
@@ -1207,63 +1431,551 @@ def check_clocks(program: Program, rules: Rules, catalog: Catalog) -> list[Evide
     return found
 
 
-def has_noncacheable_buffers(program: Program, rules: Rules) -> bool:
-    markers = rules.section("dma_cache").get("noncacheable_markers", ())
-    return any(marker in unit.text for unit in program.units for marker in markers)
+# DMA cache maintenance, judged per buffer.
+#
+# A transfer's buffers come from its start call: the HAL's ``HAL_DMA_Start(hdma, src, dst, len)`` and
+# friends name them as arguments (``dma_cache.transfers`` in the rules say which), Zephyr's ``dma_start``
+# takes them from the ``struct dma_block_config`` that the matching ``dma_config`` call's configuration
+# heads. A *source* must be cleaned before the start, a *destination* invalidated on the completion path
+# (after a wait, a flag test or in a callback, before the buffer is read), each with a size that covers
+# the transfer. A buffer the check cannot name (a pointer, an unresolved helper parameter) keeps the
+# weaker presence judgement: some clean before the start, some invalidate after it.
+
+#: A maintenance call that may cover any buffer: a whole-cache operation, or an address the check cannot
+#: tie to one object (never a false alarm).
+_ANY = "*"
+
+#: Sizes in bytes of the scalar types buffers are declared with, on the 32-bit cores rac-fw targets.
+_TYPE_BYTES = {
+    **dict.fromkeys(("char", "signed char", "unsigned char", "uint8_t", "int8_t", "bool", "_Bool"), 1),
+    **dict.fromkeys(("short", "unsigned short", "uint16_t", "int16_t"), 2),
+    **dict.fromkeys(("int", "unsigned", "unsigned int", "long", "unsigned long", "uint32_t", "int32_t"), 4),
+    **dict.fromkeys(("float", "size_t", "uintptr_t"), 4),
+    **dict.fromkeys(("long long", "unsigned long long", "uint64_t", "int64_t", "double"), 8),
+}
+
+_SIZEOF = re.compile(r"\bsizeof\s*(?:\(\s*([^()]+?)\s*\)|\s+(\w+))")
+#: A cast in a size expression (``(int32_t)sizeof(x)``, ``(size_t)N``): it does not change the value.
+_SIZE_CAST = re.compile(r"\(\s*(?:const\s+)?(?:(?:un)?signed\s+)?[A-Za-z_]\w*\s*\**\s*\)(?=\s*[\w(])")
+_INTEGER = re.compile(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\b")
+_ARITHMETIC: dict[type[ast.operator], Callable[[int, int], int]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.LShift: lambda a, b: a << b,
+}
+_LOOPS = frozenset({"for_statement", "while_statement", "do_statement"})
 
 
-def check_dma_cache(program: Program, rules: Rules, cache_present: bool) -> list[Evidence]:
-    """Flush (clean) before a DMA reads memory; invalidate after a DMA wrote it — on cached cores."""
+def _arithmetic(node: ast.AST) -> int:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_arithmetic(node.operand)
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        return _ARITHMETIC[type(node.op)](_arithmetic(node.left), _arithmetic(node.right))
+    raise ValueError("not a constant")
+
+
+def _c_integer(digits: str) -> int:
+    """A C integer literal's value (hexadecimal, octal with a leading 0, or decimal; suffix removed)."""
+    if digits[:2] in ("0x", "0X"):
+        return int(digits, 16)
+    return int(digits, 8) if digits.startswith("0") and len(digits) > 1 else int(digits)
+
+
+def _sizeof(program: Program, function: str, operand: str, depth: int) -> int | None:
+    """``sizeof(operand)``: a scalar type, or a declared object (elements of a subscript) of one."""
+    operand = " ".join(operand.split())
+    if operand in _TYPE_BYTES:
+        return _TYPE_BYTES[operand]
+    match = re.fullmatch(r"(\w+)\s*((?:\[[^\]]*\]\s*)*)", operand)
+    declared = program.declaration(function, match.group(1)) if match else None
+    if match is None or declared is None or declared.pointer:
+        return None
+    size = _TYPE_BYTES.get(" ".join(declared.type_text.split()))
+    for dim in declared.dims[match.group(2).count("[") :]:
+        count = _evaluate(program, function, dim, depth + 1)
+        size = None if size is None or count is None else size * count
+    return size
+
+
+def _evaluate(program: Program, function: str, text: str, depth: int = 0) -> int | None:
+    """The value of a constant size expression — integer literals, the artifact's object-like macros,
+    ``sizeof`` of declared objects and scalar types, casts, ``+ - * / <<`` — or None (not comparable)."""
+    if depth > 4:
+        return None
+    unknown = False
+
+    def size_of(match: re.Match[str]) -> str:
+        nonlocal unknown
+        value = _sizeof(program, function, match.group(1) or match.group(2), depth)
+        unknown = unknown or value is None
+        return str(value)
+
+    def macro(match: re.Match[str]) -> str:
+        nonlocal unknown
+        body = program.object_macros.get(match.group())
+        value = None if body is None else _evaluate(program, function, body, depth + 1)
+        unknown = unknown or value is None
+        return f"({value})"
+
+    text = _SIZE_CAST.sub("", _SIZEOF.sub(size_of, text))
+    text = re.sub(r"\b[A-Za-z_]\w*\b", macro, text)
+    if unknown:
+        return None
+    try:
+        text = _INTEGER.sub(lambda m: str(_c_integer(m.group(1))), text)
+        return _arithmetic(ast.parse(text.replace("/", "//"), mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        return None
+
+
+def _plain(node: Node | None) -> str:
+    """An expression's text without casts, parentheses or blanks (``(uint32_t) ch`` → ``ch``)."""
+    while node is not None and node.type in ("parenthesized_expression", "cast_expression"):
+        node = node.child_by_field_name("value") if node.type == "cast_expression" else node.named_children[0]
+    return re.sub(r"\s+", "", node.text.decode()) if node is not None and node.text else ""
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One buffer of a DMA transfer, as the start call (or the configuration it starts) names it."""
+
+    role: str
+    """``source`` (the DMA reads it: clean before the start) or ``dest`` (it writes it: invalidate after)."""
+    node: Node | None
+    function: str
+    """The function the buffer and length expressions are written in (their names resolve there)."""
+    length: Node | None
+
+
+def _field_owner(value: Node) -> str | None:
+    """The struct variable a designated initializer or a field assignment sets (``block`` of ``block.x = v``)."""
+    parent = value.parent
+    if parent is not None and parent.type == "assignment_expression":
+        left = parent.child_by_field_name("left")
+        return object_key(left.child_by_field_name("argument")) if left and left.type == "field_expression" else None
+    holder = parent.parent if parent is not None and parent.type == "initializer_pair" else None
+    declarator = holder.parent if holder is not None else None
+    if declarator is None or declarator.type != "init_declarator":
+        return None
+    return _declarator_name(declarator.child_by_field_name("declarator"))[0]
+
+
+def _struct_fields(program: Program, function: str, variable: str | None) -> dict[str, tuple[Node, str]]:
+    """Field → (value, function) set on ``variable`` in ``function`` or at file scope (later writes win)."""
+    found: dict[str, tuple[Node, str]] = {}
+    if variable is None:
+        return found
+    for name, value, _unit, where in program.initializer_fields:
+        if where in ("", function) and _field_owner(value) == variable:
+            found[name] = (value, where)
+    return found
+
+
+def _configured_sides(program: Program, spec: Mapping[str, Any], start: Call) -> list[_Side] | None:
+    """Zephyr: the buffers of the ``struct dma_block_config`` the matching ``dma_config`` call installs.
+
+    The configuration matches when it names the same device and channel; one in the start's own function
+    (the last before it) is preferred, else the only one in the artifact. None: no configuration found.
+    """
+    device = object_key(start.arg_node(spec["start"]["device"]))
+    channel = _plain(start.arg_node(spec["start"]["channel"]))
+    device = program.alias(start.function, device) or device if device else None
+    matching = [
+        c
+        for c in program.calls_named({spec["call"]})
+        if (key := object_key(c.arg_node(spec["device"]))) is not None
+        and (program.alias(c.function, key) or key) == device
+        and _plain(c.arg_node(spec["channel"])) == channel
+    ]
+    here = [
+        c
+        for c in matching
+        if c.function == start.function and c.unit is start.unit and c.node.start_byte < start.node.start_byte
+    ]
+    chosen = here[-1] if here else matching[0] if len(matching) == 1 else None
+    if chosen is None:
+        return None
+    config = _struct_fields(program, chosen.function, object_key(chosen.arg_node(spec["config"])))
+    head = config.get(spec["head"])
+    block = _struct_fields(program, head[1], object_key(head[0])) if head else {}
+    direction = config.get(spec["direction"])
+    roles = spec["directions"].get(_plain(direction[0]) if direction else "", ("source", "dest"))
+    length = block.get(spec["block"]["length"])
+    sides = []
+    for role in roles:
+        buffer = block.get(spec["block"][role])
+        if buffer is not None:
+            sides.append(_Side(role, buffer[0], buffer[1], length[0] if length else None))
+    return sides
+
+
+def _transfer_sides(program: Program, rules: Rules, start: Call) -> list[_Side] | None:
+    """The buffers ``start`` transfers (None when the rules do not say how to find them)."""
+    spec = rules.section("dma_cache")
+    transfer = (spec.get("transfers") or {}).get(start.name)
+    if transfer is not None:
+        length = start.arg_node(transfer["length"])
+        return [
+            _Side(role, start.arg_node(transfer[role]), start.function, length)
+            for role in ("source", "dest")
+            if role in transfer
+        ]
+    configured = spec.get("configured")
+    return _configured_sides(program, configured, start) if configured and start.name in configured["starts"] else None
+
+
+def _positions(program: Program, callers: dict[str, list[Call]], call: Call, key: str) -> list[_Site]:
+    """``call`` acting on ``key`` seen from its own function and from each caller, up to four levels.
+
+    A parameter key becomes the argument the caller passes; the path keeps the order inside helpers.
+    """
+    own = _site(program, call, key, call)
+    found = [own]
+    frontier = [own]
+    for _level in range(_MAX_HELPER_DEPTH):
+        outer: list[_Site] = []
+        for site in frontier:
+            function = program.functions.get(site.call.function)
+            for caller in callers.get(site.call.function, ()) if function is not None else ():
+                name = site.key
+                if site.parameter and function is not None and name is not None:
+                    index = function.parameters.index(name)
+                    name = object_key(caller.arg_node(index)) if index < len(caller.args) else None
+                if name is not None:
+                    lifted = _site(program, caller, name, site.origin)
+                    outer.append(replace(lifted, path=(caller.node.start_byte, *site.path)))
+        found += outer
+        frontier = outer
+    return found
+
+
+def _is_buffer(program: Program, function: str, key: str | None) -> bool:
+    """``key`` owns memory a DMA can move: an array, or a scalar (not a pointer, nor a peripheral handle
+    whose register field the DMA addresses, ``&huart3.Instance->TDR``)."""
+    declared = program.declaration(function, key) if key else None
+    if declared is None or declared.pointer:
+        return False
+    return bool(declared.dims) or " ".join(declared.type_text.split()) in _TYPE_BYTES
+
+
+def _maintenance_sites(program: Program, callers: dict[str, list[Call]], calls: list[Call]) -> list[list[_Site]]:
+    """Each cache call's sites; its buffer is ``_ANY`` for a whole-cache call or an address not tied to an object."""
+    found = []
+    for call in calls:
+        key = object_key(call.arg_node(0)) if call.args else None
+        key = program.alias(call.function, key) or key if key else None
+        function = program.functions.get(call.function)
+        parameter = function is not None and key in function.parameters
+        if key is None or not (parameter or _is_buffer(program, call.function, key)):
+            key = _ANY
+        found.append(_positions(program, callers, call, key))
+    return found
+
+
+def _same_place(a: _Site, b: _Site) -> bool:
+    return a.call.function == b.call.function and a.call.unit is b.call.unit
+
+
+def _meets(buffer: list[_Site], maintenance: list[_Site]) -> tuple[_Site, _Site] | None:
+    """The lowest pair (buffer site, maintenance site) in one function acting on the same buffer."""
+    for b in buffer:
+        for m in maintenance:
+            if _same_place(b, m) and (m.key == _ANY or (m.key == b.key and not m.parameter)):
+                return b, m
+    return None
+
+
+def _acts_on(buffer: list[_Site], maintenance: list[_Site]) -> bool:
+    keys = {b.key for b in buffer}
+    return any(m.key == _ANY or (m.key in keys and not m.parameter) for m in maintenance)
+
+
+def _ancestors(node: Node) -> list[Node]:
+    found = []
+    parent = node.parent
+    while parent is not None and parent.type != "function_definition":
+        found.append(parent)
+        parent = parent.parent
+    return found
+
+
+def _in_loop_with(first: Node, second: Node) -> bool:
+    """Both nodes lie in one loop: the later one runs before the earlier one's next iteration."""
+    return any(a.type in _LOOPS and a.start_byte <= second.start_byte < a.end_byte for a in _ancestors(first))
+
+
+def _completion_problem(program: Program, rules: Rules, buffer: _Site, invalidate: _Site) -> str | None:
+    """Why an invalidate after the start, in the same function, is not on the completion path (else None).
+
+    Completion is a wait API (``dma_cache.completion_waits``), a call into an artifact helper, a loop, or
+    a test enclosing the invalidate, all after the start; the buffer must not be touched before.
+    """
+    spec = rules.section("dma_cache")
+    waits = set(spec.get("completion_waits", ()))
+    begin, end = buffer.call.node.end_byte, invalidate.call.node.start_byte
+    between = [
+        c
+        for c in program.calls
+        if c.function == buffer.call.function and c.unit is buffer.call.unit and begin <= c.node.start_byte < end
+    ]
+    touched_by = {*rules.dma_flush.exact, *rules.dma_invalidate.exact, *rules.dma_start_tx.exact}
+    touched_by |= {*rules.dma_start_rx.exact, *rules.dma_start_both.exact}
+    function = program.functions.get(buffer.call.function)
+    for use in program.lvalue_uses(function) if function is not None and buffer.key != _ANY else ():
+        if use.type == "identifier" and use.text == (buffer.key or "").encode() and begin <= use.start_byte < end:
+            around = _ancestors(use)
+            inside = any(a.type == "sizeof_expression" for a in around) or any(
+                a.type == "call_expression"
+                and (f := a.child_by_field_name("function")) is not None
+                and (f.text or b"").decode() in touched_by
+                for a in around
+            )
+            if not inside:
+                return f"{buffer.key} is used at line {use.start_point[0] + 1} before it is invalidated"
+    waited = any(c.name in waits or c.name in program.functions for c in between)
+    enclosing = any(
+        a.type in _LOOPS | {"if_statement"} and a.start_byte >= begin and not _in_condition(a, invalidate.call.node)
+        for a in _ancestors(invalidate.call.node)
+    )
+    if waited or enclosing or _loop_between(function, begin, end):
+        return None
+    return "it is invalidated before anything waits for the transfer to complete"
+
+
+def _in_condition(statement: Node, node: Node) -> bool:
+    """``node`` is part of the statement's own test (``if (invalidate(…) < 0)`` tests no completion flag)."""
+    condition = statement.child_by_field_name("condition")
+    return condition is not None and condition.start_byte <= node.start_byte < condition.end_byte
+
+
+def _loop_between(function: FunctionDef | None, begin: int, end: int) -> bool:
+    stack = [function.node] if function is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type in _LOOPS and begin <= node.start_byte and node.end_byte <= end:
+            return True
+        if node.end_byte > begin and node.start_byte < end:
+            stack.extend(node.named_children)
+    return False
+
+
+def _covers(program: Program, maintenance: _Site, side: _Side, names: set[str]) -> str | None:
+    """Why the maintenance range is shorter than the transfer (None: it covers it, or sizes don't compare)."""
+    if maintenance.key == _ANY:
+        return None
+    size = maintenance.origin.arg_node(1)
+    if size is None or side.length is None:
+        return None
+    size_text, length_text = _plain(size), _plain(side.length)
+    if size_text == length_text or any(re.fullmatch(rf"sizeof\(?{re.escape(n)}\)?", size_text) for n in names):
+        return None
+    covered = _evaluate(program, maintenance.origin.function, (size.text or b"").decode())
+    needed = _evaluate(program, side.function, (side.length.text or b"").decode())
+    if covered is None or needed is None or covered >= needed:
+        return None
+    return (
+        f"{maintenance.origin.name} (line {maintenance.origin.line}) covers {covered} bytes while the transfer "
+        f"({length_text}) moves at least {needed}"
+    )
+
+
+def _exempt(program: Program, rules: Rules, function: str, key: str, uncached: frozenset[str]) -> bool:
+    """The buffer's own declaration puts it in memory the D-cache does not hold (marker or section)."""
+    declared = program.declaration(function, key)
+    if declared is None:
+        return False
+    text = declared.source()
+    if any(marker in text for marker in rules.section("dma_cache").get("noncacheable_markers", ())):
+        return True
+    sections = {part.upper() for quoted in re.findall(r'"([^"\n]*)"', text) for part in re.split(r"[^\w]+", quoted)}
+    return bool(sections & uncached)
+
+
+def check_dma_cache(
+    program: Program, rules: Rules, cache_present: bool, uncached: frozenset[str] = frozenset()
+) -> list[Evidence]:
+    """On a core with a D-cache: each DMA source cleaned before its start, each destination invalidated on
+    the completion path, each with a range covering the transfer (see the section comment above).
+
+    ``uncached``: upper-case names of memory regions the target does not cache (a buffer placed in one by
+    its section needs no maintenance).
+    """
+    spec = rules.section("dma_cache")
+    everywhere = " ".join(unit.text for unit in program.units)
+    if not cache_present or any(marker in everywhere for marker in spec.get("noncacheable_config", ())):
+        return []
+    callers = _callers(program)
+    flushes = _maintenance_sites(program, callers, [c for c in program.calls if c.name in rules.dma_flush])
+    invalidates = _maintenance_sites(program, callers, [c for c in program.calls if c.name in rules.dma_invalidate])
+    anywhere_exempt = any(marker in everywhere for marker in spec.get("noncacheable_markers", ()))
     found: list[Evidence] = []
-    flushes = [c for c in program.calls if c.name in rules.dma_flush]
-    invalidates = [c for c in program.calls if c.name in rules.dma_invalidate]
-    required = cache_present and not has_noncacheable_buffers(program, rules)
     for start in program.calls:
-        reads = start.name in rules.dma_start_tx or start.name in rules.dma_start_both
-        writes = start.name in rules.dma_start_rx or start.name in rules.dma_start_both
-        if not (reads or writes):
+        roles = set()
+        if start.name in rules.dma_start_tx or start.name in rules.dma_start_both:
+            roles.add("source")
+        if start.name in rules.dma_start_rx or start.name in rules.dma_start_both:
+            roles.add("dest")
+        if not roles:
             continue
-        same = [c for c in flushes if c.function == start.function and c.unit is start.unit]
-        if reads and not any(c.node.start_byte < start.node.start_byte for c in same):
-            if same:
-                found.append(
-                    _evidence(
-                        "E_CACHE_ORDER",
-                        f"{same[0].name} (line {same[0].line}) runs after {start.name}: the DMA may read stale memory",
-                        start.location,
-                        [start.name, same[0].name],
-                        f"clean the source range before {start.name}",
-                    )
-                )
-            elif required:
-                found.append(
-                    _evidence(
-                        "E_CACHE_FLUSH_MISSING",
-                        f"{start.name} starts a DMA that reads memory but the D-cache is not cleaned "
-                        f"({' / '.join(sorted(rules.dma_flush.exact))}) before it in {start.function}()",
-                        start.location,
-                        [start.name],
-                        "clean the buffer range before the start, or place the buffer in non-cacheable memory",
-                    )
-                )
-        if writes and required:
-            after = [
-                c
-                for c in invalidates
-                if not (c.function == start.function and c.unit is start.unit)
-                or c.node.start_byte > start.node.start_byte
+        sides = [s for s in _transfer_sides(program, rules, start) or () if s.role in roles]
+        named: set[str] = set()
+        for side in sides:
+            key = object_key(side.node)
+            key = program.alias(side.function, key) or key if key else None
+            own = program.functions.get(side.function)
+            if key is None or (side.function != start.function and own is not None and key in own.parameters):
+                continue
+            sites = [
+                s
+                for s in _positions(program, callers, start, key)
+                if s.key and not s.parameter and _is_buffer(program, s.call.function, s.key)
             ]
-            if not after:
-                found.append(
-                    _evidence(
-                        "E_CACHE_INVALIDATE_MISSING",
-                        f"{start.name} starts a DMA that writes memory but the D-cache range is never "
-                        f"invalidated after completion ({' / '.join(sorted(rules.dma_invalidate.exact))})",
-                        start.location,
-                        [start.name],
-                        "invalidate the destination range after the transfer completes, before reading it",
-                    )
-                )
+            if not sites:
+                continue
+            named.add(side.role)
+            if _exempt(program, rules, sites[0].call.function, sites[0].key or "", uncached):
+                continue
+            judge = _judge_source if side.role == "source" else _judge_dest
+            problem = judge(program, rules, start, side, sites, flushes if side.role == "source" else invalidates)
+            if problem is not None:
+                found.append(problem)
+        if not anywhere_exempt:
+            found += _presence(start, roles - named, flushes, invalidates, rules)
+    return found
+
+
+def _judge_source(
+    program: Program, rules: Rules, start: Call, side: _Side, sites: list[_Site], flushes: list[list[_Site]]
+) -> Evidence | None:
+    buffer = sites[0].key or ""
+    where = f"{start.name} (line {start.line} in {start.function}())"
+    before: list[_Site] = []
+    late: list[_Site] = []
+    for maintenance in flushes:
+        pair = _meets(sites, maintenance)
+        if pair is not None:
+            (before if pair[1].path < pair[0].path else late).append(pair[1])
+    if not before:
+        if late:
+            return _evidence(
+                "E_CACHE_ORDER",
+                f"{buffer} is cleaned by {late[0].origin.name} (line {late[0].origin.line}) only after {where} "
+                "starts the DMA that reads it: the DMA may read stale memory",
+                start.location,
+                [buffer, start.name, late[0].origin.name],
+                f"clean {buffer} before {start.name}",
+            )
+        return _evidence(
+            "E_CACHE_FLUSH_MISSING",
+            f"{buffer} is read by the DMA that {where} starts, but its D-cache range is not cleaned before the "
+            f"start ({' / '.join(sorted(rules.dma_flush.exact))})",
+            start.location,
+            [buffer, start.name],
+            f"clean {buffer} (its whole size) before {start.name}, or place it in non-cacheable memory",
+        )
+    shorts = [_covers(program, m, side, {buffer, object_key(side.node) or ""}) for m in before]
+    if all(shorts):
+        return _range_evidence(buffer, start, where, str(shorts[0]), "clean")
+    return None
+
+
+def _judge_dest(
+    program: Program, rules: Rules, start: Call, side: _Side, sites: list[_Site], invalidates: list[list[_Site]]
+) -> Evidence | None:
+    buffer = sites[0].key or ""
+    where = f"{start.name} (line {start.line} in {start.function}())"
+    after: list[_Site] = []
+    early: list[tuple[_Site, str]] = []
+    only_before: _Site | None = None
+    for maintenance in invalidates:
+        pair = _meets(sites, maintenance)
+        if pair is None:
+            if _acts_on(sites, maintenance):
+                after.append(maintenance[0])  # elsewhere: a completion callback or a later step
+            continue
+        b, m = pair
+        if m.path < b.path and not _in_loop_with(b.call.node, m.call.node):
+            only_before = only_before or m
+            continue
+        problem = None if m.path < b.path else _completion_problem(program, rules, b, m)
+        if problem is None:
+            after.append(m)
+        else:
+            early.append((m, problem))
+    if not after:
+        if early:
+            m, problem = early[0]
+            return _evidence(
+                "E_CACHE_ORDER",
+                f"{buffer} is written by the DMA that {where} starts, but at {m.origin.name} (line {m.origin.line}) "
+                f"{problem}",
+                start.location,
+                [buffer, start.name, m.origin.name],
+                f"invalidate {buffer} after the transfer completes (after its wait, flag or callback), before use",
+            )
+        when = f" (only before it, line {only_before.origin.line})" if only_before is not None else ""
+        return _evidence(
+            "E_CACHE_INVALIDATE_MISSING",
+            f"{buffer} is written by the DMA that {where} starts, but its D-cache range is never invalidated "
+            f"after completion{when} ({' / '.join(sorted(rules.dma_invalidate.exact))})",
+            start.location,
+            [buffer, start.name],
+            f"invalidate {buffer} after the transfer completes, before reading it",
+        )
+    shorts = [_covers(program, m, side, {buffer, object_key(side.node) or ""}) for m in after]
+    if all(shorts):
+        return _range_evidence(buffer, start, where, str(shorts[0]), "invalidate")
+    return None
+
+
+def _range_evidence(buffer: str, start: Call, where: str, short: str, verb: str) -> Evidence:
+    return _evidence(
+        "E_CACHE_RANGE",
+        f"{buffer} is transferred by the DMA that {where} starts, but {short}",
+        start.location,
+        [buffer, start.name],
+        f"{verb} the whole transfer: sizeof({buffer}) or the transfer's length",
+    )
+
+
+def _presence(
+    start: Call, roles: set[str], flushes: list[list[_Site]], invalidates: list[list[_Site]], rules: Rules
+) -> list[Evidence]:
+    """Buffers the check cannot name: some clean before the start in its function, some invalidate after."""
+    found: list[Evidence] = []
+    here = [s[0] for s in flushes if s[0].call.function == start.function and s[0].call.unit is start.unit]
+    if "source" in roles and not any(s.call.node.start_byte < start.node.start_byte for s in here):
+        found.append(
+            _evidence(
+                "E_CACHE_ORDER" if here else "E_CACHE_FLUSH_MISSING",
+                f"{start.name} starts a DMA that reads memory but the D-cache is not cleaned "
+                f"({' / '.join(sorted(rules.dma_flush.exact))}) before it in {start.function}()",
+                start.location,
+                [start.name],
+                "clean the buffer range before the start, or place the buffer in non-cacheable memory",
+            )
+        )
+    after = [
+        s[0]
+        for s in invalidates
+        if not (s[0].call.function == start.function and s[0].call.unit is start.unit)
+        or s[0].call.node.start_byte > start.node.start_byte
+    ]
+    if "dest" in roles and not after:
+        found.append(
+            _evidence(
+                "E_CACHE_INVALIDATE_MISSING",
+                f"{start.name} starts a DMA that writes memory but the D-cache range is never "
+                f"invalidated after completion ({' / '.join(sorted(rules.dma_invalidate.exact))})",
+                start.location,
+                [start.name],
+                "invalidate the destination range after the transfer completes, before reading it",
+            )
+        )
     return found
 
 
@@ -1321,12 +2033,14 @@ def check_isr(program: Program, rules: Rules, catalog: Catalog, stdlib: StdLib, 
         context = f"{call.function}() runs in interrupt context ({isr[call.function]})"
         entry = catalog.get(name)
         if name in unsafe:
-            found.append(_evidence("E_ISR_UNSAFE_CALL", f"{name} in ISR: {unsafe[name]}; {context}", where, [name]))
+            found.append(
+                _evidence("E_ISR_UNSAFE_CALL", f"{call.label} in ISR: {unsafe[name]}; {context}", where, [name])
+            )
         elif suffix and not name.endswith(suffix) and f"{name}{suffix}" in catalog:
             found.append(
                 _evidence(
                     "E_ISR_UNSAFE_CALL",
-                    f"{name} is not interrupt-safe; {context}",
+                    f"{call.label} is not interrupt-safe; {context}",
                     where,
                     [name, f"{name}{suffix}"],
                     f"use {name}{suffix}",
@@ -1336,7 +2050,7 @@ def check_isr(program: Program, rules: Rules, catalog: Catalog, stdlib: StdLib, 
             found.append(
                 _evidence(
                     "E_ISR_LOGGING",
-                    f"{name} logs/prints in interrupt context; {context}",
+                    f"{call.label} logs/prints in interrupt context; {context}",
                     where,
                     [name],
                     "hand the value to a thread (queue/semaphore/atomic flag) and log there",
@@ -1346,7 +2060,7 @@ def check_isr(program: Program, rules: Rules, catalog: Catalog, stdlib: StdLib, 
             found.append(
                 _evidence(
                     "E_ISR_ALLOCATION",
-                    f"{name} allocates or frees heap memory in interrupt context; {context}",
+                    f"{call.label} allocates or frees heap memory in interrupt context; {context}",
                     where,
                     [name],
                     "use a statically allocated buffer or pool",
@@ -1356,7 +2070,7 @@ def check_isr(program: Program, rules: Rules, catalog: Catalog, stdlib: StdLib, 
             found.append(
                 _evidence(
                     "E_ISR_BLOCKING",
-                    f"{name} blocks or sleeps; {context}",
+                    f"{call.label} blocks or sleeps; {context}",
                     where,
                     [name],
                     "defer the blocking work to a thread or work queue",
@@ -1368,7 +2082,7 @@ def check_isr(program: Program, rules: Rules, catalog: Catalog, stdlib: StdLib, 
                 found.append(
                     _evidence(
                         "E_ISR_BLOCKING",
-                        f"{name} with timeout {timeout} may block; {context}",
+                        f"{call.label} with timeout {timeout} may block; {context}",
                         where,
                         [name, str(timeout)],
                         f"pass {' or '.join(sorted(no_wait))} in interrupt context",
@@ -1484,6 +2198,12 @@ def _first_use_after(program: Program, function: FunctionDef, variable: str, aft
 
 
 def _result_checked(call: Call, program: Program) -> tuple[bool, str]:
+    if call.expansion is not None and not call.whole:  # judged inside the macro's own body
+        inner = call.expansion.parent
+        while inner is not None and inner.type in ("parenthesized_expression", "cast_expression"):
+            inner = inner.parent
+        discarded = inner is not None and inner.type == "expression_statement"
+        return (False, f"discarded inside macro {call.macro}") if discarded else (True, "")
     node = call.node
     parent = node.parent
     discarded_by_cast = False
@@ -1543,7 +2263,7 @@ def check_returns(program: Program, rules: Rules, catalog: Catalog, stdlib: StdL
             found.append(
                 _evidence(
                     "E_UNCHECKED_RETURN",
-                    f"the result of {call.name} ({reason}) is {how}",
+                    f"the result of {call.label} ({reason}) is {how}",
                     call.location,
                     [call.name],
                     f"test the result of {call.name} and handle the failure",
