@@ -7,6 +7,7 @@ each artifact a clean verdict.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 
@@ -22,6 +23,7 @@ from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.load import parse_plan
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.verify.artifact import verify_sources
+from tests.test_firmware_domain import DTCM_PLAN
 
 TARGETS = ("stm32f407", "stm32h743")
 
@@ -422,3 +424,137 @@ def test_without_a_console_the_copy_outcome_stays_in_flags_and_a_silent_receiver
     }
     main = lower(_valid(data, target), target, "hal").files["Core/Src/main.c"]
     assert "rx_tail = rx_head;" in main and "(void)byte" not in main and "HAL_GetTick()" not in main
+
+
+def _function(source: str, signature: str) -> str:
+    """The body of the C function that starts with ``signature`` (up to the closing brace in column 0)."""
+    start = source.index(signature)
+    return source[start : source.index("\n}\n", start)]
+
+
+def _adc_dma_route(target: Target, files: dict[str, str]) -> tuple[str, int]:
+    """(controller, stream) of the ADC1 DMA in the MSP, after checking it against the facts: the F4's fixed
+    (stream, channel) table for ADC1, or the H7's DMAMUX request line and the controllers behind that mux."""
+    msp = files[f"Core/Src/{_prefix(target)}_hal_msp.c"]
+    adc_msp = _function(msp, "void HAL_ADC_MspInit(")
+    match = re.search(r"(hdma_\w+)\.Instance = (DMA\d)_Stream(\d);", adc_msp)
+    assert match is not None
+    handle, controller, stream = match[1], match[2], int(match[3])
+    assert f"__HAL_LINKDMA(hadc, DMA_Handle, {handle});" in adc_msp
+    if any(c.requests for c in target.dma):
+        facts = target.dma_controller(controller)
+        assert facts is not None
+        channel = int(re.search(r"\.Init\.Channel = DMA_CHANNEL_(\d+);", adc_msp)[1])  # type: ignore[index]
+        assert (stream, channel) in facts.routes("ADC1")
+    else:
+        mux = target.extra["dmamux"]["DMAMUX1"]
+        assert controller in mux["controllers"]
+        assert ".Init.Request = DMA_REQUEST_ADC1;" in adc_msp
+        assert f"DMAMUX1 request line {mux['requests']['ADC1']})" in adc_msp
+    # The stream's vector is the one the SVD facts give its controller (DMA2_STR0 spelled DMA2_Stream0).
+    vectors = {i.name.replace("_STR", "_Stream") for i in target.peripherals[controller].interrupts}
+    assert f"{controller}_Stream{stream}" in vectors
+    it = files[f"Core/Src/{_prefix(target)}_it.c"]
+    assert f"HAL_DMA_IRQHandler(&{handle});" in _function(it, f"void {controller}_Stream{stream}_IRQHandler(void)")
+    return controller, stream
+
+
+def test_adc_scan_into_an_axi_buffer_runs_by_dma_and_invalidates_before_reading() -> None:
+    """The DTCM plan of the domain tests, with the placement relaxed to AXI SRAM: the scan runs by DMA
+    (HAL_ADC_Start_DMA), the completion callback only sets a flag, and the loop invalidates the whole
+    cache-line-padded buffer after completion and before it reads a sample."""
+    target = load_target("stm32h743")
+    data = copy.deepcopy(DTCM_PLAN)
+    data["resources"]["buffers"][0]["placement"] = "AXI_SRAM"  # type: ignore[index]
+    plan = _valid(data, target)
+    needs = buffer_needs(plan, target, "hal", "adc_buf")
+    assert needs is not None and needs.region == "AXI_SRAM"
+    assert needs.cache_maintenance and dcache_active(target, "hal") and target.core.dcache is not None
+    files = lower(plan, target, "hal").files
+    main = files["Core/Src/main.c"]
+    line = target.core.dcache.line_bytes
+    declared = re.search(r"\nstatic uint8_t adc_buf\[(\d+)\] __attribute__\(\(section\(\"\.dma\.AXI_SRAM\.adc_buf\"\), "
+                         r"aligned\((\d+)\)\)\);", main)  # fmt: skip
+    assert declared is not None and int(declared[1]) % line == 0 and int(declared[2]) % line == 0
+    assert int(declared[1]) >= 64
+    # Scan mode over the plan's one channel (PA0 = ADC1_INP16 in the pin facts), one DMA transfer per scan.
+    assert "hadc1.Init.ScanConvMode = ADC_SCAN_ENABLE;" in main and "hadc1.Init.NbrOfConversion = 1;" in main
+    assert "ADC_CONVERSIONDATA_DMA_ONESHOT" in main and "ADC_CHANNEL_16;" in main and "ADC_REGULAR_RANK_1;" in main
+    assert "ADC1_INP16" in target.pins["PA0"].analog
+    start = main.index("HAL_ADC_Start_DMA(&hadc1, (uint32_t *)adc_buf, 1U) == HAL_OK")
+    flagged = main.index("if (adc_scan_0_busy && (adc_scan_0_ready || adc_scan_0_failed))")
+    stop = main.index("HAL_ADC_Stop_DMA(&hadc1) == HAL_OK", flagged)
+    invalidate = main.index("SCB_InvalidateDCache_by_Addr((uint32_t *)adc_buf, (int32_t)sizeof(adc_buf));")
+    read = main.index("memcpy(&raw, &adc_buf[0], sizeof(raw));")
+    assert start < flagged < stop < invalidate < read
+    assert main.count("adc_buf[") == 2  # the declaration and the one read: the CPU never writes the buffer
+    assert "value_adc_scan_0 = (int32_t)(((uint32_t)raw * 3300U) / 4095U);" in main
+    assert target.extra["adc"]["vref_mv"] == 3300
+    # Interrupt context sets flags only.
+    done = _function(main, "void HAL_ADC_ConvCpltCallback(ADC_HandleTypeDef *hadc)")
+    assert "adc_scan_0_ready = true;" in done and not re.search(r"HAL_\w+\(|printf|Delay", done.split("{", 1)[1])
+    assert "static volatile bool adc_scan_0_ready;" in main
+    assert "adc_scan_0_failed = true;" in _function(main, "void HAL_ADC_ErrorCallback(ADC_HandleTypeDef *hadc)")
+    _adc_dma_route(target, files)
+    verdict = verify_sources(files, "hal", target)
+    assert verdict.ok, [e.message for e in verdict.evidence]
+
+
+@pytest.mark.parametrize("target_id", TARGETS)
+def test_adc_dma_request_and_stream_come_from_the_facts(target_id: str) -> None:
+    """With a UART receiving by DMA and a memory copy beside it, the ADC scan gets its own stream that the
+    facts route ADC1 to; two channels become ranks 1 and 2 in plan order; every HAL return is checked."""
+    target = load_target(target_id)
+    assert get_lowerer("hal").supports("adc_scan_dma", target)
+    pins = {"stm32f407": ("PA1", "PC1"), "stm32h743": ("PA3", "PC0")}[target_id]
+    data = {
+        "target": target_id,
+        "resources": {"buffers": [{"name": "samples", "size_bytes": 32, "role": "dma_rx", "element_bytes": 2},
+                                  {"name": "rx_buf", "size_bytes": 64, "role": "dma_rx"},
+                                  {"name": "src_buf", "size_bytes": 64, "role": "dma_mem"},
+                                  {"name": "dst_buf", "size_bytes": 64, "role": "dma_mem"}]},
+        "operations": [
+            {"op": "dma_periph_rx", "name": "dmarx", "peripheral": f"{BOARD[target_id]['dma_uart']}_RX",
+             "buffer": "rx_buf"},
+            {"op": "dma_mem2mem", "name": "copy", "src": "src_buf", "dst": "dst_buf"},
+            {"op": "adc_scan", "name": "inputs", "channels": [{"pin": p} for p in pins], "buffer": "samples"},
+            {"op": "log", "message": "mv", "values": ["inputs"], "interval_ms": 1000},
+        ],
+    }  # fmt: skip
+    plan = _valid(data, target)
+    files = lower(plan, target, "hal").files
+    main = files["Core/Src/main.c"]
+    streams = re.findall(r"(DMA\d_Stream\d)_IRQHandler\(void\)", files[f"Core/Src/{_prefix(target)}_it.c"])
+    assert len(streams) == 3 and len(set(streams)) == 3  # no stream shared between operations
+    controller, stream = _adc_dma_route(target, files)
+    assert f"{controller}_Stream{stream}" in streams
+    for rank, pin in enumerate(pins, 1):
+        channel = re.match(r"ADC1_INP?(\d+)$", next(a for a in target.pins[pin].analog if a.startswith("ADC1_")))
+        assert channel is not None
+        config = f"config.Channel = ADC_CHANNEL_{channel[1]};\n    config.Rank = "
+        assert config + (f"ADC_REGULAR_RANK_{rank};" if target_id == "stm32h743" else f"{rank};") in main
+    assert "HAL_ADC_Start_DMA(&hadc1, (uint32_t *)samples, 2U)" in main and "HAL_ADC_PollForConversion" not in main
+    assert "memcpy(&raw, &samples[2], sizeof(raw));" in main
+    assert ("SCB_InvalidateDCache_by_Addr((uint32_t *)samples" in main) == dcache_active(target, "hal")
+    for text in (main, files[f"Core/Src/{_prefix(target)}_hal_msp.c"]):
+        for statement in re.findall(r"[^\n]*\b(?:HAL_ADC_(?:Init|ConfigChannel|Start_DMA|Stop_DMA)|HAL_DMA_Init|"
+                                    r"HAL_ADCEx_Calibration_Start)\([^\n]*", text):  # fmt: skip
+            assert "HAL_OK" in statement, statement
+    assert verify_sources(files, "hal", target).ok
+
+
+def test_a_dma_scan_owns_its_adc() -> None:
+    """Another conversion on the scanned ADC would reprogram its sequence under the DMA: refused, located."""
+    target = load_target("stm32f407")
+    data = {
+        "target": "stm32f407",
+        "resources": {"buffers": [{"name": "samples", "size_bytes": 4, "role": "dma_rx", "element_bytes": 2}]},
+        "operations": [
+            {"op": "adc_scan", "name": "inputs", "channels": [{"pin": "PA1"}, {"pin": "PC1"}], "buffer": "samples"},
+            {"op": "adc_periodic", "name": "pot", "channel": {"pin": "PC4"}, "interval_ms": 200},
+        ],
+    }
+    with pytest.raises(LoweringError) as caught:
+        lower(_valid(data, target), target, "hal")
+    assert [(e.code, e.location) for e in caught.value.evidence] == [("E_TARGET_UNSUPPORTED", "operations[1].channel")]
+    assert "inputs" in caught.value.evidence[0].message

@@ -131,3 +131,22 @@ def test_zephyr_ram_budget_pools_sram1_and_sram2_on_the_f407() -> None:
     assert zephyr and next(m.value for m in zephyr[0].magnitudes if m.name == "available") == pool
     assert "SRAM1+SRAM2" in zephyr[0].message
     assert _repaired("stm32f407", too_big, zephyr[0], "zephyr")
+
+
+def test_adc_scan_into_a_dma_buffer_needs_a_framework_that_realizes_it() -> None:
+    """Zephyr's ADC driver owns its DMA, so a Zephyr scan into a plan's DMA buffer is refused; the
+    relaxations (a framework that does it from the facts, or a CPU scan) each make the plan valid."""
+    plan = {
+        "target": "stm32h743",
+        "framework": "zephyr",
+        "resources": {"buffers": [{"name": "adc_buf", "size_bytes": 32, "role": "dma_rx", "element_bytes": 2}]},
+        "operations": [{"op": "adc_scan", "channels": [{"pin": "PA0"}, {"pin": "PA3"}], "buffer": "adc_buf"}],
+    }
+    target = load_target("stm32h743")
+    found = [e for e in check(parse_plan(plan), target, "zephyr") if e.code == "E_TARGET_UNSUPPORTED"]
+    assert len(found) == 1 and found[0].location == "operations[0].buffer" and "adc_buf" in found[0].objects
+    descriptions = [r.description for r in found[0].relaxations]
+    assert descriptions == ["use framework hal", "scan with the CPU (no DMA buffer)"]
+    for relaxation in found[0].relaxations:
+        repaired = parse_plan(apply_patch(plan, relaxation.patch))
+        assert check(repaired, target, repaired.framework or "zephyr") == []

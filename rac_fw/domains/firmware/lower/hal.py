@@ -14,6 +14,12 @@ DMA buffers go to the region ``obligations.placement.buffer_needs`` picks (secti
 ``.dma.<REGION>.<buffer>``, the bare-metal linker convention), aligned as it says; where the region is
 D-cached under this framework the loop cleans the cache before a memory-side DMA read and invalidates
 it after the DMA has written (``SCB_CleanDCache_by_Addr`` / ``SCB_InvalidateDCache_by_Addr``).
+
+An ``adc_scan`` with a ``buffer`` runs the ADC in scan mode over the plan's channels (ranks in plan
+order) and moves the sequence by DMA (``HAL_ADC_Start_DMA``, one normal-mode transfer per interval); the
+request is routed from the facts (STM32F4 ``DmaController.routes``, STM32H7 ``extra.dmamux`` request
+lines), and the loop reads the samples only after the completion callback has flagged the transfer
+(capability ``adc_scan_dma``). Without a buffer the CPU polls each channel.
 """
 
 from __future__ import annotations
@@ -53,6 +59,20 @@ FLASH_LATENCY = {
 _PIN = re.compile(r"^P([A-K])(\d+)$")
 _ANALOG = re.compile(r"^ADC(\d)_INP?(\d+)$")
 _TIM_CHANNEL = re.compile(r"^(TIM\d+)_CH(\d)$")
+
+
+def _dmamux_line(target: Target, request: str) -> tuple[str, int, tuple[str, ...]] | None:
+    """(mux, request line, controllers behind it) for ``request`` from ``extra.dmamux`` (STM32H7), else None."""
+    for mux, table in extra(target, "dmamux").items():
+        lines = table.get("requests") if isinstance(table, dict) else None
+        if isinstance(lines, dict) and request in lines:
+            return str(mux), int(lines[request]), tuple(str(c) for c in table.get("controllers") or ())
+    return None
+
+
+def _adc_dma_routable(target: Target, unit: str) -> bool:
+    """The facts route ADC ``unit``'s DMA request: a fixed (stream, channel) mapping (STM32F4) or a DMAMUX line."""
+    return any(c.routes(unit) for c in target.dma) or _dmamux_line(target, unit) is not None
 
 
 def _unsupported(where: str | None, message: str) -> LoweringError:
@@ -318,14 +338,20 @@ class _Build:
             divider = f"ADC_CLOCK_SYNC_PCLK_DIV{prescaler}"
             # H7 ADC1 and ADC2 share one bus clock gate (__HAL_RCC_ADC12_CLK_ENABLE).
             gate = "ADC12" if self.h7 and unit in ("ADC1", "ADC2") else unit
+            # ``users``: the operations converting on this unit; ``scan``: the adc_scan view that owns its
+            # sequence by DMA (then it is the only user).
             self.adcs[unit] = {"instance": unit, "handle": f"h{unit.lower()}", "prescaler": divider, "pins": [],
-                               "clock": gate, "vref_mv": int(facts.get("vref_mv", 3300)), "resolution": 12}  # fmt: skip
+                               "clock": gate, "vref_mv": int(facts.get("vref_mv", 3300)), "resolution": 12,
+                               "users": [], "scan": None}  # fmt: skip
         return self.adcs[unit]
 
-    def dma_stream(self, request: str | None, controller: str | None, where: str) -> dict[str, Any]:
+    def dma_stream(
+        self, request: str | None, controller: str | None, where: str, among: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
         """Allocate a DMA stream: for a request on a chip with fixed request mappings (STM32F4,
         ``DmaController.requests``) the first free (stream, channel) the facts list for it; otherwise
-        (memory-to-memory, STM32H7 DMAMUX) the next free DMA1/DMA2 stream."""
+        (memory-to-memory, STM32H7 DMAMUX) the next free DMA1/DMA2 stream, limited to the controllers
+        ``among`` when given (those a DMAMUX feeds)."""
         taken = {(d["controller"], d["stream"]) for d in self.dmas}
         if request is not None and any(c.requests for c in self.target.dma):
             routes = [(c.name, stream, channel) for c in self.target.dma if controller in (None, c.name)
@@ -337,6 +363,7 @@ class _Build:
         else:
             capable = [c.name for c in self.target.dma if c.memory_to_memory or request is not None]
             names = [controller] if controller else [c for c in ("DMA2", "DMA1") if c in capable]
+            names = [c for c in names if not among or c in among]
             # Memory-to-memory takes the highest free stream, leaving the low ones to fixed F4 mappings.
             streams = range(8) if request is not None else range(7, -1, -1)
             free = [(c, s) for c in names for s in streams if (c, s) not in taken]
@@ -366,6 +393,32 @@ class _Build:
                 "maintain": maintain,
             }  # fmt: skip
         return self.buffers[name]
+
+    def adc_dma(self, view: dict[str, Any], where: str) -> None:
+        """Make ``view`` (an adc_scan with a buffer) the DMA scan of its ADC unit: one unit, no other
+        user, 16/32-bit buffer elements, one per channel, and a DMA stream the facts route the request to."""
+        units = {c["adc"]["instance"] for c in view["channels"]}
+        if len(units) != 1:
+            raise _unsupported(f"{where}.channels", f"a DMA scan converts one ADC's sequence; these channels "
+                               f"belong to {', '.join(sorted(units))}: pick pins of one unit")  # fmt: skip
+        unit = view["channels"][0]["adc"]
+        others = [u for u in unit["users"] if u != view["sym"]]
+        if others:
+            raise _unsupported(where, f"{unit['instance']} also converts for {', '.join(others)}; a DMA scan owns "
+                               "its ADC's sequence: use another unit or scan without a buffer")  # fmt: skip
+        buffer, count = view["buffer"], len(view["channels"])
+        if buffer["element"] not in (2, 4) or buffer["size"] < count * buffer["element"]:
+            raise _unsupported(f"{where}.buffer", f"{buffer['name']} must hold {count} elements of 2 or 4 bytes "
+                               "(the ADC data register is wider than a byte), one per channel")  # fmt: skip
+        instance = unit["instance"]
+        if not _adc_dma_routable(self.target, instance):
+            raise _unsupported(where, f"the {self.target.id} facts route no DMA request for {instance}")
+        mux = _dmamux_line(self.target, instance) if not any(c.requests for c in self.target.dma) else None
+        dma = self.dma_stream(instance, None, where, among=mux[2] if mux else ())
+        dma.update(owner=view, priority=5 if getattr(view["op"], "irq_priority", None) is None
+                   else view["op"].irq_priority, mux=mux)  # fmt: skip
+        unit["scan"] = view
+        view.update(dma=dma, count=count, width={2: "HALFWORD", 4: "WORD"}[buffer["element"]])
 
 
 def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
@@ -466,6 +519,11 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
             if match is None or pin_name is None:
                 raise _unsupported(f"{where}.channel", f"needs an analog input pin of {build.target.id}")
             unit = build.adc(f"ADC{match.group(1)}")
+            if unit["scan"] is not None:
+                raise _unsupported(f"{where}.channel", f"{unit['instance']} scans by DMA for {unit['scan']['sym']}; "
+                                   "use a pin of another ADC")  # fmt: skip
+            if sym not in unit["users"]:
+                unit["users"].append(sym)
             pin = _pin(build.target, pin_name, where)
             build.ports.add(pin.port)
             unit["pins"].append(pin)
@@ -475,6 +533,7 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
         view["max_code"] = (1 << op.resolution_bits) - 1
         if kind == "adc_scan" and op.buffer:
             view["buffer"] = build.buffer(op.buffer, f"{where}.buffer")
+            build.adc_dma(view, where)
     elif kind in ("pwm_fixed", "pwm_fade"):
         pin, active_low = build.io(op.output, "led", where)
         timers = extra(build.target, "timers")
@@ -633,7 +692,13 @@ class HalLowerer:
     name = "hal"
 
     def supports(self, op_name: str, target: Target) -> bool:
-        return op_name in SUPPORTED and target.board.hal_family in HAL_VERSIONS
+        """``op_name`` is an operation kind, or ``adc_scan_dma`` (an adc_scan into a buffer by DMA): realized
+        where the facts route some ADC unit's DMA request."""
+        if target.board.hal_family not in HAL_VERSIONS:
+            return False
+        if op_name == "adc_scan_dma":
+            return any(_adc_dma_routable(target, str(u)) for u in extra(target, "adc").get("units", ()))
+        return op_name in SUPPORTED
 
     def lower(self, plan: Plan, target: Target) -> Lowered:
         family = target.board.hal_family or ""

@@ -69,7 +69,7 @@ FRAMEWORKS: dict[str, FrameworkRules] = {
     ),
     "hal": FrameworkRules(
         name="hal",
-        operations=_ALL_OPS - _THREAD_OPS - {"sensor_read"},
+        operations=_ALL_OPS - _THREAD_OPS - {"sensor_read"} | {"adc_scan_dma"},
         threads=False,
         kernel_timer=True,
         owns_systick=True,

@@ -22,7 +22,7 @@ from rac_fw.domains.firmware.obligations.quantities import (
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcDtChannel
+from rac_fw.domains.firmware.plan.ops.adc import AdcDtChannel, AdcScan
 from rac_fw.domains.firmware.plan.ops.timer import TimerOneshot, TimerPeriodic
 
 CODE = "E_TARGET_UNSUPPORTED"
@@ -142,6 +142,21 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 )
         if isinstance(op, TimerPeriodic | TimerOneshot):
             found += _timer_source(target, framework, op, [*path, "source"])
+        if isinstance(op, AdcScan) and op.buffer is not None and not realizable(framework, "adc_scan_dma", target):
+            # The scan into a DMA buffer is its own capability: a framework whose ADC driver owns the DMA
+            # (Zephyr) or whose lowering scans with the CPU must say so rather than pretend.
+            dma_capable = [f for f in target.frameworks if realizable(f, "adc_scan_dma", target, registered_only=True)]
+            options = [relax(f"use framework {f}", replace(["framework"], f)) for f in dma_capable]
+            options.append(relax("scan with the CPU (no DMA buffer)", remove([*path, "buffer"])))
+            found.append(
+                violation(
+                    CODE,
+                    f"the {framework} lowering does not scan the ADC by DMA into {op.buffer}",
+                    [*path, "buffer"],
+                    [op.buffer, target.id],
+                    relaxations=options,
+                )
+            )
     if plan.resources.threads and not rules.threads:
         options = [
             relax(f"use framework {f}", replace(["framework"], f))
