@@ -16,14 +16,13 @@ from rich.table import Table
 
 from rac_fw.cli.output import (
     EXIT_INVALID,
-    InputError,
     console,
     emit_feedback,
     exit_code_for,
     fail_with,
-    load_structured,
 )
 from rac_fw.contract import Action, Evidence, Feedback, Status
+from rac_fw.documents import DocumentError, read_document
 from rac_fw.domain import Domain, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
 from rac_fw.runtime import Episode, TraceError, replay
 
@@ -124,8 +123,8 @@ def submit(
             invalid([Evidence(code="E_FILE", message=f"cannot append to the trace: {exc.strerror or exc}",
                               location=str(trace))])
     try:
-        payload = load_structured(action_file)
-    except InputError as exc:
+        payload = read_document(action_file, what="action file")
+    except DocumentError as exc:
         invalid(exc.evidence)
     if not isinstance(payload, dict):
         invalid([Evidence(code="E_SCHEMA", message="the action file must hold a mapping (the action payload)",

@@ -6,11 +6,9 @@ Exit codes are part of the protocol: 0 clean pass, 1 verified failure with evide
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import typer
-import yaml
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -21,49 +19,6 @@ EXIT_PASS, EXIT_FAIL, EXIT_INVALID = 0, 1, 2
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-class InputError(Exception):
-    """A user-supplied input could not be used; carries located evidence."""
-
-    def __init__(self, evidence: list[Evidence]):
-        self.evidence = evidence
-        super().__init__("; ".join(e.message for e in evidence))
-
-
-def _yaml_location(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    return f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "unknown position"
-
-
-def load_structured(path: Path) -> Any:
-    """Read a JSON or YAML file; malformed content raises ``InputError`` naming file and position."""
-    where = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError([Evidence(code="E_FILE", message=f"file not found: {where}", location=where)]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([Evidence(code="E_FILE", message=f"cannot read {where}: {exc}", location=where)]) from None
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                [
-                    Evidence(
-                        code="E_SYNTAX",
-                        message=f"malformed JSON: {exc.msg}",
-                        location=f"{where}: line {exc.lineno}, column {exc.colno}",
-                    )
-                ]
-            ) from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        location = f"{where}: {_yaml_location(exc)}"
-        raise InputError([Evidence(code="E_SYNTAX", message=f"malformed YAML: {problem}", location=location)]) from None
 
 
 def fail_with(evidence: list[Evidence], exit_code: int = EXIT_INVALID, as_json: bool = False) -> NoReturn:

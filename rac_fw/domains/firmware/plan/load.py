@@ -8,14 +8,13 @@ the plan field path (``operations[2].baud``), with what was expected and, where 
 from __future__ import annotations
 
 import difflib
-import json
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.documents import DocumentError, read_document
 from rac_fw.domains.firmware.plan.model import OPERATION_KINDS, OPERATION_MODELS, Plan, op_kind
 from rac_fw.domains.firmware.plan.ops.adc import AdcDtChannel, AdcPinChannel
 from rac_fw.domains.firmware.plan.paths import PathPart, format_path
@@ -23,7 +22,6 @@ from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resou
 
 #: Union tags pydantic inserts into error locations (operation kinds, ADC channel kinds).
 _TAGS = frozenset(OPERATION_KINDS) | {"pin", "dt"}
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class PlanError(ValueError):
@@ -150,29 +148,8 @@ def parse_plan(data: Any, source: str | None = None) -> Plan:
 
 def load_plan(path: Path | str) -> Plan:
     """Read a plan from a ``.json`` or YAML file; file and syntax errors are located evidence too."""
-    path = Path(path)
-    where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PlanError([Evidence(code="E_FILE", message=f"cannot read plan: {exc}", location=where)]) from None
-    try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.load(text, Loader=_Loader)
-    except json.JSONDecodeError as exc:
-        raise PlanError(
-            [
-                Evidence(
-                    code="E_SYNTAX",
-                    message=f"malformed JSON: {exc.msg}",
-                    location=f"{where}: line {exc.lineno}, column {exc.colno}",
-                )
-            ]
-        ) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "unknown position"
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise PlanError(
-            [Evidence(code="E_SYNTAX", message=f"malformed YAML: {problem}", location=f"{where}: {at}")]
-        ) from None
-    return parse_plan(data, where)
+        data = read_document(path, what="plan")
+    except DocumentError as exc:
+        raise PlanError(exc.evidence) from None
+    return parse_plan(data, str(path))
