@@ -22,9 +22,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rac_fw.contract import Evidence, Relaxation
+from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.verify.sdk import Catalog, NameSet, Rules, split_top_level
-from rac_fw.domains.firmware.verify.static import Call, Program
+from rac_fw.domains.firmware.verify.static import Call, Program, finding
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.facts.model import Target
@@ -40,16 +40,6 @@ def _uncomment(text: str) -> str:
 
 def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
-
-
-def _evidence(code: str, message: str, location: str, objects: list[str], fix: str | None = None) -> Evidence:
-    return Evidence(
-        code=code,
-        message=message,
-        location=location,
-        objects=objects,
-        relaxations=[Relaxation(description=fix)] if fix else [],
-    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -95,7 +85,7 @@ def check_kconfig(
     paths = _config_files(files, names)
     if not paths:
         return [
-            _evidence(
+            finding(
                 "E_KCONFIG_FILE_MISSING",
                 f"the artifact has no {' / '.join(names)}; the symbols the C needs cannot be set",
                 names[0],
@@ -130,7 +120,7 @@ def check_kconfig(
         if missing:
             state = "switches it off" if value == "n" else ("does not set it" if value is None else f"sets {value}")
             found.append(
-                _evidence(
+                finding(
                     "E_KCONFIG_MISSING",
                     f"{why}, which needs CONFIG_{symbol}=y; {where} {state}",
                     where,
@@ -145,7 +135,7 @@ def check_kconfig(
         value = conf.get(symbol, "0")
         if not value.isdigit() or int(value) <= 0:
             found.append(
-                _evidence(
+                finding(
                     "E_KCONFIG_MISSING",
                     f"{first.location} calls {function}, which allocates from the system heap; "
                     f"CONFIG_{symbol} is {value} in {where}",
@@ -184,7 +174,7 @@ def _idf_target(conf: dict[str, str], where: str, rules: Rules, target: Target |
     if chip is None or chip == target.board.idf_target:
         return []
     return [
-        _evidence(
+        finding(
             "E_SDKCONFIG_TARGET",
             f"{where} sets CONFIG_IDF_TARGET={chip} but the target is {target.board.idf_target}",
             where,
@@ -313,7 +303,7 @@ def check_devicetree(files: dict[str, str], program: Program, target: Target | N
     def report(code: str, key: tuple[str, str], message: str, where: str, objects: list[str], fix: str) -> None:
         if key not in seen:
             seen.add(key)
-            found.append(_evidence(code, message, where, objects, fix))
+            found.append(finding(code, message, where, objects, fix))
 
     for unit in program.units:
         text = _uncomment(unit.text)
@@ -452,7 +442,7 @@ def check_hal_conf(
     if needed and not conf_paths:
         first = next(iter(needed.values()))
         found.append(
-            _evidence(
+            finding(
                 "E_HAL_CONF_MISSING",
                 f"{first.location} calls {first.name} but the artifact has no HAL configuration header (*_hal_conf.h)",
                 first.location,
@@ -465,7 +455,7 @@ def check_hal_conf(
             if module not in enabled:
                 symbol = f"HAL_{module}_MODULE_ENABLED"
                 found.append(
-                    _evidence(
+                    finding(
                         "E_HAL_MODULE_DISABLED",
                         f"{call.location} calls {call.name} but {conf_paths[0]} does not define {symbol}",
                         conf_paths[0],
@@ -483,7 +473,7 @@ def check_hal_conf(
                 offset = unit.text.find(header)
                 if offset >= 0:
                     found.append(
-                        _evidence(
+                        finding(
                             "E_HAL_FAMILY_MISMATCH",
                             f"{unit.path} includes {header} ({other}) but the target is an {family}",
                             f"{unit.path}:{_line_of(unit.text, offset)}",

@@ -1056,7 +1056,8 @@ def object_key(node: Node | None) -> str | None:
     return None
 
 
-def _evidence(code: str, message: str, location: str, objects: list[str], fix: str | None = None) -> Evidence:
+def finding(code: str, message: str, location: str, objects: list[str], fix: str | None = None) -> Evidence:
+    """One failed check as evidence, with the fix (if any) as a described relaxation."""
     return Evidence(
         code=code,
         message=message,
@@ -1083,7 +1084,7 @@ def check_parse(program: Program) -> list[Evidence]:
             parent = parent.parent
         snippet = _text(unit.src, node).strip().splitlines()[0][:60] if node.end_byte > node.start_byte else ""
         what = f"missing {node.type!r}" if node.is_missing else f"cannot parse {snippet!r}"
-        found.append(_evidence("E_C_PARSE", f"C syntax error: {what}", unit.location(node, function), [unit.path]))
+        found.append(finding("E_C_PARSE", f"C syntax error: {what}", unit.location(node, function), [unit.path]))
     return found
 
 
@@ -1118,7 +1119,7 @@ def check_apis(
             count = len(call.args)
             if not entry.accepts(count):
                 unknown.append(
-                    _evidence(
+                    finding(
                         "E_API_ARITY",
                         f"{name} is called with {count} argument(s) but {catalog.label} {catalog.version} "
                         f"declares {entry.signature} in {entry.header}",
@@ -1129,7 +1130,7 @@ def check_apis(
                 )
             elif entry.deprecated:
                 unknown.append(
-                    _evidence(
+                    finding(
                         "E_DEPRECATED_API",
                         f"{name} is a deprecated legacy API ({entry.header}) in {catalog.label} {catalog.version}",
                         call.location,
@@ -1147,7 +1148,7 @@ def check_apis(
             owner_entry = owner.get(name)
             header = owner_entry.header if owner_entry else ""
             foreign_found.append(
-                _evidence(
+                finding(
                     "E_FOREIGN_API",
                     f"{name} is a {owner.label} API ({header}); this artifact is {catalog.label} "
                     f"and must not call another framework's API",
@@ -1159,7 +1160,7 @@ def check_apis(
             continue
         suggestions = _suggest(name, catalog)
         unknown.append(
-            _evidence(
+            finding(
                 "E_UNKNOWN_API",
                 f"{call.label} is not declared by {catalog.label} {catalog.version}, the C standard library, nor "
                 f"defined in the artifact (hallucinated API?)",
@@ -1332,14 +1333,14 @@ def _order_evidence(site: _Site, first: _Site | None, rule: OrderRule) -> Eviden
         via = "" if site.call.name == call.function else f", reached through {site.call.name}()"
         used += f" (in {call.function}() at line {call.line}{via})"
     if first is not None:
-        return _evidence(
+        return finding(
             "E_CALL_ORDER",
             f"{used} is called before {first.describe()}; {wanted} must come first",
             site.call.location,
             [call.name, first.origin.name] + ([key] if key else []),
             f"call {wanted} before {call.name}",
         )
-    return _evidence(
+    return finding(
         "E_CALL_MISSING",
         f"{used} is used but {wanted} is never called{on} in the artifact",
         site.call.location,
@@ -1351,7 +1352,7 @@ def _order_evidence(site: _Site, first: _Site | None, rule: OrderRule) -> Eviden
 def check_forbidden(program: Program, rules: Rules) -> list[Evidence]:
     forbidden = rules.section("forbidden")
     return [
-        _evidence("E_FORBIDDEN_CALL", f"{call.name}: {forbidden[call.name]}", call.location, [call.name])
+        finding("E_FORBIDDEN_CALL", f"{call.name}: {forbidden[call.name]}", call.location, [call.name])
         for call in program.calls
         if call.name in forbidden and not program.is_local(call.name)
     ]
@@ -1420,7 +1421,7 @@ def check_clocks(program: Program, rules: Rules, catalog: Catalog) -> list[Evide
         else:
             continue
         found.append(
-            _evidence(
+            finding(
                 "E_CLOCK_NOT_ENABLED",
                 f"{instance} is used{f' by {call.name}' if call else ''} but {problem}",
                 location,
@@ -1861,7 +1862,7 @@ def _judge_source(
             (before if pair[1].path < pair[0].path else late).append(pair[1])
     if not before:
         if late:
-            return _evidence(
+            return finding(
                 "E_CACHE_ORDER",
                 f"{buffer} is cleaned by {late[0].origin.name} (line {late[0].origin.line}) only after {where} "
                 "starts the DMA that reads it: the DMA may read stale memory",
@@ -1869,7 +1870,7 @@ def _judge_source(
                 [buffer, start.name, late[0].origin.name],
                 f"clean {buffer} before {start.name}",
             )
-        return _evidence(
+        return finding(
             "E_CACHE_FLUSH_MISSING",
             f"{buffer} is read by the DMA that {where} starts, but its D-cache range is not cleaned before the "
             f"start ({' / '.join(sorted(rules.dma_flush.exact))})",
@@ -1909,7 +1910,7 @@ def _judge_dest(
     if not after:
         if early:
             m, problem = early[0]
-            return _evidence(
+            return finding(
                 "E_CACHE_ORDER",
                 f"{buffer} is written by the DMA that {where} starts, but at {m.origin.name} (line {m.origin.line}) "
                 f"{problem}",
@@ -1918,7 +1919,7 @@ def _judge_dest(
                 f"invalidate {buffer} after the transfer completes (after its wait, flag or callback), before use",
             )
         when = f" (only before it, line {only_before.origin.line})" if only_before is not None else ""
-        return _evidence(
+        return finding(
             "E_CACHE_INVALIDATE_MISSING",
             f"{buffer} is written by the DMA that {where} starts, but its D-cache range is never invalidated "
             f"after completion{when} ({' / '.join(sorted(rules.dma_invalidate.exact))})",
@@ -1933,7 +1934,7 @@ def _judge_dest(
 
 
 def _range_evidence(buffer: str, start: Call, where: str, short: str, verb: str) -> Evidence:
-    return _evidence(
+    return finding(
         "E_CACHE_RANGE",
         f"{buffer} is transferred by the DMA that {where} starts, but {short}",
         start.location,
@@ -1950,7 +1951,7 @@ def _presence(
     here = [s[0] for s in flushes if s[0].call.function == start.function and s[0].call.unit is start.unit]
     if "source" in roles and not any(s.call.node.start_byte < start.node.start_byte for s in here):
         found.append(
-            _evidence(
+            finding(
                 "E_CACHE_ORDER" if here else "E_CACHE_FLUSH_MISSING",
                 f"{start.name} starts a DMA that reads memory but the D-cache is not cleaned "
                 f"({' / '.join(sorted(rules.dma_flush.exact))}) before it in {start.function}()",
@@ -1967,7 +1968,7 @@ def _presence(
     ]
     if "dest" in roles and not after:
         found.append(
-            _evidence(
+            finding(
                 "E_CACHE_INVALIDATE_MISSING",
                 f"{start.name} starts a DMA that writes memory but the D-cache range is never "
                 f"invalidated after completion ({' / '.join(sorted(rules.dma_invalidate.exact))})",
@@ -2034,11 +2035,11 @@ def check_isr(program: Program, rules: Rules, catalog: Catalog, stdlib: StdLib, 
         entry = catalog.get(name)
         if name in unsafe:
             found.append(
-                _evidence("E_ISR_UNSAFE_CALL", f"{call.label} in ISR: {unsafe[name]}; {context}", where, [name])
+                finding("E_ISR_UNSAFE_CALL", f"{call.label} in ISR: {unsafe[name]}; {context}", where, [name])
             )
         elif suffix and not name.endswith(suffix) and f"{name}{suffix}" in catalog:
             found.append(
-                _evidence(
+                finding(
                     "E_ISR_UNSAFE_CALL",
                     f"{call.label} is not interrupt-safe; {context}",
                     where,
@@ -2048,7 +2049,7 @@ def check_isr(program: Program, rules: Rules, catalog: Catalog, stdlib: StdLib, 
             )
         elif name in rules.logs or name in stdlib.logs:
             found.append(
-                _evidence(
+                finding(
                     "E_ISR_LOGGING",
                     f"{call.label} logs/prints in interrupt context; {context}",
                     where,
@@ -2058,7 +2059,7 @@ def check_isr(program: Program, rules: Rules, catalog: Catalog, stdlib: StdLib, 
             )
         elif name in rules.allocates or name in stdlib.allocates:
             found.append(
-                _evidence(
+                finding(
                     "E_ISR_ALLOCATION",
                     f"{call.label} allocates or frees heap memory in interrupt context; {context}",
                     where,
@@ -2068,7 +2069,7 @@ def check_isr(program: Program, rules: Rules, catalog: Catalog, stdlib: StdLib, 
             )
         elif name in rules.blocking or _has_blocking_param(entry, blocking_param):
             found.append(
-                _evidence(
+                finding(
                     "E_ISR_BLOCKING",
                     f"{call.label} blocks or sleeps; {context}",
                     where,
@@ -2080,7 +2081,7 @@ def check_isr(program: Program, rules: Rules, catalog: Catalog, stdlib: StdLib, 
             timeout = call.arg_text(timeout_args[name])
             if timeout not in no_wait:
                 found.append(
-                    _evidence(
+                    finding(
                         "E_ISR_BLOCKING",
                         f"{call.label} with timeout {timeout} may block; {context}",
                         where,
@@ -2148,7 +2149,7 @@ def check_shared_state(program: Program, isr: dict[str, str]) -> list[Evidence]:
                 continue
             reported.add(variable)
             found.append(
-                _evidence(
+                finding(
                     "E_ISR_SHARED_NOT_VOLATILE",
                     f"{variable} ({shared.type_text}, {shared.unit.path}:{shared.line}) is written in interrupt "
                     f"context by {name}() and used by {readers[variable]}(), but is neither volatile nor atomic",
@@ -2261,7 +2262,7 @@ def check_returns(program: Program, rules: Rules, catalog: Catalog, stdlib: StdL
         checked, how = _result_checked(call, program)
         if not checked:
             found.append(
-                _evidence(
+                finding(
                     "E_UNCHECKED_RETURN",
                     f"the result of {call.label} ({reason}) is {how}",
                     call.location,
