@@ -12,6 +12,7 @@ so a hung SDK becomes evidence ("timed out after 600 s, see build.log") instead 
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -240,6 +241,21 @@ def tool_requirement(tool: str, install: str, version_args: tuple[str, ...] = ("
         return Requirement(name=tool, present=False, install=install)
     return Requirement(
         name=tool, present=True, install=install, version=tool_version([path, *version_args]), location=path
+    )
+
+
+def package_requirement(name: str, module: str, install: str) -> Requirement:
+    """A requirement for an importable Python package (imported here, so only when asked)."""
+    try:
+        imported = importlib.import_module(module)
+    except ImportError:
+        return Requirement(name=name, present=False, install=install)
+    return Requirement(
+        name=name,
+        present=True,
+        install=install,
+        version=getattr(imported, "__version__", None),
+        location=str(Path(str(imported.__file__)).parent),
     )
 
 

@@ -21,6 +21,7 @@ from rac_fw.domains.firmware.backends.base import (
     FlashRequest,
     FlashResult,
     Requirement,
+    package_requirement,
     register_backend,
     run_command,
 )
@@ -59,19 +60,7 @@ class EsptoolBackend(Backend):
     description = "ESP32 serial flashing (esptool), MD5-verified"
 
     def requirements(self) -> list[Requirement]:
-        try:
-            import esptool
-        except ImportError:
-            return [Requirement(name="esptool", present=False, install=INSTALL_ESPTOOL)]
-        return [
-            Requirement(
-                name="esptool",
-                present=True,
-                install=INSTALL_ESPTOOL,
-                version=getattr(esptool, "__version__", None),
-                location=str(Path(esptool.__file__).parent),
-            )
-        ]
+        return [package_requirement('esptool', 'esptool', INSTALL_ESPTOOL)]
 
     def flash(self, request: FlashRequest) -> FlashResult:
         from rac_fw.domains.firmware.facts.load import load_target

@@ -30,6 +30,7 @@ from rac_fw.domains.firmware.backends.base import (
     FlashRequest,
     FlashResult,
     Requirement,
+    package_requirement,
     register_backend,
 )
 
@@ -187,19 +188,7 @@ class PyocdBackend(Backend):
     description = "CMSIS-DAP / ST-LINK / J-Link probes through pyOCD's Python API, read-back verified"
 
     def requirements(self) -> list[Requirement]:
-        try:
-            import pyocd
-        except ImportError:
-            return [Requirement(name="pyocd", present=False, install=INSTALL_PYOCD)]
-        return [
-            Requirement(
-                name="pyocd",
-                present=True,
-                install=INSTALL_PYOCD,
-                version=pyocd.__version__,
-                location=str(Path(pyocd.__file__).parent),
-            )
-        ]
+        return [package_requirement('pyocd', 'pyocd', INSTALL_PYOCD)]
 
     def supports(self, capability: Capability, framework: str | None = None, target: str | None = None) -> bool:
         """Only targets whose fact pack names a pyOCD target and a chip-ID register."""

@@ -14,7 +14,6 @@ import contextlib
 import glob
 import os
 import time
-from pathlib import Path
 
 from rac_fw.contract import Evidence, Magnitude, Relaxation
 from rac_fw.domains.firmware.backends.base import (
@@ -23,6 +22,7 @@ from rac_fw.domains.firmware.backends.base import (
     Requirement,
     RunRequest,
     RunResult,
+    package_requirement,
     register_backend,
 )
 from rac_fw.domains.firmware.verify.console import Expectations, match_stream
@@ -238,19 +238,7 @@ class SerialRunner(Backend):
     description = "board console over a serial port (pyserial)"
 
     def requirements(self) -> list[Requirement]:
-        try:
-            import serial
-        except ImportError:
-            return [Requirement(name="pyserial", present=False, install="pip install pyserial")]
-        return [
-            Requirement(
-                name="pyserial",
-                present=True,
-                install="pip install pyserial",
-                version=getattr(serial, "__version__", None),
-                location=str(Path(serial.__file__).parent),
-            )
-        ]
+        return [package_requirement('pyserial', 'serial', "pip install pyserial")]
 
     def run(self, request: RunRequest) -> RunResult:
         started = time.monotonic()
