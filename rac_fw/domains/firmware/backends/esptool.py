@@ -60,7 +60,7 @@ class EsptoolBackend(Backend):
     description = "ESP32 serial flashing (esptool), MD5-verified"
 
     def requirements(self) -> list[Requirement]:
-        return [package_requirement('esptool', 'esptool', INSTALL_ESPTOOL)]
+        return [package_requirement("esptool", "esptool", INSTALL_ESPTOOL)]
 
     def flash(self, request: FlashRequest) -> FlashResult:
         from rac_fw.domains.firmware.facts.load import load_target

@@ -188,7 +188,7 @@ class PyocdBackend(Backend):
     description = "CMSIS-DAP / ST-LINK / J-Link probes through pyOCD's Python API, read-back verified"
 
     def requirements(self) -> list[Requirement]:
-        return [package_requirement('pyocd', 'pyocd', INSTALL_PYOCD)]
+        return [package_requirement("pyocd", "pyocd", INSTALL_PYOCD)]
 
     def supports(self, capability: Capability, framework: str | None = None, target: str | None = None) -> bool:
         """Only targets whose fact pack names a pyOCD target and a chip-ID register."""

@@ -238,7 +238,7 @@ class SerialRunner(Backend):
     description = "board console over a serial port (pyserial)"
 
     def requirements(self) -> list[Requirement]:
-        return [package_requirement('pyserial', 'serial', "pip install pyserial")]
+        return [package_requirement("pyserial", "serial", "pip install pyserial")]
 
     def run(self, request: RunRequest) -> RunResult:
         started = time.monotonic()
