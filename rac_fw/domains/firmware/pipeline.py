@@ -273,6 +273,14 @@ def _build_and_run(
     from rac_fw.domains.firmware.backends.base import RunRequest
 
     assert result.out_dir is not None, "run_plan refuses --build/--run without an output directory"
+    backend = None
+    if runner is not None:  # a wrong --run is known before anything is compiled
+        try:
+            backend = select_runner(runner, bench)
+        except BackendError as exc:
+            result.status = Status.INVALID
+            result.evidence.extend(exc.evidence)
+            return
     try:
         built = build_artifact(result.out_dir, builder)
     except BackendError as exc:
@@ -303,13 +311,7 @@ def _build_and_run(
             result.status = Status.FAIL
             result.evidence.extend(placed.evidence)
             return
-    if runner is None:
-        return
-    try:
-        backend = select_runner(runner, bench)
-    except BackendError as exc:
-        result.status = Status.INVALID
-        result.evidence.extend(exc.evidence)
+    if backend is None:
         return
     request = RunRequest(
         image=built.image,
