@@ -108,6 +108,13 @@ class PlanResult:
         return self.report().model_dump(mode="json")
 
 
+def _in_file(evidence: list[Evidence], plan: object) -> list[Evidence]:
+    """Prefix plan-relative locations with the plan's file, when the plan came from one."""
+    if not isinstance(plan, Path | str):
+        return evidence
+    return [e.model_copy(update={"location": f"{plan}: {e.location}" if e.location else str(plan)}) for e in evidence]
+
+
 def _invalid(result: PlanResult, evidence: list[Evidence]) -> PlanResult:
     result.status = Status.INVALID
     result.evidence = evidence
@@ -211,14 +218,14 @@ def run_plan(
     t2 = clock()
     result.timings_ms["validate"] = (t2 - t1) * 1e3
     if violations:
-        return _invalid(result, violations)
+        return _invalid(result, _in_file(violations, plan))
     try:
         lowered = lower(parsed, facts, chosen)
     except (LoweringError, UnknownFramework) as exc:
         evidence = getattr(exc, "evidence", None) or [
             Evidence(code="E_TARGET_UNSUPPORTED", message=str(exc), location="framework", objects=[chosen])
         ]
-        return _invalid(result, evidence)
+        return _invalid(result, _in_file(evidence, plan))
     result.lowered = lowered
     t3 = clock()
     result.timings_ms["lower"] = (t3 - t2) * 1e3
