@@ -88,6 +88,12 @@ def test_invalid_relations_are_located_never_repaired(domain: SchedulingDomain) 
     assert [e.location for e in extra.evidence] == ["payload.deadline"]
     wrong_type = domain.validate("la01", act("la01", priority=[str(j) for j in range(10)]))
     assert wrong_type.evidence[0].location == "payload.priority[0]"
+    # every violation at once: a cycle among the valid pairs is named beside the other errors
+    mixed = domain.validate("la01", act("la01", priority=[0, 1, 2, 3, 4, 5, 6, 7, 8, 8],
+                                        before=[["j0o9", "j1o0"], ["j0o0", "j0o0"]])).evidence
+    codes = {e.location: e.code for e in mixed}
+    assert codes["payload.before[0][0]"] == "E_UNKNOWN_OPERATION" and codes["payload.before[1]"] == "E_CYCLE"
+    assert "E_NOT_PERMUTATION" in codes.values()
 
 
 def _realized(domain: SchedulingDomain, task: str, **payload: object):

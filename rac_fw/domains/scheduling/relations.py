@@ -152,9 +152,13 @@ def _find_cycle(instance: Instance, pairs: dict[int, tuple[int, int]]) -> list[i
 
 
 def _check_cycles(instance: Instance, before: list[list[str]]) -> list[Evidence]:
-    """Report every independent cycle: find one, name it, drop its pairs, look again."""
+    """Report every independent cycle: find one, name it, drop its pairs, look again.
+
+    Pairs naming an unknown operation are reported elsewhere and left out here, so the other pairs
+    are still judged."""
     ops = instance.operations
-    pairs = {i: (instance.index_of[a], instance.index_of[b]) for i, (a, b) in enumerate(before)}
+    known = instance.index_of
+    pairs = {i: (known[a], known[b]) for i, (a, b) in enumerate(before) if a in known and b in known}
     out = []
     while (cycle := _find_cycle(instance, pairs)) is not None:
         arcs = list(zip(cycle, cycle[1:] + cycle[:1], strict=True))
@@ -181,9 +185,11 @@ def check_relations(instance: Instance, payload: dict[str, Any]) -> tuple[Relati
         model = SchedulingPayload.model_validate(payload)
     except ValidationError as exc:
         return None, schema_evidence(exc)
-    evidence = _check_priority(instance, model.priority) + _check_names(instance, model.before)
-    if not evidence:
-        evidence = _check_cycles(instance, model.before)
+    evidence = (
+        _check_priority(instance, model.priority)
+        + _check_names(instance, model.before)
+        + _check_cycles(instance, model.before)
+    )
     if evidence:
         return None, evidence
     before = tuple((a, b) for a, b in model.before)
