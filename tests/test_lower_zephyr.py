@@ -255,7 +255,6 @@ def test_supports_is_decided_from_the_facts() -> None:
     assert zephyr.supports("dma_periph_rx", nrf), "UARTE0 receives through its own EasyDMA"
     assert zephyr.supports("dma_periph_rx", f4), "the facts map USART2_RX to a DMA1 stream and channel"
     assert not zephyr.supports("dma_periph_rx", _without_rx_route(h7)), "no request route known: not guessed"
-    assert not zephyr.supports("flash_store", h7)
     hal_only = dataclasses.replace(h7, frameworks=("hal",))
     assert not zephyr.supports("gpio_blink", hal_only), "a target whose facts list no Zephyr support"
 

@@ -33,14 +33,16 @@ from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_frame
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.placement import buffer_controller, buffer_needs, default_ram, placement
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, core_clock_hz
+from rac_fw.domains.firmware.ops.adc.adc_read import AdcRead
+from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
+from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
+from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
+from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
+from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
+from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
+from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcRead
-from rac_fw.domains.firmware.plan.ops.dma import DmaMem2Mem
-from rac_fw.domains.firmware.plan.ops.gpio import GpioBlink
-from rac_fw.domains.firmware.plan.ops.timer import TimerOneshot, TimerPeriodic
-from rac_fw.domains.firmware.plan.ops.uart import UartPrint, UartRxIrq
-from rac_fw.domains.firmware.plan.ops.watchdog import Watchdog
 from rac_fw.domains.firmware.verify.console import operation_label
 
 FRAMEWORK = "baremetal"

@@ -35,7 +35,6 @@ IDF_VERSION = "v5.4"
 
 #: Operation kinds this lowering realizes. ``sensor_read`` is the Zephyr sensor API,
 #: ``dma_periph_rx`` has no generic ESP-IDF driver (each peripheral driver owns its GDMA channel) and
-#: ``flash_store`` is not implemented here.
 SUPPORTED = frozenset(
     {
         "gpio_blink", "gpio_input_irq", "gpio_read", "uart_print", "uart_rx_irq", "uart_line_read",

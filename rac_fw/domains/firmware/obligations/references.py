@@ -21,17 +21,24 @@ from rac_fw.domains.firmware.obligations.placement import (
     serving_controllers,
 )
 from rac_fw.domains.firmware.obligations.refs import board_button, board_led, claims, free_pins, normalized
+from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
+from rac_fw.domains.firmware.ops.bus.i2c_transfer import I2cTransfer
+from rac_fw.domains.firmware.ops.bus.spi_transfer import SpiTransfer
+from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
+from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
+from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
+from rac_fw.domains.firmware.ops.gpio.gpio_input_irq import GpioInputIrq
+from rac_fw.domains.firmware.ops.gpio.gpio_read import GpioRead
+from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
+from rac_fw.domains.firmware.ops.log.log import Log
+from rac_fw.domains.firmware.ops.pwm.pwm_fade import PwmFade
+from rac_fw.domains.firmware.ops.pwm.pwm_fixed import PwmFixed
+from rac_fw.domains.firmware.ops.sensor.sensor_read import SensorRead
+from rac_fw.domains.firmware.ops.threads.lock_order import LockOrder
+from rac_fw.domains.firmware.ops.threads.producer_consumer import ProducerConsumer
+from rac_fw.domains.firmware.ops.threads.shared_state_mutex import SharedStateMutex
+from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
 from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcScan
-from rac_fw.domains.firmware.plan.ops.bus import I2cTransfer, SpiTransfer
-from rac_fw.domains.firmware.plan.ops.dma import DmaMem2Mem, DmaPeriphRx
-from rac_fw.domains.firmware.plan.ops.gpio import GpioBlink, GpioInputIrq, GpioRead
-from rac_fw.domains.firmware.plan.ops.handoff import IsrHandoff
-from rac_fw.domains.firmware.plan.ops.log import Log
-from rac_fw.domains.firmware.plan.ops.pwm import PwmFade, PwmFixed
-from rac_fw.domains.firmware.plan.ops.sensor import SensorRead
-from rac_fw.domains.firmware.plan.ops.threads import LockOrder, ProducerConsumer, SharedStateMutex
-from rac_fw.domains.firmware.plan.ops.watchdog import Watchdog
 
 CODE_DUPLICATE = "E_DUPLICATE_NAME"
 CODE_UNKNOWN = "E_UNKNOWN_RESOURCE"

@@ -12,11 +12,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Pin, Target
+from rac_fw.domains.firmware.ops.adc import AdcDtChannel, AdcPinChannel
+from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
+from rac_fw.domains.firmware.ops.gpio.gpio_input_irq import GpioInputIrq
+from rac_fw.domains.firmware.ops.gpio.gpio_read import GpioRead
+from rac_fw.domains.firmware.ops.pwm.pwm_fade import PwmFade
+from rac_fw.domains.firmware.ops.pwm.pwm_fixed import PwmFixed
+from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
+from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
+from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcDtChannel, AdcPinChannel
-from rac_fw.domains.firmware.plan.ops.gpio import GpioBlink, GpioInputIrq, GpioRead
-from rac_fw.domains.firmware.plan.ops.pwm import PwmFade, PwmFixed
-from rac_fw.domains.firmware.plan.ops.uart import UartLineRead, UartPrint, UartRxIrq
 from rac_fw.domains.firmware.plan.paths import PathPart
 
 UartOp = UartPrint | UartRxIrq | UartLineRead

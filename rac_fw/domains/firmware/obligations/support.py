@@ -14,16 +14,17 @@ from rac_fw.domains.firmware.obligations.evidence import Path, relax, remove, re
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.quantities import (
     extra,
-    flash_geometry,
     systick,
     timer_names,
     watchdog_range,
 )
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.ops.adc import AdcDtChannel
+from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
+from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
+from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcDtChannel, AdcScan
-from rac_fw.domains.firmware.plan.ops.timer import TimerOneshot, TimerPeriodic
 
 CODE = "E_TARGET_UNSUPPORTED"
 
@@ -39,8 +40,6 @@ def _hardware_missing(target: Target, framework: str, op: Operation) -> str | No
         return f"{target.id} has no watchdog usable with {framework}"
     if kind.startswith("dma_") and not target.dma:
         return f"{target.id} has no DMA controller"
-    if kind == "flash_store" and flash_geometry(target) is None:
-        return f"{target.id} states no flash geometry"
     return None
 
 

@@ -25,9 +25,11 @@ from rac_fw.domains.firmware.obligations.quantities import (
     timer_names,
 )
 from rac_fw.domains.firmware.obligations.refs import claims, endpoint_pin, free_pins, normalized
+from rac_fw.domains.firmware.ops.pwm.pwm_fade import PwmFade
+from rac_fw.domains.firmware.ops.pwm.pwm_fixed import PwmFixed
+from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
+from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.pwm import PwmFade, PwmFixed
-from rac_fw.domains.firmware.plan.ops.timer import TimerOneshot, TimerPeriodic
 
 #: Largest relative error between the requested and the produced period.
 PERIOD_TOLERANCE = 0.01

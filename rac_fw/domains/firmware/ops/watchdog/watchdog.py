@@ -1,4 +1,4 @@
-"""The watchdog: installed once with a timeout, fed from a thread, never disabled."""
+"""The ``watchdog`` operation: its model and its spec."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.ops.spec import OpSpec
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -26,3 +27,6 @@ class Watchdog(Operation):
     feed_thread: Name | None = Field(
         default=None, description="Thread (resources.threads) that feeds; None = the main thread."
     )
+
+
+SPEC = OpSpec(model=Watchdog, family="watchdog", flags=frozenset())

@@ -1,4 +1,4 @@
-"""Sensor read through the framework's sensor API (Zephyr ``sensor_sample_fetch``/``channel_get``)."""
+"""The ``sensor_read`` operation: its model and its spec."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -27,3 +28,6 @@ class SensorRead(Operation):
         "voltage",
     ] = Field(description="Sensor channel (Zephyr SENSOR_CHAN_* in lowercase).")
     interval_ms: int = Field(default=1000, ge=1, le=3_600_000)
+
+
+SPEC = OpSpec(model=SensorRead, family="sensor", flags=frozenset({Flag.VALUE}))
