@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import ambiguous_board_name, board_button, board_led, exact_name, normalized
 from rac_fw.domains.firmware.obligations.evidence import Path, add, relax, remove, replace, violation
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.placement import (
@@ -20,7 +21,7 @@ from rac_fw.domains.firmware.obligations.placement import (
     controller_named,
     serving_controllers,
 )
-from rac_fw.domains.firmware.obligations.refs import board_button, board_led, claims, free_pins, normalized
+from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.bus.i2c_transfer import I2cTransfer
 from rac_fw.domains.firmware.ops.bus.spi_transfer import SpiTransfer
@@ -102,10 +103,21 @@ class _Refs:
         board = board_led(self.target, name) if output else board_button(self.target, name)
         if board is not None:
             return
+        what = "LED" if output else "button"
+        twins = ambiguous_board_name(self.target, name, led=output)
+        if twins is not None:
+            self.unknown(
+                f"{what} {name!r} could mean "
+                + " or ".join(f"{exact_name(c)} ({c.name}, {c.pin})" for c in twins.candidates)
+                + ": spell the devicetree label or the board name exactly",
+                path,
+                [name, *(exact_name(c) for c in twins.candidates)],
+                [relax(f"use {exact_name(c)} ({c.pin})", replace(path, exact_name(c))) for c in twins.candidates],
+            )
+            return
         items = self.target.board.leds if output else self.target.board.buttons
         labels = [normalized(x.dt_label or x.name) for x in items]
         labels += [p.name for p in self.plan.resources.pins if p.function == "GPIO"]
-        what = "LED" if output else "button"
         options = _choices(name, labels, path, what)
         free = free_pins(self.target, self.taken, "GPIO")
         if free:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.facts.model import Target
@@ -43,6 +43,9 @@ def always(target: Target) -> bool:
     return True
 
 
+Endpoint = Literal["led", "button"]
+"""A field naming a board LED (an output) or button (an input), or a pin the plan declares."""
+
 ViewFn = Callable[[Any, int, Any], Any]
 """``view(builder, index, op)``: the values the template macro renders (framework-specific shape)."""
 
@@ -57,8 +60,9 @@ class Realization:
     """Builds the view; None when the framework's generic code needs nothing operation-specific."""
     available: Callable[[Target], bool] = always
     """Whether the target's facts allow this realization (the board has the node, the chip the unit)."""
-    kconfig: tuple[str, ...] = ()
-    """Configuration symbols the realization needs beyond its template family's (Zephyr Kconfig)."""
+    features: Mapping[str, Callable[[Target], bool]] = field(default_factory=dict)
+    """Optional capabilities of this realization and when the facts allow them (``adc_scan`` on HAL:
+    ``dma`` — scanning into a buffer by DMA — where the facts route an ADC unit's DMA request)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,8 @@ class OpSpec:
     realizations: Mapping[str, Realization] = field(default_factory=dict)
     """Framework name → realization. A framework absent here does not realize the operation."""
     flags: frozenset[Flag] = frozenset()
+    endpoints: Mapping[str, Endpoint] = field(default_factory=dict)
+    """Field name → which board item it names (``led: led`` for gpio_blink): the binder resolves these."""
 
     @property
     def kind(self) -> str:

@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.adc import AdcChannel, Resolution
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 
 
@@ -22,4 +23,13 @@ class AdcPeriodic(Operation):
     samples: int | None = Field(default=None, ge=1, le=1_000_000, description="Sample count; None = forever.")
 
 
-SPEC = OpSpec(model=AdcPeriodic, family="adc", flags=frozenset({Flag.VALUE}))
+SPEC = OpSpec(
+    model=AdcPeriodic,
+    family="adc",
+    flags=frozenset({Flag.VALUE}),
+    realizations={
+        "zephyr": Realization(template="adc", available=lambda t: has_dt_label(t, r"adc\d*")),
+        "espidf": Realization(template="adc"),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.adc import AdcChannel, Resolution
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 
 
@@ -20,4 +21,14 @@ class AdcRead(Operation):
     resolution_bits: Resolution = 12
 
 
-SPEC = OpSpec(model=AdcRead, family="adc", flags=frozenset({Flag.VALUE}))
+SPEC = OpSpec(
+    model=AdcRead,
+    family="adc",
+    flags=frozenset({Flag.VALUE}),
+    realizations={
+        "zephyr": Realization(template="adc", available=lambda t: has_dt_label(t, r"adc\d*")),
+        "espidf": Realization(template="adc"),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/adc_read"),
+    },
+)

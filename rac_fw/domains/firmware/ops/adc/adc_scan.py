@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import adc_dma_routable, has_dt_label
 from rac_fw.domains.firmware.ops.adc import AdcChannel, Resolution
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -27,4 +28,13 @@ class AdcScan(Operation):
     buffer: Name | None = Field(default=None, description="dma_rx buffer receiving the scan by DMA.")
 
 
-SPEC = OpSpec(model=AdcScan, family="adc", flags=frozenset({Flag.VALUE}))
+SPEC = OpSpec(
+    model=AdcScan,
+    family="adc",
+    flags=frozenset({Flag.VALUE}),
+    realizations={
+        "zephyr": Realization(template="adc", available=lambda t: has_dt_label(t, r"adc\d*")),
+        "espidf": Realization(template="adc"),
+        "hal": Realization(template="ops", features={"dma": adc_dma_routable}),
+    },
+)

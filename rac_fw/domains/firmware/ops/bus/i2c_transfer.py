@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.bus import Retries, Timeout
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -30,4 +31,13 @@ class I2cTransfer(Operation):
     interval_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Repeat period, or once.")
 
 
-SPEC = OpSpec(model=I2cTransfer, family="bus", flags=frozenset({Flag.VALUE}))
+SPEC = OpSpec(
+    model=I2cTransfer,
+    family="bus",
+    flags=frozenset({Flag.VALUE}),
+    realizations={
+        "zephyr": Realization(template="i2c", available=lambda t: has_dt_label(t, r"i2c\d*")),
+        "espidf": Realization(template="bus"),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.bus import Retries, Timeout
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -28,4 +29,13 @@ class SpiTransfer(Operation):
     interval_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Repeat period, or once.")
 
 
-SPEC = OpSpec(model=SpiTransfer, family="bus", flags=frozenset({Flag.VALUE}))
+SPEC = OpSpec(
+    model=SpiTransfer,
+    family="bus",
+    flags=frozenset({Flag.VALUE}),
+    realizations={
+        "zephyr": Realization(template="spi", available=lambda t: has_dt_label(t, r"spi\d*")),
+        "espidf": Realization(template="bus"),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import dt_labels, has_registers, memory_to_memory_controllers
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
 
@@ -24,4 +26,22 @@ class DmaMem2Mem(Operation):
     irq_priority: IrqPriority | None = None
 
 
-SPEC = OpSpec(model=DmaMem2Mem, family="dma", flags=frozenset({Flag.ISR_CONTEXT}))
+def _stream_registers(target: Target) -> bool:
+    """The bare-metal template programs an STM32 DMA stream: the facts must hold its registers."""
+    return any(has_registers(target, d.name, "ST0_CR") for d in memory_to_memory_controllers(target))
+
+
+SPEC = OpSpec(
+    model=DmaMem2Mem,
+    family="dma",
+    flags=frozenset({Flag.ISR_CONTEXT}),
+    realizations={
+        "zephyr": Realization(
+            template="dma",
+            available=lambda t: any(d.name.lower() in dt_labels(t) for d in memory_to_memory_controllers(t)),
+        ),
+        "espidf": Realization(template="dma"),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/dma_mem2mem", available=_stream_registers),
+    },
+)

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.facts.query import console_rx_dma, console_uart_known
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name, SignalName
 
@@ -24,4 +25,14 @@ class DmaPeriphRx(Operation):
     irq_priority: IrqPriority | None = None
 
 
-SPEC = OpSpec(model=DmaPeriphRx, family="dma", flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING}))
+SPEC = OpSpec(
+    model=DmaPeriphRx,
+    family="dma",
+    flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING}),
+    realizations={
+        "zephyr": Realization(
+            template="uart", available=lambda t: console_uart_known(t) and console_rx_dma(t) is not None
+        ),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import OpSpec
+from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -24,4 +24,15 @@ class GpioBlink(Operation):
     count: int | None = Field(default=None, ge=1, le=1_000_000, description="Cycles, or None = forever.")
 
 
-SPEC = OpSpec(model=GpioBlink, family="gpio", flags=frozenset())
+SPEC = OpSpec(
+    model=GpioBlink,
+    family="gpio",
+    flags=frozenset(),
+    endpoints={"led": "led"},
+    realizations={
+        "zephyr": Realization(template="gpio"),
+        "espidf": Realization(template="gpio"),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/gpio_blink"),
+    },
+)

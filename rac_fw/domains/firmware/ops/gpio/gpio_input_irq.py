@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority, Name
 
@@ -28,4 +28,14 @@ class GpioInputIrq(Operation):
     irq_priority: IrqPriority | None = None
 
 
-SPEC = OpSpec(model=GpioInputIrq, family="gpio", flags=frozenset({Flag.ISR_CONTEXT}))
+SPEC = OpSpec(
+    model=GpioInputIrq,
+    family="gpio",
+    flags=frozenset({Flag.ISR_CONTEXT}),
+    endpoints={"button": "button"},
+    realizations={
+        "zephyr": Realization(template="gpio"),
+        "espidf": Realization(template="gpio"),
+        "hal": Realization(template="ops"),
+    },
+)

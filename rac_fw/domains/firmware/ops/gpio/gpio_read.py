@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -19,4 +19,14 @@ class GpioRead(Operation):
     interval_ms: int = Field(default=100, ge=1, le=3_600_000, description="Polling period.")
 
 
-SPEC = OpSpec(model=GpioRead, family="gpio", flags=frozenset({Flag.VALUE}))
+SPEC = OpSpec(
+    model=GpioRead,
+    family="gpio",
+    flags=frozenset({Flag.VALUE}),
+    endpoints={"button": "button"},
+    realizations={
+        "zephyr": Realization(template="gpio"),
+        "espidf": Realization(template="gpio"),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -32,4 +32,12 @@ class IsrHandoff(Operation):
     )
 
 
-SPEC = OpSpec(model=IsrHandoff, family="handoff", flags=frozenset({Flag.HANDOFF}))
+SPEC = OpSpec(
+    model=IsrHandoff,
+    family="handoff",
+    flags=frozenset({Flag.HANDOFF}),
+    realizations={
+        "zephyr": Realization(template="handoff"),
+        "espidf": Realization(template="handoff"),
+    },
+)

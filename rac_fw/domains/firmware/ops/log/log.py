@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import OpSpec
+from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Message, Name
 
@@ -27,4 +27,13 @@ class Log(Operation):
     in_isr_of: Name | None = Field(default=None, description="Operation whose ISR would run this log.")
 
 
-SPEC = OpSpec(model=Log, family="log", flags=frozenset())
+SPEC = OpSpec(
+    model=Log,
+    family="log",
+    flags=frozenset(),
+    realizations={
+        "zephyr": Realization(template="log"),
+        "espidf": Realization(template="log"),
+        "hal": Realization(template="ops"),
+    },
+)

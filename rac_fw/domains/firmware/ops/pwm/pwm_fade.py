@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.pwm import OUTPUT_DESCRIPTION
-from rac_fw.domains.firmware.ops.spec import OpSpec
+from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -23,4 +24,14 @@ class PwmFade(Operation):
     ramp_down: bool = Field(default=True, description="Fade back down (triangle) instead of restarting.")
 
 
-SPEC = OpSpec(model=PwmFade, family="pwm", flags=frozenset())
+SPEC = OpSpec(
+    model=PwmFade,
+    family="pwm",
+    flags=frozenset(),
+    endpoints={"output": "led"},
+    realizations={
+        "zephyr": Realization(template="pwm", available=lambda t: has_dt_label(t, r"pwm-led\d+", r"\w+_pwm_led")),
+        "espidf": Realization(template="pwm"),
+        "hal": Realization(template="ops"),
+    },
+)

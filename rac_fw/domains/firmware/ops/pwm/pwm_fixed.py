@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.pwm import OUTPUT_DESCRIPTION
-from rac_fw.domains.firmware.ops.spec import OpSpec
+from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -21,4 +22,14 @@ class PwmFixed(Operation):
     duty_percent: float = Field(ge=0, le=100, description="High time as a percentage of the period.")
 
 
-SPEC = OpSpec(model=PwmFixed, family="pwm", flags=frozenset())
+SPEC = OpSpec(
+    model=PwmFixed,
+    family="pwm",
+    flags=frozenset(),
+    endpoints={"output": "led"},
+    realizations={
+        "zephyr": Realization(template="pwm", available=lambda t: has_dt_label(t, r"pwm-led\d+", r"\w+_pwm_led")),
+        "espidf": Realization(template="pwm"),
+        "hal": Realization(template="ops"),
+    },
+)

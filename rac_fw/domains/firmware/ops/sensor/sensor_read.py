@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.facts.query import has_dt_label
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -30,4 +31,15 @@ class SensorRead(Operation):
     interval_ms: int = Field(default=1000, ge=1, le=3_600_000)
 
 
-SPEC = OpSpec(model=SensorRead, family="sensor", flags=frozenset({Flag.VALUE}))
+#: Board devicetree node labels of on-chip sensors the Zephyr sensor API reads (die temperature, Vref, Vbat).
+SENSOR_LABELS = ("die_temp", "temp", "vref", "vbat")
+
+
+SPEC = OpSpec(
+    model=SensorRead,
+    family="sensor",
+    flags=frozenset({Flag.VALUE}),
+    realizations={
+        "zephyr": Realization(template="sensor", available=lambda t: has_dt_label(t, *SENSOR_LABELS)),
+    },
+)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import OpSpec
+from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -23,4 +23,12 @@ class LockOrder(Operation):
     threads: list[Name] = Field(min_length=1, max_length=8, description="Threads (resources.threads).")
 
 
-SPEC = OpSpec(model=LockOrder, family="threads", flags=frozenset())
+SPEC = OpSpec(
+    model=LockOrder,
+    family="threads",
+    flags=frozenset(),
+    realizations={
+        "zephyr": Realization(template="threads"),
+        "espidf": Realization(template="threads"),
+    },
+)

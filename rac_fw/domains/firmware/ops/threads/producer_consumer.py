@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import OpSpec
+from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -22,4 +22,12 @@ class ProducerConsumer(Operation):
     period_ms: int = Field(default=100, ge=1, le=3_600_000, description="Production period.")
 
 
-SPEC = OpSpec(model=ProducerConsumer, family="threads", flags=frozenset())
+SPEC = OpSpec(
+    model=ProducerConsumer,
+    family="threads",
+    flags=frozenset(),
+    realizations={
+        "zephyr": Realization(template="threads"),
+        "espidf": Realization(template="threads"),
+    },
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.ops.timer import TimedOperation
 
 
@@ -14,4 +14,14 @@ class TimerOneshot(TimedOperation):
     op: Literal["timer_oneshot"]
 
 
-SPEC = OpSpec(model=TimerOneshot, family="timer", flags=frozenset({Flag.ISR_CONTEXT}))
+SPEC = OpSpec(
+    model=TimerOneshot,
+    family="timer",
+    flags=frozenset({Flag.ISR_CONTEXT}),
+    realizations={
+        "zephyr": Realization(template="timer"),
+        "espidf": Realization(template="timer"),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/timer"),
+    },
+)

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.facts.query import console_uart_known
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.ops.uart import Baud, UartInstance
 from rac_fw.domains.firmware.plan.base import Operation
 
@@ -23,4 +24,13 @@ class UartLineRead(Operation):
     )
 
 
-SPEC = OpSpec(model=UartLineRead, family="uart", flags=frozenset({Flag.RX_RING, Flag.CONSOLE}))
+SPEC = OpSpec(
+    model=UartLineRead,
+    family="uart",
+    flags=frozenset({Flag.RX_RING, Flag.CONSOLE}),
+    realizations={
+        "zephyr": Realization(template="uart", available=console_uart_known),
+        "espidf": Realization(template="uart"),
+        "hal": Realization(template="ops"),
+    },
+)

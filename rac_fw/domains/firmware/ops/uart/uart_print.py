@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.facts.query import console_uart_known
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.ops.uart import Baud, UartInstance
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Message
@@ -24,4 +25,14 @@ class UartPrint(Operation):
     )
 
 
-SPEC = OpSpec(model=UartPrint, family="uart", flags=frozenset({Flag.CONSOLE}))
+SPEC = OpSpec(
+    model=UartPrint,
+    family="uart",
+    flags=frozenset({Flag.CONSOLE}),
+    realizations={
+        "zephyr": Realization(template="uart", available=console_uart_known),
+        "espidf": Realization(template="uart"),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/uart_print"),
+    },
+)

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.facts.query import console_uart_known
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.ops.uart import Baud, UartInstance
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority
@@ -23,4 +24,14 @@ class UartRxIrq(Operation):
     irq_priority: IrqPriority | None = None
 
 
-SPEC = OpSpec(model=UartRxIrq, family="uart", flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING, Flag.CONSOLE}))
+SPEC = OpSpec(
+    model=UartRxIrq,
+    family="uart",
+    flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING, Flag.CONSOLE}),
+    realizations={
+        "zephyr": Realization(template="uart", available=console_uart_known),
+        "espidf": Realization(template="uart"),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/uart_rx_irq"),
+    },
+)
