@@ -76,7 +76,8 @@ def index() -> dict[str, Any]:
             "framework": "zephyr|espidf|hal|baremetal; default: the target's first",
             "resources": "buffers, pins, devices, threads: op_schema('resources')",
             "operations": "1-64 items {op: KIND, name?: id, ...}: op_schema(KIND) gives the fields",
-            "heap_bytes": "int", "stack_bytes": "int",
+            "heap_bytes": "int",
+            "stack_bytes": "int",
         },  # fmt: skip
         "where": WHERE_LEGEND,
         "targets": {t.id: list(t.frameworks) for t in targets},

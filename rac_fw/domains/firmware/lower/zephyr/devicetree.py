@@ -179,7 +179,7 @@ class DevicetreeFacts(BuilderCore):
         candidates = [lower, re.sub(r"^(twim|twis|twi)", "i2c", lower), re.sub(r"^(spim|spis)", "spi", lower)]
         return next((c for c in candidates if c in self.labels), None)
 
-    def _bus_device(self, index: int, op: Any, bus: str) -> tuple[Any, str]:
+    def bus_device(self, index: int, op: Any, bus: str) -> tuple[Any, str]:
         device = self.plan.device(op.device)
         if device is None or device.bus != bus:
             raise unsupported(
@@ -216,7 +216,7 @@ class DevicetreeFacts(BuilderCore):
         self.app.includes.add("zephyr/sys/atomic.h")
         return device, label
 
-    def _adc_facts(self) -> dict[str, Any]:
+    def adc_facts(self) -> dict[str, Any]:
         adc = self.target.extra.get("adc")
         return adc if isinstance(adc, dict) else {}
 
@@ -227,7 +227,7 @@ class DevicetreeFacts(BuilderCore):
         plan the board's default analog input (fact ``adc.board_default_pin``) is used, else the first
         analog pin the board does not wire to a LED, button or reserved function.
         """
-        facts = self._adc_facts()
+        facts = self.adc_facts()
         if pin_name is None:
             default = facts.get("board_default_pin")
             if isinstance(default, str):
@@ -257,14 +257,14 @@ class DevicetreeFacts(BuilderCore):
             raise unsupported(where, f"{pin_name} carries no single-ended ADC input", [pin_name], [])
         return pin, signal
 
-    def _adc_channel(self, index: int, where: str, channel: Any, resolution: int) -> int:
+    def adc_channel(self, index: int, where: str, channel: Any, resolution: int) -> int:
         """Register one ADC channel in zephyr,user io-channels; return its index in that list."""
         if hasattr(channel, "channel_index"):
             slot, pin_name = channel.channel_index, channel.pin
         else:
             slot, pin_name = None, channel.pin
         found = self._adc_pin(where, pin_name)
-        facts = self._adc_facts()
+        facts = self.adc_facts()
         pin, signal = found if found is not None else (None, "")
         nrf = re.fullmatch(r"AIN(\d+)", signal)
         stm = re.fullmatch(r"ADC(\d+)_INP?(\d+)", signal)
