@@ -17,7 +17,7 @@ from rac_fw.domains.firmware.plan.model import OPERATION_KINDS, Plan
 
 #: Every operation the registry must find (a new op spec is added here on purpose, like a runner in west).
 PINNED = {
-    "gpio_blink", "gpio_input_irq", "gpio_read",
+    "gpio_blink", "gpio_input_irq", "gpio_read", "gpio_set",
     "uart_print", "uart_rx_irq", "uart_line_read",
     "i2c_transfer", "spi_transfer",
     "adc_read", "adc_periodic", "adc_scan",

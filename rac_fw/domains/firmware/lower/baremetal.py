@@ -38,6 +38,7 @@ from rac_fw.domains.firmware.ops.adc.adc_read import AdcRead
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
 from rac_fw.domains.firmware.ops.matrix import realizes
+from rac_fw.domains.firmware.ops.registry import spec
 from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
 from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
@@ -165,6 +166,23 @@ class _Build:
     def target(self) -> Target:
         return self.bound.target
 
+    # --- what op specs' bare-metal view functions call --------------------------------------------
+    def base(self, index: int, op: Any) -> dict[str, Any]:
+        """The id and console label every operation block has."""
+        return _base(self, index, op)
+
+    def gpio_pin(self, name: str) -> dict[str, Any]:
+        """A pin as a GPIO (port, number, clock gate or PSEL) for the family's GPIO template macros."""
+        return _pin(self, name, "GPIO")
+
+    def gpio_template(self) -> str:
+        """The GPIO template (``ops/gpio_stm32.c.j2`` / ``ops/gpio_nrf.c.j2``) the facts' pin routing needs."""
+        return _gpio_template(self.target)
+
+    def emit(self, template: str, ctx: dict[str, Any]) -> None:
+        """Add a rendered block (``templates/baremetal/<template>.c.j2``) with its context."""
+        self.blocks.append(_Block(f"{template}.c.j2", ctx))
+
     def budget_us(self, timeout_us: int) -> int:
         return derive.poll_budget(self.core_hz, timeout_us)
 
@@ -202,7 +220,8 @@ class BaremetalLowerer:
         }
         for index, op in enumerate(plan.operations):
             with _located(f"operations[{index}]", target, op.op):
-                emit = emitters.get(type(op))
+                realization = spec(op.op).realization(FRAMEWORK)
+                emit = realization.view if realization is not None and realization.view else emitters.get(type(op))
                 if emit is None or not realizes(FRAMEWORK, op.op, target):
                     raise BaremetalError(f"{op.op} is not supported by baremetal on {target.id}")
                 emit(build, index, op)

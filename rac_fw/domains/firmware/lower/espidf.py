@@ -239,7 +239,10 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
     view: dict[str, Any] = {"op": op, "sym": sym, "family": _template(op.op), "index": index,
                             "label": c_string_literal(sym)}  # fmt: skip
     kind = op.op
-    if kind == "gpio_blink":
+    realization = spec(kind).realization("espidf")
+    if realization is not None and realization.view is not None:
+        view.update(realization.view(build, index, op))
+    elif kind == "gpio_blink":
         view["gpio"], view["active_low"] = build.io(op.led, "led", where)
         view["half_ms"] = max(1, op.period_ms // 2)
         view["task"] = build.thread(None, sym)
@@ -413,7 +416,7 @@ class EspIdfLowerer:
             view["handoffs"] = [
                 h for h in build.views if spec(h["op"].op).has(Flag.HANDOFF) and h["op"].source == view["op"].name
             ]
-            build.requires |= REQUIRES[view["family"]]
+            build.requires |= REQUIRES.get(view["family"], set())
         if plan.resources.buffers:
             build.requires.add("heap")
         env = template_env("espidf")

@@ -99,6 +99,7 @@ class DevicetreeFacts(BuilderCore):
 
     def gpio_spec(self, role: str, name: str, where: str, kind: str, op_id: str) -> str:
         """``GPIO_DT_SPEC_GET(...)`` for the board LED/button or declared pin the plan name is bound to."""
+        self.app.includes.add("zephyr/drivers/gpio.h")  # declares struct gpio_dt_spec and GPIO_DT_SPEC_GET
         board = self.target.board
         try:
             endpoint = self.bound.endpoint("led" if kind == "led" else "button", name)
