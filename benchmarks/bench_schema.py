@@ -23,9 +23,9 @@ from typing import Any
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from rac_fw.domains.firmware.ops import catalog
-from rac_fw.domains.firmware.ops.registry import specs
+from rac_fw.domains.firmware.plan import catalog
 from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import specs
 from rac_fw.metering import measure, tokenizer_name
 from rac_fw.schemas import inline_refs
 

@@ -13,9 +13,9 @@ from conftest import require_tool
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.lower import lower
 from rac_fw.domains.firmware.obligations import check
-from rac_fw.domains.firmware.ops.matrix import frameworks_for
 from rac_fw.domains.firmware.pipeline import run_plan
 from rac_fw.domains.firmware.plan.load import load_plan
+from rac_fw.domains.firmware.plan.matrix import frameworks_for
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.resources import data_dir
 

@@ -10,10 +10,10 @@ import pytest
 
 from rac_fw.domain import schema_for
 from rac_fw.domains.firmware.facts.load import load_target, target_ids
-from rac_fw.domains.firmware.ops import catalog
-from rac_fw.domains.firmware.ops.matrix import frameworks_for, realizes, table
-from rac_fw.domains.firmware.ops.registry import kinds, spec, specs
+from rac_fw.domains.firmware.plan import catalog
+from rac_fw.domains.firmware.plan.matrix import frameworks_for, realizes, table
 from rac_fw.domains.firmware.plan.model import OPERATION_KINDS, Plan
+from rac_fw.domains.firmware.plan.registry import kinds, spec, specs
 
 #: Every operation the registry must find (a new op spec is added here on purpose, like a runner in west).
 PINNED = {

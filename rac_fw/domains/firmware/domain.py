@@ -26,7 +26,7 @@ from rac_fw.domains.firmware.facts import observe as facts_observe
 from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations import check, resolve_framework
-from rac_fw.domains.firmware.ops import catalog
+from rac_fw.domains.firmware.plan import catalog
 from rac_fw.domains.firmware.plan.load import PlanError, parse_plan
 from rac_fw.domains.firmware.plan.model import Plan
 

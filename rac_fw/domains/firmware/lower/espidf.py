@@ -34,10 +34,10 @@ from rac_fw.domains.firmware.lower import (
 )
 from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
-from rac_fw.domains.firmware.ops.registry import spec
-from rac_fw.domains.firmware.ops.spec import Flag
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
 
 #: ESP-IDF release the templates are written against (also in templates/espidf/VERSION).
 IDF_VERSION = "v5.4"

@@ -43,9 +43,9 @@ from rac_fw.domains.firmware.lower import (
 from rac_fw.domains.firmware.obligations.placement import buffer_needs
 from rac_fw.domains.firmware.obligations.quantities import clock_hz, dcache_active, extra, hardware_timer
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
-from rac_fw.domains.firmware.ops.registry import spec
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.model import VALUE_OPERATIONS, Plan
+from rac_fw.domains.firmware.plan.registry import spec
 
 #: STM32Cube HAL driver releases the templates are written against (also in templates/hal/VERSION).
 HAL_VERSIONS = {"STM32F4": "STM32Cube HAL F4 v1.8.3", "STM32H7": "STM32Cube HAL H7 v1.11.3"}

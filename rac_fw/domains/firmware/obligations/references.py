@@ -29,13 +29,13 @@ from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
 from rac_fw.domains.firmware.ops.log.log import Log
-from rac_fw.domains.firmware.ops.registry import spec
 from rac_fw.domains.firmware.ops.sensor.sensor_read import SensorRead
 from rac_fw.domains.firmware.ops.threads.lock_order import LockOrder
 from rac_fw.domains.firmware.ops.threads.producer_consumer import ProducerConsumer
 from rac_fw.domains.firmware.ops.threads.shared_state_mutex import SharedStateMutex
 from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
 from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
+from rac_fw.domains.firmware.plan.registry import spec
 
 CODE_DUPLICATE = "E_DUPLICATE_NAME"
 CODE_UNKNOWN = "E_UNKNOWN_RESOURCE"

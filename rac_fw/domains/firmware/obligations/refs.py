@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 from rac_fw.domains.firmware.facts.model import Pin, Target
 from rac_fw.domains.firmware.facts.query import board_button, board_led
-from rac_fw.domains.firmware.ops.adc import AdcDtChannel, AdcPinChannel
-from rac_fw.domains.firmware.ops.registry import spec
 from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
+from rac_fw.domains.firmware.plan.channels import AdcDtChannel, AdcPinChannel
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.paths import PathPart
+from rac_fw.domains.firmware.plan.registry import spec
 
 UartOp = UartPrint | UartRxIrq | UartLineRead
 

@@ -15,8 +15,8 @@ from rac_fw.domains.firmware.lower import Lowered
 from rac_fw.domains.firmware.lower.zephyr.core import family
 from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, ZEPHYR_VERSION, Step, unsupported
 from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
-from rac_fw.domains.firmware.ops.registry import spec
-from rac_fw.domains.firmware.ops.spec import Flag
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
 from rac_fw.resources import data_dir
 
 

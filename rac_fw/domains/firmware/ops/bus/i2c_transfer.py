@@ -8,9 +8,9 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.bus import Retries, Timeout
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder

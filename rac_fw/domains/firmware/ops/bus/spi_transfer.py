@@ -8,9 +8,9 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.bus import Retries, Timeout
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
@@ -33,12 +33,11 @@ class SpiTransfer(Operation):
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
-    from rac_fw.domains.firmware.lower.zephyr.model import alias_macro, dt_property
 
     oid = b.ids[index]
     device, label = b.bus_device(index, op, "spi")
     b.app.includes.update({"zephyr/drivers/spi.h", "zephyr/drivers/gpio.h"})
-    prop = dt_property(f"{oid}-cs-gpios")
+    prop = b.dt_property(f"{oid}-cs-gpios")
     b.app.user_props[prop] = b.gpio_ref(device.chip_select, active_low=True)
     mode = []
     if op.mode & 2:
@@ -48,7 +47,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
     header = 1 if op.register_index is not None else 0
     return {
         "bus": label,
-        "cs_prop": alias_macro(prop),
+        "cs_prop": b.alias_macro(prop),
         "frequency": device.frequency_hz,
         "operation": " | ".join(["SPI_OP_MODE_MASTER", "SPI_TRANSFER_MSB", "SPI_WORD_SET(8)", *mode]),
         "register": f"0x{op.register_index:02x}" if op.register_index is not None else None,

@@ -8,9 +8,9 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import dt_labels, has_registers, memory_to_memory_controllers
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder

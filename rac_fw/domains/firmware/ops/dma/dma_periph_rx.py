@@ -8,9 +8,10 @@ from pydantic import Field
 
 from rac_fw.contract import Relaxation
 from rac_fw.domains.firmware.facts.query import console_rx_dma, console_uart_known, request_instance
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
+from rac_fw.domains.firmware.ops.uart import UART_ASYNC_KCONFIG, UART_DRAIN_MS, UART_RX_IDLE_CHARS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name, SignalName
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
@@ -38,13 +39,6 @@ def _zephyr(b: ZephyrBuilder, index: int, op: DmaPeriphRx) -> dict[str, Any]:
     start, it cannot clean the cache before it; on a D-cached core the buffer is therefore
     ``__nocache`` (Zephyr 4.1's STM32 UART driver also rejects cacheable buffers with -EFAULT).
     """
-    from rac_fw.domains.firmware.lower.zephyr.devicetree import console_rx_route
-    from rac_fw.domains.firmware.lower.zephyr.model import (
-        UART_ASYNC_KCONFIG,
-        UART_DRAIN_MS,
-        UART_RX_IDLE_CHARS,
-        unsupported,
-    )
 
     where = f"operations[{index}]"
     label, baud = b.console()
@@ -71,17 +65,17 @@ def _zephyr(b: ZephyrBuilder, index: int, op: DmaPeriphRx) -> dict[str, Any]:
                     patch=[{"op": "remove", "path": ["operations", index]}],
                 )
             ]
-            raise unsupported(f"{where}.peripheral", f"{op.peripheral}: {why}", [op.peripheral], relax)
-        raise unsupported(
+            raise b.unsupported(f"{where}.peripheral", f"{op.peripheral}: {why}", [op.peripheral], relax)
+        raise b.unsupported(
             f"{where}.peripheral",
             f"the Zephyr lowering drives the console UART ({console_rx}); {op.peripheral} needs pin "
             "control it does not generate",
             [op.peripheral],
             to_console if console_rx else [],
         )
-    route = console_rx_route(b.target)
+    route = b.console_rx_route()
     if route is None:
-        raise unsupported(
+        raise b.unsupported(
             where,
             f"no DMA route for {console_rx} is known from the {b.target.id} facts "
             "(a DmaController.requests mapping or extra.dmamux request lines)",
@@ -89,7 +83,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: DmaPeriphRx) -> dict[str, Any]:
             [],
         )
     if op.controller is not None and op.controller.upper() != route.controller.upper():
-        raise unsupported(
+        raise b.unsupported(
             f"{where}.controller",
             f"{console_rx} is routed to {route.controller} in this lowering, not {op.controller}",
             [op.controller, route.controller],

@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
+from rac_fw.domains.firmware.ops.handoff import RING_POLL_MS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
@@ -37,7 +38,6 @@ class IsrHandoff(Operation):
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: IsrHandoff) -> dict[str, Any]:
-    from rac_fw.domains.firmware.lower.zephyr.model import RING_POLL_MS
 
     b.app.includes.update({"zephyr/sys/atomic.h", "string.h"})
     kind = b.source_kind(op.source)

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.contract import Evidence, Relaxation
-from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Message, Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
@@ -33,11 +33,8 @@ class Log(Operation):
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: Log) -> dict[str, Any]:
-    from rac_fw.domains.firmware.lower import LoweringError
-    from rac_fw.domains.firmware.lower.zephyr.model import unsupported
-
     if op.in_isr_of is not None:
-        raise LoweringError(
+        raise b.refuse(
             [
                 Evidence(
                     code="E_ISR_BLOCKING",
@@ -58,7 +55,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Log) -> dict[str, Any]:
     for name in op.values:
         oid = b.op_id(name)
         if oid is None:
-            raise unsupported(f"operations[{index}].values", f"no operation named {name!r}", [name], [])
+            raise b.unsupported(f"operations[{index}].values", f"no operation named {name!r}", [name], [])
         b.app.includes.add("zephyr/sys/atomic.h")
         values.append({"label": c_string_literal(name), "id": oid})
     # The value formats are the tool's own text; the names travel as escaped %s arguments.

@@ -8,9 +8,9 @@ from pydantic import Field
 
 from rac_fw.contract import Relaxation
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
@@ -40,7 +40,6 @@ SENSOR_LABELS = ("die_temp", "temp", "vref", "vbat")
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: SensorRead) -> dict[str, Any]:
-    from rac_fw.domains.firmware.lower.zephyr.model import SENSOR_DRIVER_KCONFIG, SENSOR_SYNONYMS, unsupported
 
     aliases = b.target.board.dt_aliases
     name = op.device
@@ -50,7 +49,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SensorRead) -> dict[str, Any]:
     label = next((c for c in candidates if c in b.labels), name)
     if label not in b.labels:
         known = sorted(x for x in b.labels if x in SENSOR_LABELS)
-        raise unsupported(
+        raise b.unsupported(
             f"operations[{index}].device",
             f"{name!r} is not a sensor node of {b.board} (the Zephyr lowering reads board sensor nodes "
             f"through their drivers); sensors: {', '.join(known) or 'none'}",
@@ -77,6 +76,15 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SensorRead) -> dict[str, Any]:
         "setup": True,
         "step": {"period_ms": op.interval_ms},
     }
+
+
+#: A plan's sensor name → the node labels Zephyr's SoC devicetrees give that sensor, in preference
+#: order: the die temperature sensor is ``die_temp`` (``st,stm32-temp-cal``) on STM32 and ``temp``
+#: (``nordic,nrf-temp``) on nRF52.
+SENSOR_SYNONYMS: dict[str, tuple[str, ...]] = {"die_temp": ("die_temp", "temp"), "temp": ("temp", "die_temp")}
+#: Sensor node label → driver Kconfig symbols beyond CONFIG_SENSOR. ``TEMP_NRF5`` (drivers/sensor/nordic/
+#: temp/Kconfig) defaults to y once the node is enabled; naming it makes a missing driver a Kconfig error.
+SENSOR_DRIVER_KCONFIG: dict[str, tuple[str, ...]] = {"temp": ("CONFIG_TEMP_NRF5",)}
 
 
 SPEC = OpSpec(

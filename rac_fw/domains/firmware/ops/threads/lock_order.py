@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
+from rac_fw.domains.firmware.ops.threads import LOCK_PERIOD_MS, LOCK_TIMEOUT_MS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
@@ -27,9 +28,8 @@ class LockOrder(Operation):
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: LockOrder) -> dict[str, Any]:
-    from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, LOCK_PERIOD_MS, LOCK_TIMEOUT_MS
 
-    locks = [C_PREFIX + lock for lock in op.locks]
+    locks = [b.c_name(lock) for lock in op.locks]
     for lock in locks:
         b.app.locks.setdefault(lock, True)
     b.app.includes.add("zephyr/sys/atomic.h")

@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
+from rac_fw.domains.firmware.ops.threads import LOCK_PERIOD_MS, LOCK_TIMEOUT_MS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
@@ -28,9 +29,8 @@ class SharedStateMutex(Operation):
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: SharedStateMutex) -> dict[str, Any]:
-    from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, LOCK_PERIOD_MS, LOCK_TIMEOUT_MS
 
-    lock = C_PREFIX + op.lock
+    lock = b.c_name(op.lock)
     b.app.locks.setdefault(lock, op.priority_inheritance)
     view: dict[str, Any] = {
         "id": b.ids[index],

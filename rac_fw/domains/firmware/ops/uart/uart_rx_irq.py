@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import console_uart_known
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
-from rac_fw.domains.firmware.ops.uart import Baud, UartInstance
+from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
@@ -28,7 +28,6 @@ class UartRxIrq(Operation):
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: UartRxIrq) -> dict[str, Any]:
-    from rac_fw.domains.firmware.lower.zephyr.model import UART_DRAIN_MS
 
     view = b.uart_rx(index, op)
     handoffs = b.handoffs(index)

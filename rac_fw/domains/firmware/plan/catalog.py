@@ -13,8 +13,8 @@ from typing import Any
 
 from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.ops.matrix import all_frameworks, frameworks_for
-from rac_fw.domains.firmware.ops.registry import spec, specs
+from rac_fw.domains.firmware.plan.matrix import all_frameworks, frameworks_for
+from rac_fw.domains.firmware.plan.registry import spec, specs
 from rac_fw.domains.firmware.plan.resources import Resources
 from rac_fw.schemas import inline_refs
 

@@ -23,29 +23,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt, Relaxation
-from rac_fw.domains.firmware.baremetal import derive
-from rac_fw.domains.firmware.baremetal.derive import DerivationError, PinRef
-from rac_fw.domains.firmware.baremetal.header import c_ident, device_header, layout_name
-from rac_fw.domains.firmware.baremetal.linker import DmaBufferLayout, linker_script
 from rac_fw.domains.firmware.bind import BoundPlan, UnboundName
 from rac_fw.domains.firmware.facts.load import interrupts, peripheral
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import watchdog_instance
 from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, template_env
+from rac_fw.domains.firmware.lower.baremetal import derive
+from rac_fw.domains.firmware.lower.baremetal.derive import DerivationError, PinRef
+from rac_fw.domains.firmware.lower.baremetal.header import c_ident, device_header, layout_name
+from rac_fw.domains.firmware.lower.baremetal.linker import DmaBufferLayout, linker_script
 from rac_fw.domains.firmware.obligations.placement import buffer_controller, buffer_needs, default_ram, placement
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, core_clock_hz
 from rac_fw.domains.firmware.ops.adc.adc_read import AdcRead
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
-from rac_fw.domains.firmware.ops.matrix import realizes
-from rac_fw.domains.firmware.ops.registry import spec
 from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
 from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
 from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.verify.console import operation_label
 
 FRAMEWORK = "baremetal"
