@@ -13,6 +13,7 @@ from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -51,6 +52,11 @@ def _zephyr(b: ZephyrBuilder, index: int, op: DmaMem2Mem) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: DmaMem2Mem) -> dict[str, Any]:
+    src, dst = b.buffer(op.src, f"operations[{index}].src"), b.buffer(op.dst, f"operations[{index}].dst")
+    return {"src": src, "dst": dst, "bytes": min(src["size"], dst["size"]), "task": b.thread(None, b.symbol(index, op))}
+
+
 SPEC = OpSpec(
     model=DmaMem2Mem,
     family="dma",
@@ -61,7 +67,7 @@ SPEC = OpSpec(
             view=_zephyr,
             available=lambda t: any(d.name.lower() in dt_labels(t) for d in memory_to_memory_controllers(t)),
         ),
-        "espidf": Realization(template="dma"),
+        "espidf": Realization(template="dma", view=_espidf),
         "hal": Realization(template="ops"),
         "baremetal": Realization(template="ops/dma_mem2mem", available=_stream_registers),
     },

@@ -11,6 +11,7 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -39,6 +40,12 @@ def _zephyr(b: ZephyrBuilder, index: int, op: GpioBlink) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: GpioBlink) -> dict[str, Any]:
+    gpio, active_low = b.io(op.led, "led", f"operations[{index}]")
+    return {"gpio": gpio, "active_low": active_low, "half_ms": max(1, op.period_ms // 2),
+            "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
+
+
 SPEC = OpSpec(
     model=GpioBlink,
     family="gpio",
@@ -46,7 +53,7 @@ SPEC = OpSpec(
     endpoints={"led": "led"},
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr),
-        "espidf": Realization(template="gpio"),
+        "espidf": Realization(template="gpio", view=_espidf),
         "hal": Realization(template="ops"),
         "baremetal": Realization(template="ops/gpio_blink"),
     },

@@ -11,6 +11,7 @@ from rac_fw.domains.firmware.plan.fields import IrqPriority, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -47,6 +48,14 @@ def _zephyr(b: ZephyrBuilder, index: int, op: GpioInputIrq) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: GpioInputIrq) -> dict[str, Any]:
+    gpio, active_low = b.io(op.button, "button", f"operations[{index}]")
+    edges = {"rising": "GPIO_INTR_POSEDGE", "falling": "GPIO_INTR_NEGEDGE", "both": "GPIO_INTR_ANYEDGE"}
+    b.gpio_isr_flags = b.intr_flags(op.irq_priority)
+    return {"gpio": gpio, "active_low": active_low, "pull": op.pull or ("up" if active_low else "down"),
+            "intr": edges[op.edge]}  # fmt: skip
+
+
 SPEC = OpSpec(
     model=GpioInputIrq,
     family="gpio",
@@ -54,7 +63,7 @@ SPEC = OpSpec(
     endpoints={"button": "button"},
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr),
-        "espidf": Realization(template="gpio"),
+        "espidf": Realization(template="gpio", view=_espidf),
         "hal": Realization(template="ops"),
     },
 )

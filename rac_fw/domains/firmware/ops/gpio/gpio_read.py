@@ -11,6 +11,7 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -33,6 +34,12 @@ def _zephyr(b: ZephyrBuilder, index: int, op: GpioRead) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: GpioRead) -> dict[str, Any]:
+    gpio, active_low = b.io(op.button, "button", f"operations[{index}]")
+    return {"gpio": gpio, "active_low": active_low, "pull": "up" if active_low else "down",
+            "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
+
+
 SPEC = OpSpec(
     model=GpioRead,
     family="gpio",
@@ -40,7 +47,7 @@ SPEC = OpSpec(
     endpoints={"button": "button"},
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr),
-        "espidf": Realization(template="gpio"),
+        "espidf": Realization(template="gpio", view=_espidf),
         "hal": Realization(template="ops"),
     },
 )

@@ -12,7 +12,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.baremetal import _Build as BaremetalBuild
-    from rac_fw.domains.firmware.lower.espidf import _Build as EspIdfBuild
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import _Build as HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 

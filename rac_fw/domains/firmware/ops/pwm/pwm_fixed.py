@@ -12,6 +12,7 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -36,6 +37,18 @@ def _zephyr(b: ZephyrBuilder, index: int, op: PwmFixed) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: PwmFixed) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    gpio, active_low = b.io(op.output, "led", where)
+    ledc = b.ledc(op.period_us, where)
+    return {
+        "gpio": gpio,
+        "invert": int(active_low),
+        "ledc": ledc,
+        "duty": round(op.duty_percent / 100 * ledc["max_duty"]),
+    }
+
+
 SPEC = OpSpec(
     model=PwmFixed,
     family="pwm",
@@ -43,7 +56,7 @@ SPEC = OpSpec(
     endpoints={"output": "led"},
     realizations={
         "zephyr": Realization(template="pwm", view=_zephyr, available=has_pwm_leds),
-        "espidf": Realization(template="pwm"),
+        "espidf": Realization(template="pwm", view=_espidf),
         "hal": Realization(template="ops"),
     },
 )

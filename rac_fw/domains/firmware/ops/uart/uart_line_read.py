@@ -12,6 +12,7 @@ from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -40,13 +41,21 @@ def _zephyr(b: ZephyrBuilder, index: int, op: UartLineRead) -> dict[str, Any]:
     return view
 
 
+def _espidf(b: EspIdfBuild, index: int, op: UartLineRead) -> dict[str, Any]:
+    sym, where = b.symbol(index, op), f"operations[{index}]"
+    uart = b.uart(op.uart, op.baud, where, rx_ring=op.max_line * 2)
+    if uart.setdefault("reader", sym) != sym:
+        raise b.unsupported(where, f"UART{uart['port']} is already read by {uart['reader']}")
+    return {"uart": uart, "task": b.thread(None, sym)}
+
+
 SPEC = OpSpec(
     model=UartLineRead,
     family="uart",
     flags=frozenset({Flag.RX_RING, Flag.CONSOLE}),
     realizations={
         "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
-        "espidf": Realization(template="uart"),
+        "espidf": Realization(template="uart", view=_espidf),
         "hal": Realization(template="ops"),
     },
 )

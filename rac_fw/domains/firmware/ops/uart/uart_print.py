@@ -14,6 +14,7 @@ from rac_fw.domains.firmware.plan.fields import Message
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -38,13 +39,18 @@ def _zephyr(b: ZephyrBuilder, index: int, op: UartPrint) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: UartPrint) -> dict[str, Any]:
+    return {"uart": b.uart(op.uart, op.baud, f"operations[{index}]"), "message": c_string_literal(op.message + "\n"),
+            "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
+
+
 SPEC = OpSpec(
     model=UartPrint,
     family="uart",
     flags=frozenset({Flag.CONSOLE}),
     realizations={
         "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
-        "espidf": Realization(template="uart"),
+        "espidf": Realization(template="uart", view=_espidf),
         "hal": Realization(template="ops"),
         "baremetal": Realization(template="ops/uart_print"),
     },
