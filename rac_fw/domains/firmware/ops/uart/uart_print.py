@@ -15,6 +15,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -44,6 +45,14 @@ def _espidf(b: EspIdfBuild, index: int, op: UartPrint) -> dict[str, Any]:
             "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
 
 
+def _hal(b: HalBuild, index: int, op: UartPrint) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    view["uart"] = b.uart(op.uart, op.baud, f"operations[{index}]")
+    view["message"] = c_string_literal(op.message + "\r\n")
+    view["text_bytes"] = len(op.message) + len("\r\n") + 1
+    return view
+
+
 SPEC = OpSpec(
     model=UartPrint,
     family="uart",
@@ -51,7 +60,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
         "espidf": Realization(template="uart", view=_espidf),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/uart_print"),
     },
 )

@@ -14,6 +14,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -51,6 +52,12 @@ def _espidf(b: EspIdfBuild, index: int, op: UartRxIrq) -> dict[str, Any]:
     return {"uart": uart, "task": b.thread(None, sym)}
 
 
+def _hal(b: HalBuild, index: int, op: UartRxIrq) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.uart_rx_view(view, op, op.ring_bytes, f"operations[{index}]")
+    return view
+
+
 SPEC = OpSpec(
     model=UartRxIrq,
     family="uart",
@@ -58,7 +65,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
         "espidf": Realization(template="uart", view=_espidf),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/uart_rx_irq"),
     },
 )

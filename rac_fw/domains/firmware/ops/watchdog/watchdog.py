@@ -14,6 +14,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -63,6 +64,13 @@ def _espidf(b: EspIdfBuild, index: int, op: Watchdog) -> dict[str, Any]:
     return {"task": b.thread(op.feed_thread, op.feed_thread or b.symbol(index, op))}
 
 
+def _hal(b: HalBuild, index: int, op: Watchdog) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    view["iwdg"] = b.watchdog = b.iwdg(op.timeout_ms, f"operations[{index}]")
+    b.modules.add("IWDG")
+    return view
+
+
 SPEC = OpSpec(
     model=Watchdog,
     family="watchdog",
@@ -72,7 +80,7 @@ SPEC = OpSpec(
             template="watchdog", view=_zephyr, available=lambda t: has_dt_label(t, r"watchdog0", r"iwdg\d*", r"wdt\d*")
         ),
         "espidf": Realization(template="watchdog", view=_espidf),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/watchdog", available=lambda t: watchdog_instance(t) is not None),
     },
 )
