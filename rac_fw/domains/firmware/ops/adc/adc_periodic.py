@@ -52,6 +52,7 @@ def _hal(b: HalBuild, index: int, op: AdcPeriodic) -> dict[str, Any]:
 SPEC = OpSpec(
     model=AdcPeriodic,
     family="adc",
+    needs="adc",
     flags=frozenset({Flag.VALUE}),
     realizations={
         "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),

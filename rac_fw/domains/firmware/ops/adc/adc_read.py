@@ -50,6 +50,7 @@ def _hal(b: HalBuild, index: int, op: AdcRead) -> dict[str, Any]:
 SPEC = OpSpec(
     model=AdcRead,
     family="adc",
+    needs="adc",
     flags=frozenset({Flag.VALUE}),
     realizations={
         "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),

@@ -62,6 +62,7 @@ def _hal(b: HalBuild, index: int, op: AdcScan) -> dict[str, Any]:
 SPEC = OpSpec(
     model=AdcScan,
     family="adc",
+    needs="adc",
     flags=frozenset({Flag.VALUE}),
     realizations={
         "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),

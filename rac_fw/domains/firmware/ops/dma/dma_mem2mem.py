@@ -76,6 +76,7 @@ def _hal(b: HalBuild, index: int, op: DmaMem2Mem) -> dict[str, Any]:
 SPEC = OpSpec(
     model=DmaMem2Mem,
     family="dma",
+    needs="dma",
     flags=frozenset({Flag.ISR_CONTEXT}),
     realizations={
         "zephyr": Realization(

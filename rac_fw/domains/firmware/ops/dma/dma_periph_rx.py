@@ -146,6 +146,7 @@ def _hal(b: HalBuild, index: int, op: DmaPeriphRx) -> dict[str, Any]:
 SPEC = OpSpec(
     model=DmaPeriphRx,
     family="dma",
+    needs="dma",
     flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING}),
     realizations={
         "zephyr": Realization(

@@ -65,6 +65,7 @@ def _hal(b: HalBuild, index: int, op: PwmFade) -> dict[str, Any]:
 SPEC = OpSpec(
     model=PwmFade,
     family="pwm",
+    needs="pwm",
     flags=frozenset(),
     endpoints={"output": "led"},
     realizations={

@@ -60,6 +60,7 @@ def _hal(b: HalBuild, index: int, op: PwmFixed) -> dict[str, Any]:
 SPEC = OpSpec(
     model=PwmFixed,
     family="pwm",
+    needs="pwm",
     flags=frozenset(),
     endpoints={"output": "led"},
     realizations={

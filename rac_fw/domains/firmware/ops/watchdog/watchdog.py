@@ -74,6 +74,7 @@ def _hal(b: HalBuild, index: int, op: Watchdog) -> dict[str, Any]:
 SPEC = OpSpec(
     model=Watchdog,
     family="watchdog",
+    needs="watchdog",
     flags=frozenset(),
     realizations={
         "zephyr": Realization(
