@@ -13,6 +13,7 @@ from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
@@ -73,6 +74,43 @@ def _hal(b: HalBuild, index: int, op: DmaMem2Mem) -> dict[str, Any]:
     return view
 
 
+def _baremetal(b: BaremetalBuild, index: int, op: DmaMem2Mem) -> None:
+    target = b.target
+    layouts = {b.name: b for b in b.dma}
+    src, dst = layouts.get(op.src), layouts.get(op.dst)
+    if src is None or dst is None:
+        raise b.error("src/dst must be DMA buffers in resources.buffers")
+    instance = src.master
+    regs = b.regs(instance)
+    stream = "ST0"
+    buffer = b.plan.buffer(op.src)
+    element = buffer.element_bytes if buffer else 1
+    size_bytes = buffer.size_bytes if buffer else src.size
+    # Every stream-0 flag-clear bit (CFEIF0, CDMEIF0, CTEIF0, CHTIF0, CTCIF0), by name, lowest bit first.
+    clears = sorted((lsb, name) for name, (lsb, _) in regs.regs["LIFCR"].items() if name.endswith("IF0"))
+    ctx = b.base(index, op) | {
+        "inst": instance,
+        "m": regs.m,
+        "p": regs.p,
+        "gate": b.derive.clock_gate(target, instance),
+        "stream": stream,
+        "isr": "LISR",
+        "ifcr": "LIFCR",
+        "tc_mask": regs.m("LISR", "TCIF0"),
+        "te_mask": regs.m("LISR", "TEIF0"),
+        "clear_mask": " | ".join(regs.m("LIFCR", name) for _, name in clears),
+        "src": b.buffer_decl(src),
+        "dst": b.buffer_decl(dst),
+        "bytes": size_bytes,
+        "element": element,
+        "transfers": size_bytes // element,
+        "size_code": {1: 0, 2: 1, 4: 2}[element],
+        "verify": op.verify,
+        "budget": b.budget_us(b.PERIPHERAL_TIMEOUT_US),
+    }
+    b.emit("ops/dma_mem2mem", ctx)
+
+
 SPEC = OpSpec(
     model=DmaMem2Mem,
     family="dma",
@@ -86,6 +124,6 @@ SPEC = OpSpec(
         ),
         "espidf": Realization(template="dma", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
-        "baremetal": Realization(template="ops/dma_mem2mem", available=_stream_registers),
+        "baremetal": Realization(template="ops/dma_mem2mem", view=_baremetal, available=_stream_registers),
     },
 )

@@ -11,7 +11,7 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.lower.baremetal import _Build as BaremetalBuild
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder

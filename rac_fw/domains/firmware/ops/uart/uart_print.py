@@ -14,6 +14,7 @@ from rac_fw.domains.firmware.plan.fields import Message
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
@@ -53,6 +54,19 @@ def _hal(b: HalBuild, index: int, op: UartPrint) -> dict[str, Any]:
     return view
 
 
+def _baremetal(b: BaremetalBuild, index: int, op: UartPrint) -> None:
+    driver = b.uart_of(op.uart, op.baud)
+    ctx = b.base(index, op) | {
+        "message_literal": c_string_literal(op.message),
+        "putc": driver["putc"],
+        "init": driver["init"],
+        "inst": driver["inst"],
+        "baud": driver["rate"],
+        "interval_ms": op.repeat_interval_ms,
+    }
+    b.emit("ops/uart_print", ctx)
+
+
 SPEC = OpSpec(
     model=UartPrint,
     family="uart",
@@ -61,6 +75,6 @@ SPEC = OpSpec(
         "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
         "espidf": Realization(template="uart", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
-        "baremetal": Realization(template="ops/uart_print"),
+        "baremetal": Realization(template="ops/uart_print", view=_baremetal),
     },
 )
