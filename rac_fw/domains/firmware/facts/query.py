@@ -93,6 +93,35 @@ def exact_name(item: BoardLed | BoardButton) -> str:
     return item.dt_label or item.name
 
 
+# --- which pins a plan may take ----------------------------------------------------------------------
+
+
+def board_wiring(target: Target, pin: str) -> str | None:
+    """What the board wires ``pin`` to (LED, button, an on-board chip), or None if nothing."""
+    if any(led.pin == pin for led in target.board.leds):
+        return "a board LED"
+    if any(button.pin == pin for button in target.board.buttons):
+        return "a board button"
+    return target.board.reserved_pins.get(pin)
+
+
+def pin_free(target: Target, name: str) -> bool:
+    """The one rule for a pin a plan may take for its own use: not reserved by the chip (SWD, crystal,
+    flash), not a strapping pin, needing nothing switched first (NFC), and wired to nothing on the board.
+
+    The observation's free-pin list and the pin relaxations the obligations offer both ask this, so a
+    pin shown free is never then rejected (GPIO45 on the ESP32-S3 is a strapping pin: not free).
+    """
+    pin = target.pins.get(name)
+    return (
+        pin is not None
+        and not pin.reserved
+        and not pin.strapping
+        and not pin.requires
+        and board_wiring(target, name) is None
+    )
+
+
 # --- devicetree labels --------------------------------------------------------------------------------
 
 
