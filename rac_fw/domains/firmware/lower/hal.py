@@ -155,7 +155,7 @@ def _clocks(target: Target, family: str) -> dict[str, Any]:
         clocks["apb2"] = _divider(hclk, _hz(target, "APB2"), apb, "HCLK/APB2")
     bounds = [int(b) for b in extra(target, "flash").get("wait_states_hclk_max_hz", ())]
     if not bounds:
-        raise _unsupported(None, f"{target.id}: no flash wait states in the facts (extra.flash.wait_states_hclk_max_hz)")
+        raise _unsupported(None, f"{target.id}: no flash wait states in the facts (flash.wait_states_hclk_max_hz)")
     clocks["latency"] = next((i for i, top in enumerate(bounds) if hclk <= top), len(bounds))
     return clocks
 
