@@ -15,6 +15,7 @@ import math
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import DmaController, Target
+from rac_fw.domains.firmware.facts.query import request_instance
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.obligations.placement import (
     NOT_BUFFER_RAM,
@@ -23,7 +24,6 @@ from rac_fw.domains.firmware.obligations.placement import (
     buffer_regions,
     controller_named,
     placement,
-    request_instance,
 )
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem

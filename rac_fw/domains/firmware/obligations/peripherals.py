@@ -9,9 +9,8 @@ import re
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import normalized
+from rac_fw.domains.firmware.facts.query import normalized, request_instance, serving_controllers
 from rac_fw.domains.firmware.obligations.evidence import Path, add, relax, remove, replace, violation
-from rac_fw.domains.firmware.obligations.placement import request_instance, serving_controllers
 from rac_fw.domains.firmware.obligations.quantities import extra, timer_names
 from rac_fw.domains.firmware.obligations.refs import claims, describe_pin, free_pins, is_console
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
