@@ -58,7 +58,7 @@ CASES = [
         {"op": "pwm_fixed", "output": "led0", "period_us": 1000, "duty_percent": 10},
     ), "E_PIN_CONFLICT", ["P0.13", "LED1"]),
     Case("pin-function", "stm32f407", plan(
-        {"op": "uart_print", "uart": "USART3", "message": "on usart3"},
+        {"op": "uart_print", "uart": "USART3", "message": "on usart3"}, framework="hal",
         resources=res(pins=[{"name": "tx3", "pin": "PA9", "function": "USART3_TX"}]),
     ), "E_PIN_FUNCTION", ["PA9", "USART3_TX"]),
     Case("pwm-no-timer-channel", "stm32f407", plan(
@@ -82,10 +82,9 @@ CASES = [
         {"op": "gpio_blink", "led": "led", "period_ms": 500}, resources=res(pins=[{"name": "led", "pin": "P0.09"}]),
     ), "E_NFC_PIN", ["P0.09", "led"]),
     Case("dma-unreachable-dtcm", "stm32h743", plan(
-        {"op": "dma_periph_rx", "peripheral": "ADC1", "buffer": "adc_buf"}, framework="hal",
-        resources=res(buffers=[{"name": "adc_buf", "size_bytes": 64, "role": "dma_rx", "element_bytes": 2,
-                                "placement": "DTCM"}]),
-    ), "E_DMA_UNREACHABLE", ["adc_buf", "DTCM", "DMA1"]),
+        {"op": "dma_periph_rx", "peripheral": "USART1_RX", "buffer": "rx_buf"}, framework="hal",
+        resources=res(buffers=[{"name": "rx_buf", "size_bytes": 64, "role": "dma_rx", "placement": "DTCM"}]),
+    ), "E_DMA_UNREACHABLE", ["rx_buf", "DTCM", "DMA1"]),
     Case("dma-unreachable-ccm", "stm32f407", plan(
         {"op": "dma_mem2mem", "src": "src", "dst": "dst"},
         resources=res(buffers=[{"name": "src", "size_bytes": 64, "role": "dma_mem", "placement": "CCM"},
@@ -102,7 +101,7 @@ CASES = [
                                {"name": "dst", "size_bytes": 128, "role": "dma_mem"}]),
     ), "E_CACHE_COHERENCE", ["src", "AXI_SRAM"], ["bytes"]),
     Case("dma-alignment-adc-items", "stm32h743", plan(
-        {"op": "dma_periph_rx", "peripheral": "ADC1", "buffer": "adc_buf"}, framework="hal",
+        {"op": "adc_scan", "channels": [{"pin": "PA0"}, {"pin": "PA3"}], "buffer": "adc_buf"}, framework="hal",
         resources=res(buffers=[{"name": "adc_buf", "size_bytes": 64, "role": "dma_rx", "element_bytes": 1}]),
     ), "E_DMA_ALIGNMENT", ["adc_buf"], ["bytes"]),
     Case("dma-length", "esp32s3", plan(

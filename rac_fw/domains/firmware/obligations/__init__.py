@@ -21,6 +21,7 @@ from rac_fw.domains.firmware.obligations import (
     memory,
     peripherals,
     pins,
+    promise,
     radio,
     references,
     support,
@@ -97,6 +98,7 @@ __all__ = [
     "check",
     "placement",
     "resolve_framework",
+    "violations",
 ]
 
 
@@ -105,10 +107,16 @@ def resolve_framework(plan: Plan, target: Target, framework: str | None = None) 
     return framework or plan.framework or target.frameworks[0]
 
 
-def check(plan: Plan, target: Target, framework: str | None = None) -> list[Evidence]:
-    """Every obligation violated by ``plan`` on ``target`` under ``framework`` (empty = valid)."""
-    chosen = resolve_framework(plan, target, framework)
+def violations(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """Every rule's violations with the relaxations the rules propose, untested."""
     found: list[Evidence] = []
     for rule in RULES:
-        found.extend(rule(plan, target, chosen))
+        found.extend(rule(plan, target, framework))
     return found
+
+
+def check(plan: Plan, target: Target, framework: str | None = None) -> list[Evidence]:
+    """Every obligation violated by ``plan`` on ``target`` under ``framework`` (empty = valid), each
+    offering only the relaxations that make the plan validate (``promise.kept``)."""
+    chosen = resolve_framework(plan, target, framework)
+    return promise.kept(plan, target, chosen, violations(plan, target, chosen), violations)

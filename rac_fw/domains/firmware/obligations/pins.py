@@ -108,6 +108,8 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     drivers: dict[str, Claim] = {}
     for claim in uses:
         pin = target.pins.get(claim.pin)
+        if pin is None and not claim.declared:
+            continue  # an operation driving a declared pin: the declaration is where it is reported
         if pin is None:
             if claim.signal == "ANALOG":
                 options = _analog_moves(plan, target, claim, taken)

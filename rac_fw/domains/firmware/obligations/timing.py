@@ -109,6 +109,9 @@ def _kernel(plan: Plan, target: Target, framework: str, op: TimerPeriodic | Time
 
 
 def _other_timers(target: Target, framework: str, period: float, path: Path, skip: str = "") -> list[Relaxation]:
+    """Hardware timers of the chip that produce ``period``, when the framework lets a plan name one."""
+    if not FRAMEWORKS[framework].hardware_timers:
+        return []
     options = []
     for name in timer_names(target):
         counter = hardware_timer(target, name, framework)
