@@ -222,6 +222,57 @@ CASES = [
     ), "E_LOCK_ORDER", ["a", "b", "second", "first"]),
     Case("adc-resolution", "nrf52840", plan({"op": "adc_read", "channel": {"pin": "P0.03"}, "resolution_bits": 16}),
          "E_ADC_RESOLUTION", ["adc_read"], ["bits"]),
+    # nRF52840: TWIM0 and SPIM0 are one block (SVD: both at 0x40003000), by SVD or devicetree name.
+    Case("peripheral-shared", "nrf52840", plan(
+        {"op": "i2c_transfer", "device": "sensor", "register_index": 0, "read_bytes": 1},
+        {"op": "spi_transfer", "device": "flash", "write_bytes": 1, "read_bytes": 1},
+        resources=res(devices=[{"name": "sensor", "bus": "i2c", "controller": "TWIM0", "address": 0x48},
+                               {"name": "flash", "bus": "spi", "controller": "SPIM0", "chip_select": "P1.01"}]),
+    ), "E_PERIPHERAL_SHARED", ["SPIM0", "TWIM0", "flash", "sensor"]),
+    Case("peripheral-shared-dt-names", "nrf52840", plan(
+        {"op": "i2c_transfer", "device": "sensor", "register_index": 0, "read_bytes": 1},
+        {"op": "spi_transfer", "device": "flash", "write_bytes": 1, "read_bytes": 1},
+        resources=res(devices=[{"name": "sensor", "bus": "i2c", "controller": "I2C1", "address": 0x48},
+                               {"name": "flash", "bus": "spi", "controller": "SPI1", "chip_select": "P1.01"}]),
+    ), "E_PERIPHERAL_SHARED", ["SPI1", "I2C1", "flash", "sensor"]),
+    Case("watchdog-shared-reload", "nrf52840", plan(
+        {"op": "watchdog", "name": "main_wdt", "timeout_ms": 2000, "feed_interval_ms": 500},
+        {"op": "watchdog", "name": "worker_wdt", "timeout_ms": 4000, "feed_interval_ms": 1800},
+    ), "E_WATCHDOG_SHARED", ["WDT", "main_wdt", "worker_wdt"], ["ms"]),
+    Case("watchdog-shared-reload-iwdg", "stm32f407", plan(
+        {"op": "watchdog", "timeout_ms": 1000, "feed_interval_ms": 200},
+        {"op": "watchdog", "timeout_ms": 500, "feed_interval_ms": 100}, framework="hal",
+    ), "E_WATCHDOG_SHARED", ["IWDG"], ["ms"]),
+    # The relaxations the issue found broken or missing.
+    Case("pin-function-usart2-pa9-f407", "stm32f407", plan(
+        {"op": "uart_print", "uart": "USART2", "message": "x"}, framework="hal",
+        resources=res(pins=[{"name": "tx2", "pin": "PA9", "function": "USART2_TX"}]),
+    ), "E_PIN_FUNCTION", ["PA9", "USART2_TX"]),
+    Case("pin-function-usart2-pa9-h743", "stm32h743", plan(
+        {"op": "uart_print", "uart": "USART2", "message": "x"}, framework="hal",
+        resources=res(pins=[{"name": "tx2", "pin": "PA9", "function": "USART2_TX"}]),
+    ), "E_PIN_FUNCTION", ["PA9", "USART2_TX"]),
+    Case("no-peripheral-uart9-zephyr", "stm32h743", plan({"op": "uart_print", "uart": "UART9", "message": "x"}),
+         "E_NO_PERIPHERAL", ["UART9"]),
+    Case("no-peripheral-uart9-hal", "stm32h743", plan({"op": "uart_print", "uart": "UART9", "message": "x"},
+                                                      framework="hal"), "E_NO_PERIPHERAL", ["UART9"]),
+    Case("dma-unreachable-bdma", "stm32h743", plan(
+        {"op": "dma_periph_rx", "peripheral": "LPUART1_RX", "buffer": "lp_rx"}, framework="hal",
+        resources=res(buffers=[{"name": "lp_rx", "size_bytes": 64, "role": "dma_rx", "placement": "AXI_SRAM"}]),
+    ), "E_DMA_UNREACHABLE", ["lp_rx", "AXI_SRAM", "BDMA"]),
+    Case("dma-unreachable-psram", "esp32s3", plan(
+        {"op": "dma_mem2mem", "src": "src", "dst": "dst"},
+        resources=res(buffers=[{"name": "src", "size_bytes": 256, "role": "dma_mem", "placement": "PSRAM"},
+                               {"name": "dst", "size_bytes": 256, "role": "dma_mem"}]),
+    ), "E_DMA_UNREACHABLE", ["src", "PSRAM", "GDMA"]),
+    Case("ram-budget-several-buffers", "stm32h743", plan(
+        {"op": "dma_mem2mem", "src": "a", "dst": "b"}, {"op": "dma_mem2mem", "src": "c", "dst": "d"},
+        resources=res(buffers=[{"name": n, "size_bytes": 24576, "role": "dma_mem", "element_bytes": 4,
+                                "placement": "SRAM4"} for n in "abcd"]),
+    ), "E_RAM_BUDGET", ["SRAM4", "a", "b", "c", "d"], ["bytes"]),
+    Case("baud-error-console-baremetal", "nrf52840", plan(
+        {"op": "uart_print", "message": "fast", "baud": 921600}, framework="baremetal"),
+        "E_BAUD_ERROR", ["UARTE0", "921600"], ["baud", "%"]),
 ]  # fmt: skip
 
 

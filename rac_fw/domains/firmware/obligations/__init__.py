@@ -17,6 +17,7 @@ from rac_fw.domains.firmware.obligations import (
     bus,
     dma,
     flash,
+    instances,
     irq,
     memory,
     peripherals,
@@ -40,6 +41,7 @@ RULES: tuple[Rule, ...] = (
     support.check,
     references.check,
     peripherals.check,
+    instances.check,
     pins.check,
     radio.check,
     dma.check,
@@ -60,6 +62,7 @@ CODES = (
     "E_DUPLICATE_NAME",
     "E_UNKNOWN_RESOURCE",
     "E_NO_PERIPHERAL",
+    "E_PERIPHERAL_SHARED",
     "E_UNKNOWN_PIN",
     "E_PIN_CONFLICT",
     "E_PIN_FUNCTION",
@@ -86,6 +89,7 @@ CODES = (
     "E_FLASH_ALIGNMENT",
     "E_WATCHDOG_RANGE",
     "E_WATCHDOG_WINDOW",
+    "E_WATCHDOG_SHARED",
     "E_LOCK_ORDER",
 )
 
