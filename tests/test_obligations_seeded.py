@@ -342,3 +342,46 @@ def test_evidence_is_deterministic() -> None:
     for case in CASES[:12]:
         first = [e.model_dump() for e in _validate(case.plan, case.target)]
         assert first == [e.model_dump() for e in _validate(case.plan, case.target)], case.id
+
+
+@pytest.mark.parametrize(("case_id", "pin"), [("pin-function-usart2-pa9-f407", "PA2"),
+                                              ("pin-function-usart2-pa9-h743", "PD5")])  # fmt: skip
+def test_usart2_tx_on_pa9_offers_the_admissible_usart2_tx_pin(case_id: str, pin: str) -> None:
+    """PA2 and PD5 carry USART2_TX (AF7) on both chips; the F407 Discovery wires PA2 to its console
+    USART2 and PD5 to the USB over-current flag, the Nucleo-H743ZI PA2 to Ethernet MDIO: each board
+    gets the one it can use."""
+    case = next(c for c in CASES if c.id == case_id)
+    hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_PIN_FUNCTION")
+    offered = [r.patch[0]["value"] for r in hit.relaxations]
+    assert offered[0] == pin and f"{pin} (USART2_TX, AF7)" in hit.relaxations[0].description
+    target = load_target(case.target)
+    assert all(target.pins[p].af("USART2_TX") == 7 for p in offered)
+
+
+def test_shared_instance_evidence_names_both_uses_and_free_instances() -> None:
+    case = next(c for c in CASES if c.id == "peripheral-shared")
+    hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_PERIPHERAL_SHARED")
+    assert hit.location == "resources.devices[1].controller" and "0x40003000" in hit.message
+    moved = {(r.patch[0]["path"][2], r.patch[0]["value"]) for r in hit.relaxations}
+    assert (1, "SPIM0") not in moved and (1, "SPIM2") in moved and (0, "TWIM1") in moved
+    same_bus = apply_patch(case.plan, [{"op": "replace", "path": ["resources", "devices", 1],
+                                        "value": {"name": "flash", "bus": "i2c", "controller": "TWIM0",
+                                                  "address": 0x50}}])  # fmt: skip
+    same_bus["operations"][2] = {"op": "i2c_transfer", "device": "flash", "register_index": 0, "read_bytes": 1}
+    assert not [e for e in _validate(same_bus, case.target) if e.code == "E_PERIPHERAL_SHARED"]
+
+
+def test_watchdog_sharing_one_reload_accepts_one_common_timeout() -> None:
+    case = next(c for c in CASES if c.id == "watchdog-shared-reload")
+    hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_WATCHDOG_SHARED")
+    assert hit.location == "operations[2].timeout_ms"
+    assert {m.name: m.value for m in hit.magnitudes} == {"timeout": 2000, "other_timeout": 4000}
+    same = apply_patch(
+        case.plan,
+        [
+            {"op": "replace", "path": ["operations", 2, "timeout_ms"], "value": 2000},
+            {"op": "replace", "path": ["operations", 2, "feed_interval_ms"], "value": 500},
+        ],
+    )
+    assert _validate(same, case.target) == []
+    assert not [e for e in _validate(case.plan, "native_sim") if e.code == "E_WATCHDOG_SHARED"]  # no watchdog
