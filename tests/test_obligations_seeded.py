@@ -270,6 +270,8 @@ CASES = [
         resources=res(buffers=[{"name": n, "size_bytes": 24576, "role": "dma_mem", "element_bytes": 4,
                                 "placement": "SRAM4"} for n in "abcd"]),
     ), "E_RAM_BUDGET", ["SRAM4", "a", "b", "c", "d"], ["bytes"]),
+    Case("timer-range-below-one-tick", "nrf52840", plan({"op": "timer_periodic", "period_us": 3}),
+         "E_TIMER_RANGE", ["kernel"], ["us", "%"]),
     Case("baud-error-console-baremetal", "nrf52840", plan(
         {"op": "uart_print", "message": "fast", "baud": 921600}, framework="baremetal"),
         "E_BAUD_ERROR", ["UARTE0", "921600"], ["baud", "%"]),
@@ -385,3 +387,11 @@ def test_watchdog_sharing_one_reload_accepts_one_common_timeout() -> None:
     )
     assert _validate(same, case.target) == []
     assert not [e for e in _validate(case.plan, "native_sim") if e.code == "E_WATCHDOG_SHARED"]  # no watchdog
+
+
+def test_out_of_range_period_offers_the_nearest_admissible_one() -> None:
+    """3 µs is a tenth of a 32768 Hz tick; one tick (30.5 µs) cannot be written in whole µs within 1 %,
+    two ticks (61 µs) can: that is the value offered."""
+    case = next(c for c in CASES if c.id == "timer-range-below-one-tick")
+    hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_TIMER_RANGE")
+    assert hit.relaxations[0].patch[0] == {"op": "replace", "path": ["operations", 1, "period_us"], "value": 61}
