@@ -27,20 +27,24 @@ from rac_fw.domains.firmware.baremetal import derive
 from rac_fw.domains.firmware.baremetal.derive import DerivationError, PinRef
 from rac_fw.domains.firmware.baremetal.header import c_ident, device_header, layout_name
 from rac_fw.domains.firmware.baremetal.linker import DmaBufferLayout, linker_script
+from rac_fw.domains.firmware.bind import BoundPlan, UnboundName
 from rac_fw.domains.firmware.facts.load import interrupts, peripheral
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import watchdog_instance
 from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, template_env
-from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.placement import buffer_controller, buffer_needs, default_ram, placement
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, core_clock_hz
+from rac_fw.domains.firmware.ops.adc.adc_read import AdcRead
+from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
+from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
+from rac_fw.domains.firmware.ops.matrix import realizes
+from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
+from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
+from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
+from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
+from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcRead
-from rac_fw.domains.firmware.plan.ops.dma import DmaMem2Mem
-from rac_fw.domains.firmware.plan.ops.gpio import GpioBlink
-from rac_fw.domains.firmware.plan.ops.timer import TimerOneshot, TimerPeriodic
-from rac_fw.domains.firmware.plan.ops.uart import UartPrint, UartRxIrq
-from rac_fw.domains.firmware.plan.ops.watchdog import Watchdog
 from rac_fw.domains.firmware.verify.console import operation_label
 
 FRAMEWORK = "baremetal"
@@ -144,8 +148,7 @@ class _Block:
 class _Build:
     """Everything gathered while lowering one plan."""
 
-    plan: Plan
-    target: Target
+    bound: BoundPlan
     core_hz: int
     blocks: list[_Block] = field(default_factory=list)
     drivers: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -153,6 +156,14 @@ class _Build:
     notes: list[str] = field(default_factory=list)
     claimed: dict[str, str] = field(default_factory=dict)
     """Peripheral instance → the operation label that owns it (one owner per hardware timer)."""
+
+    @property
+    def plan(self) -> Plan:
+        return self.bound.plan
+
+    @property
+    def target(self) -> Target:
+        return self.bound.target
 
     def budget_us(self, timeout_us: int) -> int:
         return derive.poll_budget(self.core_hz, timeout_us)
@@ -167,26 +178,14 @@ class BaremetalLowerer:
 
     name = FRAMEWORK
 
-    def supports(self, op_name: str, target: Target) -> bool:
-        """True when the facts hold the register layouts the operation's template is written for."""
-        if not _is_cortex_m(target) or op_name not in FRAMEWORKS[FRAMEWORK].operations:
-            return False
-        if op_name == "dma_mem2mem":
-            return any(
-                d.memory_to_memory and d.name in target.peripherals and Regs(target, d.name).has("ST0_CR")
-                for d in target.dma
-            )
-        if op_name == "watchdog":
-            return _watchdog_instance(target) is not None
-        return True
-
-    def lower(self, plan: Plan, target: Target) -> Lowered:
+    def lower(self, bound: BoundPlan) -> Lowered:
+        plan, target = bound.plan, bound.target
         if not _is_cortex_m(target):
             raise BaremetalError(f"the baremetal framework needs a Cortex-M target with SVD facts, not {target.id}")
         core_hz = core_clock_hz(target, FRAMEWORK)
         if core_hz is None:
             raise BaremetalError(f"{target.id}: no baremetal core clock in the facts")
-        build = _Build(plan, target, core_hz)
+        build = _Build(bound, core_hz)
         with _located("board.console", target):
             _console(build)
         with _located("resources.buffers", target):
@@ -204,7 +203,7 @@ class BaremetalLowerer:
         for index, op in enumerate(plan.operations):
             with _located(f"operations[{index}]", target, op.op):
                 emit = emitters.get(type(op))
-                if emit is None or not self.supports(op.op, target):
+                if emit is None or not realizes(FRAMEWORK, op.op, target):
                     raise BaremetalError(f"{op.op} is not supported by baremetal on {target.id}")
                 emit(build, index, op)
         return _assemble(build)
@@ -365,14 +364,12 @@ def _base(build: _Build, index: int, op: Any) -> dict[str, Any]:
 
 def _gpio_blink(build: _Build, index: int, op: GpioBlink) -> None:
     target = build.target
-    led = next((x for x in target.board.leds if op.led in (x.name.lower(), x.dt_label)), None)
-    if led is not None:
-        pin_name, what = led.pin, f"board LED {led.name}"
-    else:
-        use = build.plan.pin_use(op.led)
-        if use is None:
-            raise BaremetalError(f"led {op.led!r} is neither a board LED nor a declared pin")
-        pin_name, what = use.pin, f"pin {use.name}"
+    try:
+        endpoint = build.bound.led(op.led)
+    except UnboundName:
+        raise BaremetalError(f"led {op.led!r} is neither a board LED nor a declared pin") from None
+    led = endpoint.board_item
+    pin_name, what = endpoint.pin, f"board LED {led.name}" if led is not None else f"pin {op.led}"
     ctx = _base(build, index, op) | {
         "pin": _pin(build, pin_name, "GPIO"),
         "what": what,
@@ -637,20 +634,9 @@ def _dma_mem2mem(build: _Build, index: int, op: DmaMem2Mem) -> None:
     build.blocks.append(_Block("ops/dma_mem2mem.c.j2", ctx))
 
 
-def _watchdog_instance(target: Target) -> tuple[str, dict[str, Any]] | None:
-    """The watchdog instance the facts describe with a timeout model (IWDG*, WDT), and its facts."""
-    for key, facts in derive.chip_extra(target, "watchdog").items():
-        if not isinstance(facts, dict) or not (key.startswith("IWDG") or key == "WDT"):
-            continue
-        instance = key if key in target.peripherals else _DIGITS.sub("", key)
-        if instance in target.peripherals:
-            return instance, facts
-    return None
-
-
 def _watchdog(build: _Build, index: int, op: Watchdog) -> None:
     target = build.target
-    found = _watchdog_instance(target)
+    found = watchdog_instance(target)
     if found is None:
         raise BaremetalError(f"{target.id}: no independent watchdog in the facts")
     instance, facts = found

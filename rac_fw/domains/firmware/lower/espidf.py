@@ -23,40 +23,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
-from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Target
-from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, template_env
+from rac_fw.domains.firmware.bind import BoundPlan, UnboundName
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.lower import (
+    Lowered,
+    LoweringError,
+    register_framework,
+    template_env,
+    unsupported_operations,
+)
 from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.ops.registry import spec
+from rac_fw.domains.firmware.ops.spec import Flag
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
 
 #: ESP-IDF release the templates are written against (also in templates/espidf/VERSION).
 IDF_VERSION = "v5.4"
-
-#: Operation kinds this lowering realizes. ``sensor_read`` is the Zephyr sensor API,
-#: ``dma_periph_rx`` has no generic ESP-IDF driver (each peripheral driver owns its GDMA channel) and
-#: ``flash_store`` is not implemented here.
-SUPPORTED = frozenset(
-    {
-        "gpio_blink", "gpio_input_irq", "gpio_read", "uart_print", "uart_rx_irq", "uart_line_read",
-        "i2c_transfer", "spi_transfer", "adc_read", "adc_periodic", "adc_scan", "pwm_fixed", "pwm_fade",
-        "timer_periodic", "timer_oneshot", "watchdog", "dma_mem2mem", "isr_handoff",
-        "producer_consumer", "shared_state_mutex", "lock_order", "log",
-    }
-)  # fmt: skip
-
-#: Which template file (templates/espidf/<family>.c.j2) renders each operation kind.
-FAMILY = {
-    "gpio_blink": "gpio", "gpio_input_irq": "gpio", "gpio_read": "gpio",
-    "uart_print": "uart", "uart_rx_irq": "uart", "uart_line_read": "uart",
-    "i2c_transfer": "bus", "spi_transfer": "bus",
-    "adc_read": "adc", "adc_periodic": "adc", "adc_scan": "adc",
-    "pwm_fixed": "pwm", "pwm_fade": "pwm",
-    "timer_periodic": "timer", "timer_oneshot": "timer",
-    "watchdog": "watchdog", "dma_mem2mem": "dma", "isr_handoff": "handoff",
-    "producer_consumer": "threads", "shared_state_mutex": "threads", "lock_order": "threads",
-    "log": "log",
-}  # fmt: skip
 
 #: The ``idf_component_register`` REQUIRES each family needs (ESP-IDF 5.3+ split driver components).
 REQUIRES = {
@@ -95,8 +79,7 @@ def _unsupported(where: str | None, message: str) -> LoweringError:
 class _Build:
     """What lowering one plan accumulates: per-op views plus the shared peripherals and config."""
 
-    plan: Plan
-    target: Target
+    bound: BoundPlan
     views: list[dict[str, Any]] = field(default_factory=list)
     requires: set[str] = field(default_factory=lambda: {"freertos", "log", "esp_driver_gpio"})
     sdkconfig: dict[str, str] = field(default_factory=dict)
@@ -109,6 +92,14 @@ class _Build:
     gpio_isr_flags: str | None = None
     chosen: dict[str, str] = field(default_factory=dict)
     """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
+
+    @property
+    def plan(self) -> Plan:
+        return self.bound.plan
+
+    @property
+    def target(self) -> Target:
+        return self.bound.target
 
     # --- name resolution -------------------------------------------------------------------------
     def symbol(self, index: int, op: Any) -> str:
@@ -123,15 +114,11 @@ class _Build:
 
     def io(self, name: str, kind: str, where: str) -> tuple[int, bool]:
         """A board LED/button (by name or devicetree label) or a plan pin → (GPIO number, active_low)."""
-        board = self.target.board
-        items: tuple[BoardLed | BoardButton, ...] = board.leds if kind == "led" else board.buttons
-        for item in items:
-            if name in (item.name.lower(), (item.dt_label or "").replace("-", "_")):
-                return self.gpio(item.pin, where), item.active_low
-        use = self.plan.pin_use(name)
-        if use is None:
-            raise _unsupported(where, f"{name!r} is neither a board {kind} nor a resources.pins entry")
-        return self.gpio(use.pin, where), False
+        try:
+            endpoint = self.bound.endpoint("led" if kind == "led" else "button", name)
+        except UnboundName:
+            raise _unsupported(where, f"{name!r} is neither a board {kind} nor a resources.pins entry") from None
+        return self.gpio(endpoint.pin, where), endpoint.active_low
 
     def signal_pin(self, signal: str, where: str) -> int:
         """GPIO of the plan pin declared with ``signal`` (e.g. ``I2C0_SDA``); else the first free pin the
@@ -239,11 +226,17 @@ def _buffer(build: _Build, name: str, where: str) -> dict[str, Any]:
             "element": buffer.element_bytes}  # fmt: skip
 
 
+def _template(kind: str) -> str:
+    """The template file (``templates/espidf/<family>.c.j2``) whose macro renders operation ``kind``."""
+    realization = spec(kind).realization("espidf")
+    return realization.template if realization is not None else ""
+
+
 def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
     """The template view of one operation (every derived number included)."""
     sym = build.symbol(index, op)
     where = f"operations[{index}]"
-    view: dict[str, Any] = {"op": op, "sym": sym, "family": FAMILY[op.op], "index": index,
+    view: dict[str, Any] = {"op": op, "sym": sym, "family": _template(op.op), "index": index,
                             "label": c_string_literal(sym)}  # fmt: skip
     kind = op.op
     if kind == "gpio_blink":
@@ -407,18 +400,18 @@ class EspIdfLowerer:
 
     name = "espidf"
 
-    def supports(self, op_name: str, target: Target) -> bool:
-        return op_name in SUPPORTED and target.board.idf_target is not None
-
-    def lower(self, plan: Plan, target: Target) -> Lowered:
-        build = _Build(plan, target)
+    def lower(self, bound: BoundPlan) -> Lowered:
+        plan, target = bound.plan, bound.target
+        problems = unsupported_operations(bound)
+        if problems or target.board.idf_target is None:
+            missing = Evidence(code="E_TARGET_UNSUPPORTED", message=f"{target.id} names no ESP-IDF target")
+            raise LoweringError(problems or [missing])
+        build = _Build(bound)
         for index, op in enumerate(plan.operations):
-            if not self.supports(op.op, target):
-                raise _unsupported(f"operations[{index}]", f"{op.op} is not realizable with ESP-IDF on {target.id}")
             build.views.append(_view(build, index, op))
         for view in build.views:
             view["handoffs"] = [
-                h for h in build.views if h["op"].op == "isr_handoff" and h["op"].source == view["op"].name
+                h for h in build.views if spec(h["op"].op).has(Flag.HANDOFF) and h["op"].source == view["op"].name
             ]
             build.requires |= REQUIRES[view["family"]]
         if plan.resources.buffers:

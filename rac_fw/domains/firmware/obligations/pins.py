@@ -13,6 +13,7 @@ import difflib
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Pin, Target
+from rac_fw.domains.firmware.facts.query import normalized
 from rac_fw.domains.firmware.obligations.evidence import add, relax, replace, violation
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, radio_blocked_adc
 from rac_fw.domains.firmware.obligations.refs import (
@@ -22,7 +23,6 @@ from rac_fw.domains.firmware.obligations.refs import (
     claims,
     describe_pin,
     free_pins,
-    normalized,
     wired_signals,
 )
 from rac_fw.domains.firmware.plan.model import Plan
@@ -73,7 +73,14 @@ def _conflict_fix(plan: Plan, target: Target, first: Claim, later: Claim, taken:
             moves = _moves(target, mover, taken, mover.signal)
         if moves:
             return moves
-    mover = later if not later.declared else first
+    fixes: list[Relaxation] = []
+    for mover in (m for m in (later, first) if not m.declared):
+        fixes += _rebind(target, mover, taken)
+    return fixes
+
+
+def _rebind(target: Target, mover: Claim, taken: set[str]) -> list[Relaxation]:
+    """Point an operation's LED/output/button at another board LED or a newly declared free pin."""
     fixes: list[Relaxation] = []
     if mover.path[-1] in ("led", "output"):
         for led in target.board.leds:

@@ -9,41 +9,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Pin, Target
+from rac_fw.domains.firmware.facts.model import Pin, Target
+from rac_fw.domains.firmware.facts.query import board_button, board_led
+from rac_fw.domains.firmware.ops.adc import AdcDtChannel, AdcPinChannel
+from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
+from rac_fw.domains.firmware.ops.gpio.gpio_input_irq import GpioInputIrq
+from rac_fw.domains.firmware.ops.gpio.gpio_read import GpioRead
+from rac_fw.domains.firmware.ops.pwm.pwm_fade import PwmFade
+from rac_fw.domains.firmware.ops.pwm.pwm_fixed import PwmFixed
+from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
+from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
+from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcDtChannel, AdcPinChannel
-from rac_fw.domains.firmware.plan.ops.gpio import GpioBlink, GpioInputIrq, GpioRead
-from rac_fw.domains.firmware.plan.ops.pwm import PwmFade, PwmFixed
-from rac_fw.domains.firmware.plan.ops.uart import UartLineRead, UartPrint, UartRxIrq
 from rac_fw.domains.firmware.plan.paths import PathPart
 
 UartOp = UartPrint | UartRxIrq | UartLineRead
-
-
-def normalized(name: str) -> str:
-    """Board names and labels compared the way a plan may spell them: ``LD1_GREEN``/``pwm-led0``."""
-    return name.lower().replace("-", "_")
-
-
-def _by_label_or_name(items: tuple[BoardLed, ...] | tuple[BoardButton, ...], name: str) -> Any:
-    """Devicetree labels win over vendor names (nRF52840-DK: ``led1`` is LED2, not ``LED1``)."""
-    key = normalized(name)
-    by_label = next((x for x in items if x.dt_label and normalized(x.dt_label) == key), None)
-    return by_label or next((x for x in items if normalized(x.name) == key), None)
-
-
-def board_led(target: Target, name: str) -> BoardLed | None:
-    """A board LED by devicetree label (``led0``, ``pwm_led0``) or vendor name (``LD1_GREEN``)."""
-    found: BoardLed | None = _by_label_or_name(target.board.leds, name)
-    return found
-
-
-def board_button(target: Target, name: str) -> BoardButton | None:
-    """A board button by devicetree label (``sw0``) or vendor name (``B1_USER``)."""
-    found: BoardButton | None = _by_label_or_name(target.board.buttons, name)
-    return found
 
 
 def endpoint_pin(plan: Plan, target: Target, name: str, output: bool) -> str | None:

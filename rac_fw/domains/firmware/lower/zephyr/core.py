@@ -10,33 +10,37 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.bind import BoundPlan
+from rac_fw.domains.firmware.facts.query import dt_labels
 from rac_fw.domains.firmware.lower import template_env
-from rac_fw.domains.firmware.lower.zephyr.model import (
-    C_PREFIX,
-    FAMILY,
-    RX_RING_OPERATIONS,
-    AppModel,
-    ThreadPart,
-    labels,
-)
+from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, AppModel, ThreadPart
+from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
+from rac_fw.domains.firmware.ops.registry import spec
+from rac_fw.domains.firmware.ops.spec import Flag
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
-from rac_fw.domains.firmware.plan.model import Plan
+
+
+def family(kind: str) -> str:
+    """The template file (``templates/zephyr/<family>.c.j2``) whose macro renders operation ``kind``."""
+    realization = spec(kind).realization("zephyr")
+    return realization.template if realization is not None else ""
 
 
 class BuilderCore:
     """Shared state and naming for one lowering run."""
 
-    def __init__(self, plan: Plan, target: Target, app: AppModel) -> None:
-        self.plan, self.target, self.app = plan, target, app
+    def __init__(self, bound: BoundPlan, app: AppModel) -> None:
+        self.bound, self.plan, self.target, self.app = bound, bound.plan, bound.target, app
         self.env = template_env("zephyr")
-        self.board = target.board.zephyr_board or ""
-        self.labels = labels(target)
+        self.board = self.target.board.zephyr_board or ""
+        self.labels = dt_labels(self.target)
         # Every generated identifier carries the ``app_`` prefix so no plan name can collide with a
         # Zephyr symbol (an operation named ``wdt`` must not define ``wdt_setup``).
         self.current = 0
         """Index of the operation being lowered (thread parts are named after it)."""
-        self.ids: dict[int, str] = {i: C_PREFIX + (op.name or f"{op.op}{i}") for i, op in enumerate(plan.operations)}
+        self.ids: dict[int, str] = {
+            i: C_PREFIX + (op.name or f"{op.op}{i}") for i, op in enumerate(self.plan.operations)
+        }
 
     def op_id(self, name: str) -> str | None:
         """C identifier prefix of the operation named ``name`` (None when no such operation)."""
@@ -73,7 +77,7 @@ class BuilderCore:
         return [
             {"id": self.ids[i], "mechanism": o.mechanism}
             for i, o in enumerate(self.plan.operations)
-            if o.op == "isr_handoff" and o.source == name
+            if isinstance(o, IsrHandoff) and o.source == name
         ]
 
     def source_kind(self, name: str) -> str:
@@ -82,6 +86,8 @@ class BuilderCore:
         op = self.plan.operation(name)
         if op is None:
             return ""
-        return "rx_ring" if op.op in RX_RING_OPERATIONS else FAMILY.get(op.op, "")
+        if spec(op.op).has(Flag.RX_RING):
+            return "rx_ring"
+        return family(op.op)
 
     # gpio ---------------------------------------------------------------------------------------

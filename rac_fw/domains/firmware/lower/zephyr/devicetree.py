@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rac_fw.contract import Relaxation
+from rac_fw.domains.firmware.bind import UnboundName
 from rac_fw.domains.firmware.facts.model import Pin, Target
+from rac_fw.domains.firmware.facts.query import dt_labels
 from rac_fw.domains.firmware.lower.zephyr.core import BuilderCore
-from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, alias_macro, dt_property, labels, unsupported
+from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, alias_macro, dt_property, unsupported
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ def console_rx_route(target: Target) -> RxDmaRoute | None:
     if console is None:
         return None
     request = f"{console.uart}_RX"
-    known = labels(target)
+    known = dt_labels(target)
     controllers = serving_controllers(target, request)
     for controller in controllers:
         label = controller.name.lower()
@@ -96,35 +98,33 @@ class DevicetreeFacts(BuilderCore):
         raise unsupported("resources.pins", f"pin {pin_name} has no Zephyr GPIO controller", [pin_name], [])
 
     def gpio_spec(self, role: str, name: str, where: str, kind: str, op_id: str) -> str:
-        """``GPIO_DT_SPEC_GET(...)`` for a board LED/button (by name or label) or a declared pin."""
+        """``GPIO_DT_SPEC_GET(...)`` for the board LED/button or declared pin the plan name is bound to."""
         board = self.target.board
-        items = board.leds if kind == "led" else board.buttons
-        for item in items:
-            if name in (item.name, item.name.lower(), item.dt_label):
-                if item.dt_label and item.dt_label in board.dt_aliases:
-                    return f"GPIO_DT_SPEC_GET(DT_ALIAS({alias_macro(item.dt_label)}), gpios)"
-                if item.dt_label:
-                    return f"GPIO_DT_SPEC_GET(DT_NODELABEL({item.dt_label}), gpios)"
-                prop = dt_property(f"{op_id}-{role}-gpios")
-                self.app.user_props[prop] = self.gpio_ref(item.pin, item.active_low)
-                return f"GPIO_DT_SPEC_GET(DT_PATH(zephyr_user), {alias_macro(prop)})"
-        pin = self.plan.pin_use(name)
-        if pin is not None:
-            prop = dt_property(f"{op_id}-{role}-gpios")
-            self.app.user_props[prop] = self.gpio_ref(pin.pin, active_low=False)
-            return f"GPIO_DT_SPEC_GET(DT_PATH(zephyr_user), {alias_macro(prop)})"
-        choices = [i.dt_label or i.name for i in items]
-        raise unsupported(
-            where,
-            f"{name!r} is neither a board {kind} ({', '.join(choices) or 'none'}) nor a declared pin",
-            [name],
-            [
-                Relaxation(
-                    description=f"use board {kind} {c}", patch=[{"op": "replace", "path": where.split("."), "value": c}]
-                )
-                for c in choices[:3]
-            ],
-        )
+        try:
+            endpoint = self.bound.endpoint("led" if kind == "led" else "button", name)
+        except UnboundName:
+            items = board.leds if kind == "led" else board.buttons
+            choices = [i.dt_label or i.name for i in items]
+            raise unsupported(
+                where,
+                f"{name!r} is neither a board {kind} ({', '.join(choices) or 'none'}) nor a declared pin",
+                [name],
+                [
+                    Relaxation(
+                        description=f"use board {kind} {c}",
+                        patch=[{"op": "replace", "path": where.split("."), "value": c}],
+                    )
+                    for c in choices[:3]
+                ],
+            ) from None
+        label = endpoint.dt_label
+        if label and label in board.dt_aliases:
+            return f"GPIO_DT_SPEC_GET(DT_ALIAS({alias_macro(label)}), gpios)"
+        if label:
+            return f"GPIO_DT_SPEC_GET(DT_NODELABEL({label}), gpios)"
+        prop = dt_property(f"{op_id}-{role}-gpios")
+        self.app.user_props[prop] = self.gpio_ref(endpoint.pin, endpoint.active_low)
+        return f"GPIO_DT_SPEC_GET(DT_PATH(zephyr_user), {alias_macro(prop)})"
 
     def console(self) -> tuple[str, int]:
         """Devicetree label of the console UART and its board baud rate."""
@@ -331,7 +331,8 @@ class DevicetreeFacts(BuilderCore):
 
     def pwm_spec(self, index: int, output: str) -> str:
         board = self.target.board
-        led = next((x for x in board.leds if output in (x.name, x.name.lower(), x.dt_label)), None)
+        bound = self.bound.endpoints.get(("led", output))
+        led = bound.board_item if bound is not None else None
         if led is not None and led.dt_label:
             alias = f"pwm-{led.dt_label}"
             if alias in board.dt_aliases:

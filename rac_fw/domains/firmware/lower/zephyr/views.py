@@ -17,7 +17,6 @@ from rac_fw.domains.firmware.lower.zephyr.model import (
     LOCK_TIMEOUT_MS,
     RING_POLL_MS,
     SENSOR_DRIVER_KCONFIG,
-    SENSOR_LABELS,
     SENSOR_SYNONYMS,
     UART_ASYNC_KCONFIG,
     UART_DRAIN_MS,
@@ -27,6 +26,7 @@ from rac_fw.domains.firmware.lower.zephyr.model import (
     dt_property,
     unsupported,
 )
+from rac_fw.domains.firmware.ops.sensor.sensor_read import SENSOR_LABELS
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 
 

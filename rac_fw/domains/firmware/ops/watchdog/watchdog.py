@@ -1,4 +1,4 @@
-"""The watchdog: installed once with a timeout, fed from a thread, never disabled."""
+"""The ``watchdog`` operation: its model and its spec."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import has_dt_label, watchdog_instance
+from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -26,3 +28,18 @@ class Watchdog(Operation):
     feed_thread: Name | None = Field(
         default=None, description="Thread (resources.threads) that feeds; None = the main thread."
     )
+
+
+SPEC = OpSpec(
+    model=Watchdog,
+    family="watchdog",
+    flags=frozenset(),
+    realizations={
+        "zephyr": Realization(
+            template="watchdog", available=lambda t: has_dt_label(t, r"watchdog0", r"iwdg\d*", r"wdt\d*")
+        ),
+        "espidf": Realization(template="watchdog"),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/watchdog", available=lambda t: watchdog_instance(t) is not None),
+    },
+)

@@ -1,4 +1,4 @@
-"""GPIO operations: blink an LED, react to a button edge, poll a button."""
+"""The ``gpio_input_irq`` operation: its model and its spec."""
 
 from __future__ import annotations
 
@@ -6,21 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority, Name
-
-
-class GpioBlink(Operation):
-    """Toggle an LED forever (or ``count`` times) so it completes one on/off cycle every ``period_ms``.
-
-    ``led`` names a board LED (facts: board.leds name or devicetree label such as ``led0``) or a pin
-    declared in ``resources.pins`` with function GPIO.
-    """
-
-    op: Literal["gpio_blink"]
-    led: Name
-    period_ms: int = Field(ge=2, le=3_600_000, description="Full on+off cycle time in milliseconds.")
-    count: int | None = Field(default=None, ge=1, le=1_000_000, description="Cycles, or None = forever.")
 
 
 class GpioInputIrq(Operation):
@@ -40,9 +28,14 @@ class GpioInputIrq(Operation):
     irq_priority: IrqPriority | None = None
 
 
-class GpioRead(Operation):
-    """Poll a button's logical level (active level already accounted for) every ``interval_ms``."""
-
-    op: Literal["gpio_read"]
-    button: Name = Field(description="Board button (name or label such as sw0) or a declared GPIO pin.")
-    interval_ms: int = Field(default=100, ge=1, le=3_600_000, description="Polling period.")
+SPEC = OpSpec(
+    model=GpioInputIrq,
+    family="gpio",
+    flags=frozenset({Flag.ISR_CONTEXT}),
+    endpoints={"button": "button"},
+    realizations={
+        "zephyr": Realization(template="gpio"),
+        "espidf": Realization(template="gpio"),
+        "hal": Realization(template="ops"),
+    },
+)

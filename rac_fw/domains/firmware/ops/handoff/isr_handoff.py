@@ -1,4 +1,4 @@
-"""ISR → thread handoff: how an interrupt-context event reaches a thread without blocking."""
+"""The ``isr_handoff`` operation: its model and its spec."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 
@@ -29,3 +30,14 @@ class IsrHandoff(Operation):
     put_timeout_ms: int = Field(
         default=0, ge=0, le=10_000, description="How long the ISR may wait for room: must be 0."
     )
+
+
+SPEC = OpSpec(
+    model=IsrHandoff,
+    family="handoff",
+    flags=frozenset({Flag.HANDOFF}),
+    realizations={
+        "zephyr": Realization(template="handoff"),
+        "espidf": Realization(template="handoff"),
+    },
+)

@@ -1,4 +1,4 @@
-"""Console logging of a label and the latest values of named operations."""
+"""The ``log`` operation: its model and its spec."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Message, Name
 
@@ -24,3 +25,15 @@ class Log(Operation):
     level: Literal["dbg", "inf", "wrn", "err"] = "inf"
     interval_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Repeat period, or once.")
     in_isr_of: Name | None = Field(default=None, description="Operation whose ISR would run this log.")
+
+
+SPEC = OpSpec(
+    model=Log,
+    family="log",
+    flags=frozenset(),
+    realizations={
+        "zephyr": Realization(template="log"),
+        "espidf": Realization(template="log"),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -1,4 +1,4 @@
-"""DMA operations: memory-to-memory copy and peripheral-to-memory reception."""
+"""The ``dma_periph_rx`` operation: its model and its spec."""
 
 from __future__ import annotations
 
@@ -6,21 +6,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import console_rx_dma, console_uart_known
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name, SignalName
-
-
-class DmaMem2Mem(Operation):
-    """Copy ``src`` to ``dst`` by DMA, wait for the completion interrupt, and optionally compare them."""
-
-    op: Literal["dma_mem2mem"]
-    src: Name = Field(description="Source buffer (resources.buffers).")
-    dst: Name = Field(description="Destination buffer (resources.buffers), at least as large as src.")
-    controller: FactName | None = Field(
-        default=None, description="DMA controller (e.g. DMA2); None = the first one able to do m2m."
-    )
-    verify: bool = Field(default=True, description="Compare dst with src after completion.")
-    irq_priority: IrqPriority | None = None
 
 
 class DmaPeriphRx(Operation):
@@ -34,3 +23,16 @@ class DmaPeriphRx(Operation):
         default=None, description="DMA controller; None = buffer.dma or the target's default for it."
     )
     irq_priority: IrqPriority | None = None
+
+
+SPEC = OpSpec(
+    model=DmaPeriphRx,
+    family="dma",
+    flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING}),
+    realizations={
+        "zephyr": Realization(
+            template="uart", available=lambda t: console_uart_known(t) and console_rx_dma(t) is not None
+        ),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -1,4 +1,6 @@
-"""Timer operations: periodic callback and one-shot, on the kernel timer, SysTick or a hardware timer."""
+"""Timer operations: periodic callback and one-shot, on the kernel timer, SysTick or a hardware timer.
+
+This package holds one op spec per module; shared field types live here."""
 
 from __future__ import annotations
 
@@ -18,14 +20,14 @@ TimerSource = Annotated[
 ]
 
 
-class _Timed(Operation):
+class TimedOperation(Operation):
     period_ms: int | None = Field(default=None, ge=1, le=86_400_000)
     period_us: int | None = Field(default=None, ge=1, le=4_000_000_000)
     source: TimerSource = "kernel"
     irq_priority: IrqPriority | None = None
 
     @model_validator(mode="after")
-    def _one_period(self) -> _Timed:
+    def _one_period(self) -> TimedOperation:
         if (self.period_ms is None) == (self.period_us is None):
             raise ValueError("give exactly one of period_ms or period_us")
         return self
@@ -34,15 +36,3 @@ class _Timed(Operation):
     def period_s(self) -> float:
         """The period in seconds, whichever unit the plan used."""
         return self.period_ms / 1e3 if self.period_ms is not None else (self.period_us or 0) / 1e6
-
-
-class TimerPeriodic(_Timed):
-    """Run a callback every period (in timer-interrupt context; hand work off with ``isr_handoff``)."""
-
-    op: Literal["timer_periodic"]
-
-
-class TimerOneshot(_Timed):
-    """Run a callback once, one period after start (interrupt context)."""
-
-    op: Literal["timer_oneshot"]

@@ -1,0 +1,47 @@
+"""The ``dma_mem2mem`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import dt_labels, has_registers, memory_to_memory_controllers
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
+
+
+class DmaMem2Mem(Operation):
+    """Copy ``src`` to ``dst`` by DMA, wait for the completion interrupt, and optionally compare them."""
+
+    op: Literal["dma_mem2mem"]
+    src: Name = Field(description="Source buffer (resources.buffers).")
+    dst: Name = Field(description="Destination buffer (resources.buffers), at least as large as src.")
+    controller: FactName | None = Field(
+        default=None, description="DMA controller (e.g. DMA2); None = the first one able to do m2m."
+    )
+    verify: bool = Field(default=True, description="Compare dst with src after completion.")
+    irq_priority: IrqPriority | None = None
+
+
+def _stream_registers(target: Target) -> bool:
+    """The bare-metal template programs an STM32 DMA stream: the facts must hold its registers."""
+    return any(has_registers(target, d.name, "ST0_CR") for d in memory_to_memory_controllers(target))
+
+
+SPEC = OpSpec(
+    model=DmaMem2Mem,
+    family="dma",
+    flags=frozenset({Flag.ISR_CONTEXT}),
+    realizations={
+        "zephyr": Realization(
+            template="dma",
+            available=lambda t: any(d.name.lower() in dt_labels(t) for d in memory_to_memory_controllers(t)),
+        ),
+        "espidf": Realization(template="dma"),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/dma_mem2mem", available=_stream_registers),
+    },
+)

@@ -1,0 +1,38 @@
+"""The ``gpio_blink`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import Name
+
+
+class GpioBlink(Operation):
+    """Toggle an LED forever (or ``count`` times) so it completes one on/off cycle every ``period_ms``.
+
+    ``led`` names a board LED (facts: board.leds name or devicetree label such as ``led0``) or a pin
+    declared in ``resources.pins`` with function GPIO.
+    """
+
+    op: Literal["gpio_blink"]
+    led: Name
+    period_ms: int = Field(ge=2, le=3_600_000, description="Full on+off cycle time in milliseconds.")
+    count: int | None = Field(default=None, ge=1, le=1_000_000, description="Cycles, or None = forever.")
+
+
+SPEC = OpSpec(
+    model=GpioBlink,
+    family="gpio",
+    flags=frozenset(),
+    endpoints={"led": "led"},
+    realizations={
+        "zephyr": Realization(template="gpio"),
+        "espidf": Realization(template="gpio"),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/gpio_blink"),
+    },
+)

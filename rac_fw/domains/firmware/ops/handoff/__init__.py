@@ -1,0 +1,1 @@
+"""ISR → thread handoff: how an interrupt-context event reaches a thread without blocking."""

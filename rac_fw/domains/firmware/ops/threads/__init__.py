@@ -1,0 +1,1 @@
+"""Threading operations: bounded producer/consumer, mutex-protected shared state, fixed lock order."""

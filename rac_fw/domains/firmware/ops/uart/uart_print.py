@@ -1,0 +1,38 @@
+"""The ``uart_print`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.facts.query import console_uart_known
+from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
+from rac_fw.domains.firmware.ops.uart import Baud, UartInstance
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import Message
+
+
+class UartPrint(Operation):
+    """Print ``message`` plus a newline with polled (blocking, thread-context) output."""
+
+    op: Literal["uart_print"]
+    uart: UartInstance = None
+    message: Message
+    baud: Baud = None
+    repeat_interval_ms: int | None = Field(
+        default=None, ge=1, le=3_600_000, description="Reprint every interval; None = print once."
+    )
+
+
+SPEC = OpSpec(
+    model=UartPrint,
+    family="uart",
+    flags=frozenset({Flag.CONSOLE}),
+    realizations={
+        "zephyr": Realization(template="uart", available=console_uart_known),
+        "espidf": Realization(template="uart"),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/uart_print"),
+    },
+)
