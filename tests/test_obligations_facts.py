@@ -220,3 +220,16 @@ def test_nrf52840_shared_instances_are_the_svd_blocks_at_one_base_address(shared
     assert isinstance(dt_reg, dict) and set(dt_reg.values()) <= set(base_of.values())
     assert block_base(target, "I2C0") == block_base(target, "SPI0") == base_of["TWIM0"]
     assert "shared_ids" not in target.extra  # derived, not hand-listed
+
+
+@pytest.mark.parametrize("target_id", ["nrf52840", "stm32h743"])
+def test_pwm_led_nodes_name_the_board_led_pin_they_drive(target_id: str) -> None:
+    """The observation lists ``pwm-led0``; the facts say which node it is and which board LED's pin that
+    node drives (nRF52840-DK: LED1 = led0; Nucleo-H743ZI: LD3 red, *not* led0)."""
+    target = load_target(target_id)
+    table = target.extra["pwm_leds"]
+    assert isinstance(table, dict) and table
+    for node, entry in table.items():
+        assert target.board.dt_aliases[entry["alias"]] == node and node in target.board.dt_node_labels
+        assert entry["pin"] in {led.pin for led in target.board.leds}
+        assert entry["pwm"] in target.board.dt_node_labels
