@@ -93,7 +93,7 @@ def _moves(target: Target, use: Use, others: list[Use]) -> list[Relaxation]:
     for name in instances_like(target, use.name, families):
         base = block_base(target, name)
         if name != use.name and base is not None and held.get(base, set()) <= {use.kind}:
-            options.append(relax(f"put {use.owner} on {name} (a block of its own)", replace(use.path, name)))
+            options.append(relax(f"put {use.owner} on {name}", replace(use.path, name)))
     return options
 
 
