@@ -15,10 +15,10 @@ from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.lower import LoweringError, lower, write_artifact
 from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.obligations.placement import placement
-from rac_fw.domains.firmware.ops.matrix import realizes
-from rac_fw.domains.firmware.ops.registry import specs
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import specs
 from rac_fw.domains.firmware.verify.elf import verify_elf
 from rac_fw.resources import data_dir
 

@@ -12,7 +12,7 @@ from rac_fw.domains.firmware.facts.query import ambiguous_board_name, board_led
 from rac_fw.domains.firmware.lower import lower
 from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.obligations.refs import claims
-from rac_fw.domains.firmware.ops.matrix import frameworks_for
+from rac_fw.domains.firmware.plan.matrix import frameworks_for
 from rac_fw.domains.firmware.plan.model import Plan
 
 

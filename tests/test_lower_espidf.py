@@ -14,9 +14,9 @@ import pytest
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.lower import LoweringError, lower
 from rac_fw.domains.firmware.obligations import check
-from rac_fw.domains.firmware.ops.matrix import realizes
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.load import parse_plan
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.verify.artifact import verify_sources
 

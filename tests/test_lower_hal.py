@@ -19,9 +19,9 @@ from rac_fw.domains.firmware.lower import LoweringError, lower
 from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.obligations.placement import buffer_needs, placement
 from rac_fw.domains.firmware.obligations.quantities import dcache_active
-from rac_fw.domains.firmware.ops.matrix import realizes
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.load import parse_plan
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.verify.artifact import verify_sources
 from tests.test_firmware_domain import DTCM_PLAN

@@ -29,9 +29,9 @@ from rac_fw.domains.firmware.lower import (
 )
 from rac_fw.domains.firmware.lower.zephyr import ZEPHYR_VERSION
 from rac_fw.domains.firmware.obligations import check
-from rac_fw.domains.firmware.ops.matrix import realizes
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.verify.artifact import verify_sources
 from rac_fw.resources import data_dir
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Target
 from rac_fw.domains.firmware.facts.query import board_button, board_led
-from rac_fw.domains.firmware.ops.registry import spec
-from rac_fw.domains.firmware.ops.spec import Endpoint
 from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Endpoint
 
 
 @dataclass(frozen=True)

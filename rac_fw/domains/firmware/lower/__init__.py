@@ -27,7 +27,7 @@ import jinja2
 
 from rac_fw.contract import Evidence, Receipt, Relaxation, sha256_of
 from rac_fw.domains.firmware.bind import BoundPlan, bind
-from rac_fw.domains.firmware.ops.matrix import realizes
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.resources import data_dir
 
 if TYPE_CHECKING:

@@ -34,10 +34,10 @@ from rac_fw.domains.firmware.lower import (
 )
 from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
-from rac_fw.domains.firmware.ops.registry import spec
-from rac_fw.domains.firmware.ops.spec import Flag
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
 
 #: ESP-IDF release the templates are written against (also in templates/espidf/VERSION).
 IDF_VERSION = "v5.4"
@@ -239,7 +239,10 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
     view: dict[str, Any] = {"op": op, "sym": sym, "family": _template(op.op), "index": index,
                             "label": c_string_literal(sym)}  # fmt: skip
     kind = op.op
-    if kind == "gpio_blink":
+    realization = spec(kind).realization("espidf")
+    if realization is not None and realization.view is not None:
+        view.update(realization.view(build, index, op))
+    elif kind == "gpio_blink":
         view["gpio"], view["active_low"] = build.io(op.led, "led", where)
         view["half_ms"] = max(1, op.period_ms // 2)
         view["task"] = build.thread(None, sym)
@@ -413,7 +416,7 @@ class EspIdfLowerer:
             view["handoffs"] = [
                 h for h in build.views if spec(h["op"].op).has(Flag.HANDOFF) and h["op"].source == view["op"].name
             ]
-            build.requires |= REQUIRES[view["family"]]
+            build.requires |= REQUIRES.get(view["family"], set())
         if plan.resources.buffers:
             build.requires.add("heap")
         env = template_env("espidf")

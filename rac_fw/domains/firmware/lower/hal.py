@@ -45,6 +45,7 @@ from rac_fw.domains.firmware.obligations.quantities import clock_hz, dcache_acti
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.model import VALUE_OPERATIONS, Plan
+from rac_fw.domains.firmware.plan.registry import spec
 
 #: STM32Cube HAL driver releases the templates are written against (also in templates/hal/VERSION).
 HAL_VERSIONS = {"STM32F4": "STM32Cube HAL F4 v1.8.3", "STM32H7": "STM32Cube HAL H7 v1.11.3"}
@@ -421,7 +422,10 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
         (getattr(op, f) for f in ("interval_ms", "repeat_interval_ms", "feed_interval_ms") if getattr(op, f, None)),
         None,
     )
-    if kind == "gpio_blink":
+    realization = spec(kind).realization("hal")
+    if realization is not None and realization.view is not None:
+        view.update(realization.view(build, index, op))
+    elif kind == "gpio_blink":
         pin, active_low = build.io(op.led, "led", where)
         build.ports.add(pin.port)
         build.outputs[pin.name] = {"pin": pin, "idle": "GPIO_PIN_SET" if active_low else "GPIO_PIN_RESET"}

@@ -27,19 +27,15 @@ from rac_fw.domains.firmware.ops.bus.i2c_transfer import I2cTransfer
 from rac_fw.domains.firmware.ops.bus.spi_transfer import SpiTransfer
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
-from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
-from rac_fw.domains.firmware.ops.gpio.gpio_input_irq import GpioInputIrq
-from rac_fw.domains.firmware.ops.gpio.gpio_read import GpioRead
 from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
 from rac_fw.domains.firmware.ops.log.log import Log
-from rac_fw.domains.firmware.ops.pwm.pwm_fade import PwmFade
-from rac_fw.domains.firmware.ops.pwm.pwm_fixed import PwmFixed
 from rac_fw.domains.firmware.ops.sensor.sensor_read import SensorRead
 from rac_fw.domains.firmware.ops.threads.lock_order import LockOrder
 from rac_fw.domains.firmware.ops.threads.producer_consumer import ProducerConsumer
 from rac_fw.domains.firmware.ops.threads.shared_state_mutex import SharedStateMutex
 from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
 from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
+from rac_fw.domains.firmware.plan.registry import spec
 
 CODE_DUPLICATE = "E_DUPLICATE_NAME"
 CODE_UNKNOWN = "E_UNKNOWN_RESOURCE"
@@ -228,13 +224,9 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     dma_roles = ("dma_mem", "dma_rx", "dma_tx")
     for i, op in enumerate(plan.operations):
         base: Path = ["operations", i]
-        if isinstance(op, GpioBlink):
-            refs.endpoint(op.led, [*base, "led"], output=True)
-        elif isinstance(op, PwmFixed | PwmFade):
-            refs.endpoint(op.output, [*base, "output"], output=True)
-        elif isinstance(op, GpioInputIrq | GpioRead):
-            refs.endpoint(op.button, [*base, "button"], output=False)
-        elif isinstance(op, I2cTransfer):
+        for field_name, role in spec(op.op).endpoints.items():
+            refs.endpoint(getattr(op, field_name), [*base, field_name], output=role == "led")
+        if isinstance(op, I2cTransfer):
             refs.device(op.device, [*base, "device"], "i2c")
         elif isinstance(op, SpiTransfer):
             refs.device(op.device, [*base, "device"], "spi")

@@ -12,17 +12,13 @@ from dataclasses import dataclass
 
 from rac_fw.domains.firmware.facts.model import Pin, Target
 from rac_fw.domains.firmware.facts.query import board_button, board_led
-from rac_fw.domains.firmware.ops.adc import AdcDtChannel, AdcPinChannel
-from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
-from rac_fw.domains.firmware.ops.gpio.gpio_input_irq import GpioInputIrq
-from rac_fw.domains.firmware.ops.gpio.gpio_read import GpioRead
-from rac_fw.domains.firmware.ops.pwm.pwm_fade import PwmFade
-from rac_fw.domains.firmware.ops.pwm.pwm_fixed import PwmFixed
 from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
+from rac_fw.domains.firmware.plan.channels import AdcDtChannel, AdcPinChannel
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.paths import PathPart
+from rac_fw.domains.firmware.plan.registry import spec
 
 UartOp = UartPrint | UartRxIrq | UartLineRead
 
@@ -76,21 +72,21 @@ def claims(plan: Plan, target: Target) -> list[Claim]:
             found.append(Claim(device.chip_select, "GPIO", device.name, f"cs:{device.name}", path, True))
     for i, op in enumerate(plan.operations):
         base: list[PathPart] = ["operations", i]
-        if isinstance(op, GpioBlink | PwmFixed | PwmFade):
-            field = "led" if isinstance(op, GpioBlink) else "output"
-            name = op.led if isinstance(op, GpioBlink) else op.output
-            driven = plan.pin_use(name)
-            led = None if driven else board_led(target, name)
-            if driven is not None:
-                key = f"pin:{driven.name}"
-                found.append(Claim(driven.pin, driven.function, driven.name, key, [*base, field], False, driver=i))
-            elif led is not None:
-                found.append(Claim(led.pin, "GPIO", led.name, f"led:{led.name}", [*base, field], False, driver=i))
-        elif isinstance(op, GpioInputIrq | GpioRead):
-            button = None if plan.pin_use(op.button) else board_button(target, op.button)
-            if button is not None:
-                found.append(Claim(button.pin, "GPIO", button.name, f"in:{button.name}", [*base, "button"], False))
-        elif isinstance(op, UartPrint | UartRxIrq | UartLineRead):
+        for field, role in spec(op.op).endpoints.items():
+            name = getattr(op, field)
+            declared = plan.pin_use(name)
+            if role == "led":
+                led = None if declared else board_led(target, name)
+                if declared is not None:
+                    key = f"pin:{declared.name}"
+                    found.append(Claim(declared.pin, declared.function, declared.name, key, [*base, field], False, i))
+                elif led is not None:
+                    found.append(Claim(led.pin, "GPIO", led.name, f"led:{led.name}", [*base, field], False, driver=i))
+            else:
+                button = None if declared else board_button(target, name)
+                if button is not None:
+                    found.append(Claim(button.pin, "GPIO", button.name, f"in:{button.name}", [*base, field], False))
+        if isinstance(op, UartPrint | UartRxIrq | UartLineRead):
             console = target.board.console
             if console is not None and is_console(target, uart_instance(target, op)):
                 for pin, suffix in ((console.tx, "TX"), (console.rx, "RX")):

@@ -19,12 +19,12 @@ from rac_fw.domains.firmware.obligations.quantities import (
     watchdog_range,
 )
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
-from rac_fw.domains.firmware.ops.adc import AdcDtChannel
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
-from rac_fw.domains.firmware.ops.matrix import realizes
 from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
 from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.channels import AdcDtChannel
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
 
 CODE = "E_TARGET_UNSUPPORTED"

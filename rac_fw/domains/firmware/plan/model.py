@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING, Annotated, Literal, Union, get_args
 
 from pydantic import Field, StringConstraints
 
-from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
-from rac_fw.domains.firmware.ops.registry import flagged, specs
-from rac_fw.domains.firmware.ops.spec import Flag
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
+from rac_fw.domains.firmware.plan.registry import flagged, specs
 from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
+from rac_fw.domains.firmware.plan.spec import Flag
 
 #: Every operation model, in catalog order (from the op registry).
 OPERATION_MODELS: tuple[type[Operation], ...] = tuple(s.model for s in specs())
@@ -89,7 +88,3 @@ class Plan(PlanModel):
         for index, operation in enumerate(self.operations):
             if not ops or operation.op in ops:
                 yield index, operation
-
-    def handoffs_from(self, source: str) -> list[IsrHandoff]:
-        """The ``isr_handoff`` operations whose source is the operation named ``source``."""
-        return [o for o in self.operations if isinstance(o, IsrHandoff) and o.source == source]

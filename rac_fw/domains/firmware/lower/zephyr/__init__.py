@@ -19,8 +19,8 @@ from rac_fw.domains.firmware.bind import BoundPlan
 from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, unsupported_operations
 from rac_fw.domains.firmware.lower.zephyr.model import ZEPHYR_VERSION, AppModel
 from rac_fw.domains.firmware.lower.zephyr.render import Builder
-from rac_fw.domains.firmware.ops.registry import spec
-from rac_fw.domains.firmware.ops.spec import Flag
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
 
 __all__ = ["ZEPHYR_VERSION", "ZephyrLowerer"]
 

@@ -10,14 +10,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.bind import BoundPlan
 from rac_fw.domains.firmware.facts.query import dt_labels
-from rac_fw.domains.firmware.lower import template_env
-from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, AppModel, ThreadPart
+from rac_fw.domains.firmware.lower import LoweringError, template_env
+from rac_fw.domains.firmware.lower.zephyr.model import (
+    C_PREFIX,
+    AppModel,
+    ThreadPart,
+    alias_macro,
+    dt_property,
+    unsupported,
+)
 from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
-from rac_fw.domains.firmware.ops.registry import spec
-from rac_fw.domains.firmware.ops.spec import Flag
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
 
 
 def family(kind: str) -> str:
@@ -41,6 +49,30 @@ class BuilderCore:
         self.ids: dict[int, str] = {
             i: C_PREFIX + (op.name or f"{op.op}{i}") for i, op in enumerate(self.plan.operations)
         }
+
+    # --- what op specs' Zephyr view functions call beyond the views' own helpers ------------------
+    @staticmethod
+    def c_name(plan_name: str) -> str:
+        """The C identifier of a plan-named object (lock, buffer): prefixed so it never hits a Zephyr symbol."""
+        return C_PREFIX + plan_name
+
+    @staticmethod
+    def dt_property(name: str) -> str:
+        return dt_property(name)
+
+    @staticmethod
+    def alias_macro(alias: str) -> str:
+        return alias_macro(alias)
+
+    @staticmethod
+    def unsupported(location: str, message: str, objects: list[str], relax: list[Relaxation]) -> LoweringError:
+        """The error for a plan detail Zephyr cannot realize on this board, with its relaxations."""
+        return unsupported(location, message, objects, relax)
+
+    @staticmethod
+    def refuse(evidence: list[Evidence]) -> LoweringError:
+        """A lowering error carrying ``evidence`` as it is (another code than E_TARGET_UNSUPPORTED)."""
+        return LoweringError(evidence)
 
     def op_id(self, name: str) -> str | None:
         """C identifier prefix of the operation named ``name`` (None when no such operation)."""

@@ -29,26 +29,7 @@ KCONFIG: dict[str, tuple[str, ...]] = {
 
 #: Interrupt-driven UART receive needs the IRQ API and the ring buffer library.
 UART_IRQ_KCONFIG = ("CONFIG_UART_INTERRUPT_DRIVEN", "CONFIG_RING_BUFFER")
-#: DMA reception through the asynchronous UART API hands bytes to threads through a ring buffer.
-UART_ASYNC_KCONFIG = ("CONFIG_UART_ASYNC_API", "CONFIG_RING_BUFFER")
-#: How often the main loop drains a UART receive ring when no handoff thread does it (ms).
-UART_DRAIN_MS = 10
-#: Characters of line silence after which the async UART driver reports what it has received.
-UART_RX_IDLE_CHARS = 10
-#: Period of the shared-state and lock-order demonstration threads (ms).
-LOCK_PERIOD_MS = 100
-#: How long a thread waits for a lock before backing off (ms): finite, so a bug shows as a count.
-LOCK_TIMEOUT_MS = 50
-#: How often a lock-free ring consumer polls when the ring is empty (ms).
-RING_POLL_MS = 10
 
-#: A plan's sensor name → the node labels Zephyr's SoC devicetrees give that sensor, in preference
-#: order: the die temperature sensor is ``die_temp`` (``st,stm32-temp-cal``) on STM32 and ``temp``
-#: (``nordic,nrf-temp``) on nRF52.
-SENSOR_SYNONYMS: dict[str, tuple[str, ...]] = {"die_temp": ("die_temp", "temp"), "temp": ("temp", "die_temp")}
-#: Sensor node label → driver Kconfig symbols beyond CONFIG_SENSOR. ``TEMP_NRF5`` (drivers/sensor/nordic/
-#: temp/Kconfig) defaults to y once the node is enabled; naming it makes a missing driver a Kconfig error.
-SENSOR_DRIVER_KCONFIG: dict[str, tuple[str, ...]] = {"temp": ("CONFIG_TEMP_NRF5",)}
 #: Prefix of every C identifier derived from a plan name (operations, threads, locks, buffers).
 C_PREFIX = "app_"
 

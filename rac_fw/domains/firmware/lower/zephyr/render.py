@@ -15,8 +15,8 @@ from rac_fw.domains.firmware.lower import Lowered
 from rac_fw.domains.firmware.lower.zephyr.core import family
 from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, ZEPHYR_VERSION, Step, unsupported
 from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
-from rac_fw.domains.firmware.ops.registry import spec
-from rac_fw.domains.firmware.ops.spec import Flag
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
 from rac_fw.resources import data_dir
 
 
@@ -27,7 +27,10 @@ class Builder(OperationViews):
         """Render operation ``index`` through its family macro and record its setup, step and threads."""
         template = family(op.op)
         self.current = index
-        view = getattr(self, f"view_{op.op}")(index, op)
+        realization = spec(op.op).realization("zephyr")
+        if realization is None or realization.view is None:
+            raise LookupError(f"{op.op} has no Zephyr view in its op spec")
+        view = realization.view(self, index, op)
         self.name_view(view, index)
         view["op"] = op
         self.app.need(template)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.adc import AdcChannel, Resolution
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class AdcPeriodic(Operation):
@@ -23,12 +26,16 @@ class AdcPeriodic(Operation):
     samples: int | None = Field(default=None, ge=1, le=1_000_000, description="Sample count; None = forever.")
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: AdcPeriodic) -> dict[str, Any]:
+    return b.adc_view(index, op, [op.channel], op.interval_ms, op.samples)
+
+
 SPEC = OpSpec(
     model=AdcPeriodic,
     family="adc",
     flags=frozenset({Flag.VALUE}),
     realizations={
-        "zephyr": Realization(template="adc", available=lambda t: has_dt_label(t, r"adc\d*")),
+        "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),
         "espidf": Realization(template="adc"),
         "hal": Realization(template="ops"),
     },

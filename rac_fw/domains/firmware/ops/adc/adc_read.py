@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.adc import AdcChannel, Resolution
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class AdcRead(Operation):
@@ -21,12 +24,16 @@ class AdcRead(Operation):
     resolution_bits: Resolution = 12
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: AdcRead) -> dict[str, Any]:
+    return b.adc_view(index, op, [op.channel], None, None)
+
+
 SPEC = OpSpec(
     model=AdcRead,
     family="adc",
     flags=frozenset({Flag.VALUE}),
     realizations={
-        "zephyr": Realization(template="adc", available=lambda t: has_dt_label(t, r"adc\d*")),
+        "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),
         "espidf": Realization(template="adc"),
         "hal": Realization(template="ops"),
         "baremetal": Realization(template="ops/adc_read"),

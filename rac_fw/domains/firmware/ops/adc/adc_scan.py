@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import adc_dma_routable, has_dt_label
-from rac_fw.domains.firmware.ops.adc import AdcChannel, Resolution
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class AdcScan(Operation):
@@ -28,12 +31,16 @@ class AdcScan(Operation):
     buffer: Name | None = Field(default=None, description="dma_rx buffer receiving the scan by DMA.")
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: AdcScan) -> dict[str, Any]:
+    return b.adc_view(index, op, list(op.channels), op.interval_ms, None)
+
+
 SPEC = OpSpec(
     model=AdcScan,
     family="adc",
     flags=frozenset({Flag.VALUE}),
     realizations={
-        "zephyr": Realization(template="adc", available=lambda t: has_dt_label(t, r"adc\d*")),
+        "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),
         "espidf": Realization(template="adc"),
         "hal": Realization(template="ops", features={"dma": adc_dma_routable}),
     },

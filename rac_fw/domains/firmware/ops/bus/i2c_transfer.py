@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.bus import Retries, Timeout
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class I2cTransfer(Operation):
@@ -31,12 +34,28 @@ class I2cTransfer(Operation):
     interval_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Repeat period, or once.")
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: I2cTransfer) -> dict[str, Any]:
+    device, label = b.bus_device(index, op, "i2c")
+    b.app.includes.add("zephyr/drivers/i2c.h")
+    return {
+        "bus": label,
+        "address": f"0x{device.address:02x}",
+        "register": f"0x{op.register_index:02x}",
+        "write_bytes": op.write_bytes,
+        "read_bytes": op.read_bytes,
+        "attempts": op.retries + 1,
+        "timeout_ms": op.timeout_ms,
+        "setup": True,
+        "step": {"period_ms": op.interval_ms},
+    }
+
+
 SPEC = OpSpec(
     model=I2cTransfer,
     family="bus",
     flags=frozenset({Flag.VALUE}),
     realizations={
-        "zephyr": Realization(template="i2c", available=lambda t: has_dt_label(t, r"i2c\d*")),
+        "zephyr": Realization(template="i2c", view=_zephyr, available=lambda t: has_dt_label(t, r"i2c\d*")),
         "espidf": Realization(template="bus"),
         "hal": Realization(template="ops"),
     },

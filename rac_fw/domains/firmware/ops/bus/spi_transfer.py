@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.bus import Retries, Timeout
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class SpiTransfer(Operation):
@@ -29,12 +32,40 @@ class SpiTransfer(Operation):
     interval_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Repeat period, or once.")
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
+
+    oid = b.ids[index]
+    device, label = b.bus_device(index, op, "spi")
+    b.app.includes.update({"zephyr/drivers/spi.h", "zephyr/drivers/gpio.h"})
+    prop = b.dt_property(f"{oid}-cs-gpios")
+    b.app.user_props[prop] = b.gpio_ref(device.chip_select, active_low=True)
+    mode = []
+    if op.mode & 2:
+        mode.append("SPI_MODE_CPOL")
+    if op.mode & 1:
+        mode.append("SPI_MODE_CPHA")
+    header = 1 if op.register_index is not None else 0
+    return {
+        "bus": label,
+        "cs_prop": b.alias_macro(prop),
+        "frequency": device.frequency_hz,
+        "operation": " | ".join(["SPI_OP_MODE_MASTER", "SPI_TRANSFER_MSB", "SPI_WORD_SET(8)", *mode]),
+        "register": f"0x{op.register_index:02x}" if op.register_index is not None else None,
+        "length": header + max(op.write_bytes, op.read_bytes),
+        "header": header,
+        "read_bytes": op.read_bytes,
+        "attempts": op.retries + 1,
+        "setup": True,
+        "step": {"period_ms": op.interval_ms},
+    }
+
+
 SPEC = OpSpec(
     model=SpiTransfer,
     family="bus",
     flags=frozenset({Flag.VALUE}),
     realizations={
-        "zephyr": Realization(template="spi", available=lambda t: has_dt_label(t, r"spi\d*")),
+        "zephyr": Realization(template="spi", view=_zephyr, available=lambda t: has_dt_label(t, r"spi\d*")),
         "espidf": Realization(template="bus"),
         "hal": Realization(template="ops"),
     },

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import dt_labels, has_registers, memory_to_memory_controllers
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class DmaMem2Mem(Operation):
@@ -31,6 +34,23 @@ def _stream_registers(target: Target) -> bool:
     return any(has_registers(target, d.name, "ST0_CR") for d in memory_to_memory_controllers(target))
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: DmaMem2Mem) -> dict[str, Any]:
+    b.app.includes.update({"zephyr/drivers/dma.h", "string.h", "zephyr/sys/atomic.h"})
+    src = b.dma_buffer(op.src, f"operations[{index}].src")
+    dst = b.dma_buffer(op.dst, f"operations[{index}].dst")
+    return {
+        "controller": b.dma_controller(index, op),
+        "src": src,
+        "dst": dst,
+        "length": min(src["plan_size"], dst["plan_size"]),
+        "verify": op.verify,
+        "timeout_ms": 100 + src["plan_size"] // 1000,
+        "handoffs": b.handoffs(index),
+        "setup": True,
+        "step": {"period_ms": None},
+    }
+
+
 SPEC = OpSpec(
     model=DmaMem2Mem,
     family="dma",
@@ -38,6 +58,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(
             template="dma",
+            view=_zephyr,
             available=lambda t: any(d.name.lower() in dt_labels(t) for d in memory_to_memory_controllers(t)),
         ),
         "espidf": Realization(template="dma"),

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class GpioBlink(Operation):
@@ -24,13 +27,25 @@ class GpioBlink(Operation):
     count: int | None = Field(default=None, ge=1, le=1_000_000, description="Cycles, or None = forever.")
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: GpioBlink) -> dict[str, Any]:
+    oid = b.ids[index]
+    half = max(1, op.period_ms // 2)
+    count = op.count * 2 if op.count is not None else None
+    return {
+        "id": oid,
+        "spec": b.gpio_spec("led", op.led, f"operations.{index}.led", "led", oid),
+        "setup": True,
+        "step": {"period_ms": half, "count": count},
+    }
+
+
 SPEC = OpSpec(
     model=GpioBlink,
     family="gpio",
     flags=frozenset(),
     endpoints={"led": "led"},
     realizations={
-        "zephyr": Realization(template="gpio"),
+        "zephyr": Realization(template="gpio", view=_zephyr),
         "espidf": Realization(template="gpio"),
         "hal": Realization(template="ops"),
         "baremetal": Realization(template="ops/gpio_blink"),

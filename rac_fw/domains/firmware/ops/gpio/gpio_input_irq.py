@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority, Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class GpioInputIrq(Operation):
@@ -28,13 +31,29 @@ class GpioInputIrq(Operation):
     irq_priority: IrqPriority | None = None
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: GpioInputIrq) -> dict[str, Any]:
+    oid = b.ids[index]
+    b.app.includes.add("zephyr/sys/atomic.h")
+    pull = {"up": "GPIO_PULL_UP", "down": "GPIO_PULL_DOWN"}.get(op.pull or "", "")
+    edge = {"rising": "GPIO_INT_EDGE_RISING", "falling": "GPIO_INT_EDGE_FALLING", "both": "GPIO_INT_EDGE_BOTH"}
+    return {
+        "id": oid,
+        "spec": b.gpio_spec("button", op.button, f"operations.{index}.button", "button", oid),
+        "flags": "GPIO_INPUT" + (f" | {pull}" if pull else ""),
+        "edge": edge[op.edge],
+        "debounce_ms": op.debounce_ms,
+        "handoffs": b.handoffs(index),
+        "setup": True,
+    }
+
+
 SPEC = OpSpec(
     model=GpioInputIrq,
     family="gpio",
     flags=frozenset({Flag.ISR_CONTEXT}),
     endpoints={"button": "button"},
     realizations={
-        "zephyr": Realization(template="gpio"),
+        "zephyr": Realization(template="gpio", view=_zephyr),
         "espidf": Realization(template="gpio"),
         "hal": Realization(template="ops"),
     },

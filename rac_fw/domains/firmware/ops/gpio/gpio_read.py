@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class GpioRead(Operation):
@@ -19,13 +22,24 @@ class GpioRead(Operation):
     interval_ms: int = Field(default=100, ge=1, le=3_600_000, description="Polling period.")
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: GpioRead) -> dict[str, Any]:
+    oid = b.ids[index]
+    b.app.includes.add("zephyr/sys/atomic.h")
+    return {
+        "id": oid,
+        "spec": b.gpio_spec("button", op.button, f"operations.{index}.button", "button", oid),
+        "setup": True,
+        "step": {"period_ms": op.interval_ms},
+    }
+
+
 SPEC = OpSpec(
     model=GpioRead,
     family="gpio",
     flags=frozenset({Flag.VALUE}),
     endpoints={"button": "button"},
     realizations={
-        "zephyr": Realization(template="gpio"),
+        "zephyr": Realization(template="gpio", view=_zephyr),
         "espidf": Realization(template="gpio"),
         "hal": Realization(template="ops"),
     },

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
+from rac_fw.domains.firmware.ops.handoff import RING_POLL_MS
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class IsrHandoff(Operation):
@@ -32,12 +37,34 @@ class IsrHandoff(Operation):
     )
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: IsrHandoff) -> dict[str, Any]:
+
+    b.app.includes.update({"zephyr/sys/atomic.h", "string.h"})
+    kind = b.source_kind(op.source)
+    source_id = b.op_id(op.source) or op.source
+    view: dict[str, Any] = {
+        "id": b.ids[index],
+        "mechanism": op.mechanism,
+        "depth": op.depth,
+        "item_bytes": op.item_bytes,
+        "align": 4 if op.item_bytes % 4 == 0 else 1,
+        "source": source_id,
+        "source_kind": kind,
+        "source_message": c_string_literal(f"{op.source}: event ") + ' "%u\\n"',
+        "poll_ms": RING_POLL_MS,
+    }
+    source_op = b.plan.operation(op.source)
+    view["echo"] = bool(getattr(source_op, "echo", False))
+    view["thread_parts"] = [(op.thread, b.thread_part("handoff", "isr_handoff", view))]
+    return view
+
+
 SPEC = OpSpec(
     model=IsrHandoff,
     family="handoff",
     flags=frozenset({Flag.HANDOFF}),
     realizations={
-        "zephyr": Realization(template="handoff"),
+        "zephyr": Realization(template="handoff", view=_zephyr),
         "espidf": Realization(template="handoff"),
     },
 )

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
+from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Message, Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class Log(Operation):
@@ -27,12 +32,49 @@ class Log(Operation):
     in_isr_of: Name | None = Field(default=None, description="Operation whose ISR would run this log.")
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: Log) -> dict[str, Any]:
+    if op.in_isr_of is not None:
+        raise b.refuse(
+            [
+                Evidence(
+                    code="E_ISR_BLOCKING",
+                    message="logging from interrupt context is not generated; log from a thread",
+                    location=f"operations[{index}].in_isr_of",
+                    objects=[op.in_isr_of],
+                    relaxations=[
+                        Relaxation(
+                            description="log from the main loop",
+                            patch=[{"op": "remove", "path": ["operations", index, "in_isr_of"]}],
+                        )
+                    ],
+                )
+            ]
+        )
+    b.app.includes.add("zephyr/logging/log.h")
+    values = []
+    for name in op.values:
+        oid = b.op_id(name)
+        if oid is None:
+            raise b.unsupported(f"operations[{index}].values", f"no operation named {name!r}", [name], [])
+        b.app.includes.add("zephyr/sys/atomic.h")
+        values.append({"label": c_string_literal(name), "id": oid})
+    # The value formats are the tool's own text; the names travel as escaped %s arguments.
+    fmt = '"' + " %s=%ld" * len(values) + '"' if values else ""
+    return {
+        "macro": {"dbg": "LOG_DBG", "inf": "LOG_INF", "wrn": "LOG_WRN", "err": "LOG_ERR"}[op.level],
+        "message": c_string_literal(op.message),
+        "format": fmt,
+        "values": values,
+        "step": {"period_ms": op.interval_ms},
+    }
+
+
 SPEC = OpSpec(
     model=Log,
     family="log",
     flags=frozenset(),
     realizations={
-        "zephyr": Realization(template="log"),
+        "zephyr": Realization(template="log", view=_zephyr),
         "espidf": Realization(template="log"),
         "hal": Realization(template="ops"),
     },

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.pwm import OUTPUT_DESCRIPTION
-from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
+from rac_fw.domains.firmware.ops.pwm import OUTPUT_DESCRIPTION, has_pwm_leds
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class PwmFixed(Operation):
@@ -22,13 +24,25 @@ class PwmFixed(Operation):
     duty_percent: float = Field(ge=0, le=100, description="High time as a percentage of the period.")
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: PwmFixed) -> dict[str, Any]:
+    b.app.includes.add("zephyr/drivers/pwm.h")
+    period_ns = op.period_us * 1000
+    return {
+        "spec": b.pwm_spec(index, op.output),
+        "period_ns": period_ns,
+        "pulse_ns": round(period_ns * op.duty_percent / 100),
+        "setup": True,
+        "step": {"period_ms": None},
+    }
+
+
 SPEC = OpSpec(
     model=PwmFixed,
     family="pwm",
     flags=frozenset(),
     endpoints={"output": "led"},
     realizations={
-        "zephyr": Realization(template="pwm", available=lambda t: has_dt_label(t, r"pwm-led\d+", r"\w+_pwm_led")),
+        "zephyr": Realization(template="pwm", view=_zephyr, available=has_pwm_leds),
         "espidf": Realization(template="pwm"),
         "hal": Realization(template="ops"),
     },

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
+from rac_fw.domains.firmware.ops.threads import LOCK_PERIOD_MS, LOCK_TIMEOUT_MS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class LockOrder(Operation):
@@ -23,12 +27,28 @@ class LockOrder(Operation):
     threads: list[Name] = Field(min_length=1, max_length=8, description="Threads (resources.threads).")
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: LockOrder) -> dict[str, Any]:
+
+    locks = [b.c_name(lock) for lock in op.locks]
+    for lock in locks:
+        b.app.locks.setdefault(lock, True)
+    b.app.includes.add("zephyr/sys/atomic.h")
+    view: dict[str, Any] = {
+        "id": b.ids[index],
+        "locks": [{"name": lock, "pi": b.app.locks[lock]} for lock in locks],
+        "period_ms": LOCK_PERIOD_MS,
+        "timeout_ms": LOCK_TIMEOUT_MS,
+    }
+    view["thread_parts"] = [(t, b.thread_part("threads", "lock_order", view)) for t in op.threads]
+    return view
+
+
 SPEC = OpSpec(
     model=LockOrder,
     family="threads",
     flags=frozenset(),
     realizations={
-        "zephyr": Realization(template="threads"),
+        "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads"),
     },
 )

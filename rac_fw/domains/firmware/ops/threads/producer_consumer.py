@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class ProducerConsumer(Operation):
@@ -22,12 +25,28 @@ class ProducerConsumer(Operation):
     period_ms: int = Field(default=100, ge=1, le=3_600_000, description="Production period.")
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: ProducerConsumer) -> dict[str, Any]:
+    b.app.includes.update({"zephyr/sys/atomic.h", "string.h"})
+    view: dict[str, Any] = {
+        "id": b.ids[index],
+        "depth": op.queue_depth,
+        "item_bytes": op.item_bytes,
+        "align": 4 if op.item_bytes % 4 == 0 else 1,
+        "period_ms": op.period_ms,
+    }
+    view["thread_parts"] = [
+        (op.producer, b.thread_part("threads", "producer", view)),
+        (op.consumer, b.thread_part("threads", "consumer", view)),
+    ]
+    return view
+
+
 SPEC = OpSpec(
     model=ProducerConsumer,
     family="threads",
     flags=frozenset(),
     realizations={
-        "zephyr": Realization(template="threads"),
+        "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads"),
     },
 )

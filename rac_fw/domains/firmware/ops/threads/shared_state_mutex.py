@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
+from rac_fw.domains.firmware.ops.threads import LOCK_PERIOD_MS, LOCK_TIMEOUT_MS
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class SharedStateMutex(Operation):
@@ -23,12 +28,29 @@ class SharedStateMutex(Operation):
     )
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: SharedStateMutex) -> dict[str, Any]:
+
+    lock = b.c_name(op.lock)
+    b.app.locks.setdefault(lock, op.priority_inheritance)
+    view: dict[str, Any] = {
+        "id": b.ids[index],
+        "lock": lock,
+        "pi": b.app.locks[lock],
+        "state_bytes": op.state_bytes,
+        "period_ms": LOCK_PERIOD_MS,
+        "timeout_ms": LOCK_TIMEOUT_MS,
+        "message": c_string_literal(f"{op.name or b.ids[index]}: lock {op.lock} failed ") + ' "(%d)\\n"',
+    }
+    view["thread_parts"] = [(t, b.thread_part("threads", "shared_state_mutex", view)) for t in op.threads]
+    return view
+
+
 SPEC = OpSpec(
     model=SharedStateMutex,
     family="threads",
     flags=frozenset(),
     realizations={
-        "zephyr": Realization(template="threads"),
+        "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads"),
     },
 )

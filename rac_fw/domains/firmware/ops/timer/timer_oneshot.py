@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.ops.timer import TimedOperation
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class TimerOneshot(TimedOperation):
@@ -14,12 +17,16 @@ class TimerOneshot(TimedOperation):
     op: Literal["timer_oneshot"]
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: TimerOneshot) -> dict[str, Any]:
+    return b.timer_view(index, op, periodic=False)
+
+
 SPEC = OpSpec(
     model=TimerOneshot,
     family="timer",
     flags=frozenset({Flag.ISR_CONTEXT}),
     realizations={
-        "zephyr": Realization(template="timer"),
+        "zephyr": Realization(template="timer", view=_zephyr),
         "espidf": Realization(template="timer"),
         "hal": Realization(template="ops"),
         "baremetal": Realization(template="ops/timer"),

@@ -28,3 +28,11 @@ UartInstance = Annotated[
         "non-console instance needs its TX/RX pins in resources.pins with functions like USART2_TX.",
     ),
 ]
+
+# --- Zephyr realization constants shared by the receive operations -----------------------------------
+#: DMA reception through the asynchronous UART API hands bytes to threads through a ring buffer.
+UART_ASYNC_KCONFIG = ("CONFIG_UART_ASYNC_API", "CONFIG_RING_BUFFER")
+#: How often the main loop drains a UART receive ring when no handoff thread does it (ms).
+UART_DRAIN_MS = 10
+#: Characters of line silence after which the async UART driver reports what it has received.
+UART_RX_IDLE_CHARS = 10

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import console_uart_known
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
-from rac_fw.domains.firmware.ops.uart import Baud, UartInstance
+from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class UartLineRead(Operation):
@@ -24,12 +27,25 @@ class UartLineRead(Operation):
     )
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: UartLineRead) -> dict[str, Any]:
+
+    view = b.uart_rx(index, op)
+    view.update(
+        ring_bytes=max(16, 1 << (op.max_line + 1).bit_length()),
+        max_line=op.max_line,
+        timeout_ms=op.timeout_ms,
+        setup=True,
+        step={"period_ms": UART_DRAIN_MS},
+    )
+    return view
+
+
 SPEC = OpSpec(
     model=UartLineRead,
     family="uart",
     flags=frozenset({Flag.RX_RING, Flag.CONSOLE}),
     realizations={
-        "zephyr": Realization(template="uart", available=console_uart_known),
+        "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
         "espidf": Realization(template="uart"),
         "hal": Realization(template="ops"),
     },

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import console_uart_known
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
 from rac_fw.domains.firmware.ops.uart import Baud, UartInstance
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Message
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class UartPrint(Operation):
@@ -25,12 +29,21 @@ class UartPrint(Operation):
     )
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: UartPrint) -> dict[str, Any]:
+    return {
+        "node": b.uart_node(index, op),
+        "message": c_string_literal(op.message),
+        "setup": True,
+        "step": {"period_ms": op.repeat_interval_ms},
+    }
+
+
 SPEC = OpSpec(
     model=UartPrint,
     family="uart",
     flags=frozenset({Flag.CONSOLE}),
     realizations={
-        "zephyr": Realization(template="uart", available=console_uart_known),
+        "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
         "espidf": Realization(template="uart"),
         "hal": Realization(template="ops"),
         "baremetal": Realization(template="ops/uart_print"),

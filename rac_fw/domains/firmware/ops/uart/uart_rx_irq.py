@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import console_uart_known
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec, Realization
-from rac_fw.domains.firmware.ops.uart import Baud, UartInstance
+from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class UartRxIrq(Operation):
@@ -24,12 +27,27 @@ class UartRxIrq(Operation):
     irq_priority: IrqPriority | None = None
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: UartRxIrq) -> dict[str, Any]:
+
+    view = b.uart_rx(index, op)
+    handoffs = b.handoffs(index)
+    view.update(
+        ring_bytes=op.ring_bytes,
+        echo=op.echo,
+        handoffs=handoffs,
+        setup=True,
+        # Without a handoff thread the main loop drains (and echoes) the ring.
+        step=None if handoffs else {"period_ms": UART_DRAIN_MS},
+    )
+    return view
+
+
 SPEC = OpSpec(
     model=UartRxIrq,
     family="uart",
     flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING, Flag.CONSOLE}),
     realizations={
-        "zephyr": Realization(template="uart", available=console_uart_known),
+        "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
         "espidf": Realization(template="uart"),
         "hal": Realization(template="ops"),
         "baremetal": Realization(template="ops/uart_rx_irq"),

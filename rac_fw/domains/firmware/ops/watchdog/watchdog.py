@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label, watchdog_instance
-from rac_fw.domains.firmware.ops.spec import OpSpec, Realization
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
 class Watchdog(Operation):
@@ -30,13 +33,29 @@ class Watchdog(Operation):
     )
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: Watchdog) -> dict[str, Any]:
+    b.app.includes.add("zephyr/drivers/watchdog.h")
+    view: dict[str, Any] = {
+        "id": b.ids[index],
+        "node": b.watchdog_node(),
+        "timeout_ms": op.timeout_ms,
+        "interval_ms": op.feed_interval_ms,
+        "flag": "WDT_FLAG_RESET_SOC" if op.reset_behaviour == "reset_soc" else "WDT_FLAG_RESET_CPU_CORE",
+    }
+    if op.feed_thread is None:
+        view.update(setup=True, step={"period_ms": op.feed_interval_ms})
+    else:
+        view["thread_parts"] = [(op.feed_thread, b.thread_part("watchdog", "watchdog", view, feeds=True))]
+    return view
+
+
 SPEC = OpSpec(
     model=Watchdog,
     family="watchdog",
     flags=frozenset(),
     realizations={
         "zephyr": Realization(
-            template="watchdog", available=lambda t: has_dt_label(t, r"watchdog0", r"iwdg\d*", r"wdt\d*")
+            template="watchdog", view=_zephyr, available=lambda t: has_dt_label(t, r"watchdog0", r"iwdg\d*", r"wdt\d*")
         ),
         "espidf": Realization(template="watchdog"),
         "hal": Realization(template="ops"),

@@ -13,6 +13,7 @@ plan — obligations did that — and never test a target name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -86,8 +87,9 @@ class OpSpec:
 
     @property
     def summary(self) -> str:
-        """One line of purpose: the first line of the model's docstring."""
-        return (self.model.__doc__ or self.kind).strip().splitlines()[0].strip()
+        """The purpose in one sentence: the first sentence of the model's docstring."""
+        paragraph = " ".join((self.model.__doc__ or self.kind).strip().split("\n\n")[0].split())
+        return re.split(r"(?<!e\.g)(?<!i\.e)\. (?=[A-Z])", paragraph)[0].rstrip(".").replace("``", "")
 
     def has(self, flag: Flag) -> bool:
         return flag in self.flags

@@ -1,4 +1,4 @@
-"""The op registry: every op spec of ``ops/<family>/<op>.py``, found by walking this package.
+"""The op registry: every op spec of ``ops/<family>/<op>.py``, found by walking that package.
 
 A module that defines ``SPEC`` is an operation; nothing else lists them. The plan's discriminated
 union, the schema index, the support matrix and every lowering's dispatch are computed from
@@ -13,7 +13,7 @@ import pkgutil
 from functools import cache
 from types import ModuleType
 
-from rac_fw.domains.firmware.ops.spec import Flag, OpSpec
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec
 
 #: Families in catalog order (the schema index and ``targets show`` list operations in this order).
 FAMILY_ORDER = (
@@ -21,8 +21,12 @@ FAMILY_ORDER = (
 )  # fmt: skip
 
 
+#: The package holding one module per operation (imported by name: the plan does not depend on it).
+OPS_PACKAGE = "rac_fw.domains.firmware.ops"
+
+
 def _modules() -> list[ModuleType]:
-    package = importlib.import_module(__package__ or "rac_fw.domains.firmware.ops")
+    package = importlib.import_module(OPS_PACKAGE)
     found: list[ModuleType] = []
     for family in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
         if not family.ispkg:

@@ -23,28 +23,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt, Relaxation
-from rac_fw.domains.firmware.baremetal import derive
-from rac_fw.domains.firmware.baremetal.derive import DerivationError, PinRef
-from rac_fw.domains.firmware.baremetal.header import c_ident, device_header, layout_name
-from rac_fw.domains.firmware.baremetal.linker import DmaBufferLayout, linker_script
 from rac_fw.domains.firmware.bind import BoundPlan, UnboundName
 from rac_fw.domains.firmware.facts.load import interrupts, peripheral
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import watchdog_instance
 from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, template_env
+from rac_fw.domains.firmware.lower.baremetal import derive
+from rac_fw.domains.firmware.lower.baremetal.derive import DerivationError, PinRef
+from rac_fw.domains.firmware.lower.baremetal.header import c_ident, device_header, layout_name
+from rac_fw.domains.firmware.lower.baremetal.linker import DmaBufferLayout, linker_script
 from rac_fw.domains.firmware.obligations.placement import buffer_controller, buffer_needs, default_ram, placement
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, core_clock_hz
 from rac_fw.domains.firmware.ops.adc.adc_read import AdcRead
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
-from rac_fw.domains.firmware.ops.matrix import realizes
 from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
 from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
 from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.verify.console import operation_label
 
 FRAMEWORK = "baremetal"
@@ -165,6 +166,23 @@ class _Build:
     def target(self) -> Target:
         return self.bound.target
 
+    # --- what op specs' bare-metal view functions call --------------------------------------------
+    def base(self, index: int, op: Any) -> dict[str, Any]:
+        """The id and console label every operation block has."""
+        return _base(self, index, op)
+
+    def gpio_pin(self, name: str) -> dict[str, Any]:
+        """A pin as a GPIO (port, number, clock gate or PSEL) for the family's GPIO template macros."""
+        return _pin(self, name, "GPIO")
+
+    def gpio_template(self) -> str:
+        """The GPIO template (``ops/gpio_stm32.c.j2`` / ``ops/gpio_nrf.c.j2``) the facts' pin routing needs."""
+        return _gpio_template(self.target)
+
+    def emit(self, template: str, ctx: dict[str, Any]) -> None:
+        """Add a rendered block (``templates/baremetal/<template>.c.j2``) with its context."""
+        self.blocks.append(_Block(f"{template}.c.j2", ctx))
+
     def budget_us(self, timeout_us: int) -> int:
         return derive.poll_budget(self.core_hz, timeout_us)
 
@@ -202,7 +220,8 @@ class BaremetalLowerer:
         }
         for index, op in enumerate(plan.operations):
             with _located(f"operations[{index}]", target, op.op):
-                emit = emitters.get(type(op))
+                realization = spec(op.op).realization(FRAMEWORK)
+                emit = realization.view if realization is not None and realization.view else emitters.get(type(op))
                 if emit is None or not realizes(FRAMEWORK, op.op, target):
                     raise BaremetalError(f"{op.op} is not supported by baremetal on {target.id}")
                 emit(build, index, op)

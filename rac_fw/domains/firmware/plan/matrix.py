@@ -9,7 +9,7 @@ this module; none keeps its own list.
 from __future__ import annotations
 
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.ops.registry import spec, specs
+from rac_fw.domains.firmware.plan.registry import spec, specs
 
 
 def realizes(framework: str, kind: str, target: Target, feature: str | None = None) -> bool:
