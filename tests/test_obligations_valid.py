@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from rac_fw.contract import Status
 from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.obligations import check, resolve_framework
+from rac_fw.domains.firmware.pipeline import run_plan
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
 from rac_fw.domains.firmware.plan.model import OPERATION_KINDS
 
@@ -25,6 +27,13 @@ def test_valid_plan_has_no_evidence(path: Path) -> None:
     assert plan.target is not None
     evidence = check(plan, load_target(plan.target))
     assert evidence == [], [(e.code, e.location, e.message) for e in evidence]
+
+
+@pytest.mark.parametrize("path", PLANS, ids=[p.stem for p in PLANS])
+def test_valid_plan_lowers_and_verifies(path: Path) -> None:
+    """A fixture the obligations accept is realizable too: the pipeline lowers and verifies it."""
+    result = run_plan(path)
+    assert result.status is Status.PASS, [(e.code, e.location, e.message) for e in result.evidence]
 
 
 def test_matrix_covers_every_target_and_most_operations() -> None:

@@ -116,8 +116,11 @@ def violations(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     return found
 
 
-def check(plan: Plan, target: Target, framework: str | None = None) -> list[Evidence]:
+def check(
+    plan: Plan, target: Target, framework: str | None = None, accepts: promise.Acceptor | None = None
+) -> list[Evidence]:
     """Every obligation violated by ``plan`` on ``target`` under ``framework`` (empty = valid), each
-    offering only the relaxations that make the plan validate (``promise.kept``)."""
+    offering only the relaxations that make the plan validate (``promise.kept``); ``accepts`` is what
+    judges a plan after the obligations (the pipeline's lowering), so relaxations satisfy it too."""
     chosen = resolve_framework(plan, target, framework)
-    return promise.kept(plan, target, chosen, violations(plan, target, chosen), violations)
+    return promise.kept(plan, target, chosen, violations(plan, target, chosen), violations, accepts)

@@ -2,12 +2,15 @@
 
 Each obligation proposes relaxations from the facts it knows (free pins, reachable regions, nearest
 admissible values), but a change that repairs one rule can break another (a free pin that is reserved
-for the board, a UART the framework's lowering does not drive, one of three buffers moved when all
-three overflow). Rather than every rule re-deriving every other rule, each proposal is *tested* here,
-once, the way the pipeline will judge it: the patch is applied to the plan document, the result is
-parsed, every obligation runs on it, and — when nothing is left — the framework's lowering must
-accept it. A relaxation survives when the violation it answers is gone and nothing new appeared
-(violations the plan had besides it may remain: each relaxation answers one violation).
+for the board, one of three buffers moved when all three overflow, a shorter source making a copy's
+destination too short). Rather than every rule re-deriving every other rule, each proposal is
+*tested* here, once: the patch is applied to the plan document, the result is parsed and every
+obligation runs on it. A relaxation survives when the violation it answers is gone and nothing new
+appeared (violations the plan had besides it may remain: each relaxation answers one violation).
+
+Obligations never import a lowering (they ask the support matrix), so whatever still judges a plan
+after them — a lowering that refuses part of a valid plan — is passed in as ``accepts`` by the caller
+that runs both (the pipeline); a patched plan every rule accepts must then satisfy it too.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from rac_fw.domains.firmware.plan.load import PlanError, parse_plan
 from rac_fw.domains.firmware.plan.model import Plan
 
 Checker = Callable[[Plan, Target, str], list[Evidence]]
+Acceptor = Callable[[Plan, Target, str], bool]
+"""Judges a plan every obligation accepts (the pipeline passes its lowering); None: rules only."""
 Key = tuple[str, frozenset[str]]
 
 
@@ -37,21 +42,6 @@ def document(plan: Plan) -> dict[str, Any]:
     return plan.model_dump(mode="json", exclude_unset=True)
 
 
-def _lowers(plan: Plan, target: Target, framework: str) -> bool:
-    """The framework's lowering accepts the plan (a lowering refusal is a validation failure too).
-
-    Any exception counts as a refusal: the plan lowered here is one the agent has not submitted, so a
-    lowering fault on it must cost the relaxation, never turn the evidence for the plan it did submit
-    into a traceback."""
-    from rac_fw.domains.firmware.lower import lower  # the lowerers import the obligations: import late
-
-    try:
-        lower(plan, target, framework)
-    except Exception:  # noqa: BLE001 - see the docstring: withhold the relaxation, report the plan
-        return False
-    return True
-
-
 def validates(
     data: dict[str, Any],
     patch: list[dict[str, Any]],
@@ -59,9 +49,10 @@ def validates(
     framework: str,
     remaining: Sequence[Evidence],
     rules: Checker,
+    accepts: Acceptor | None = None,
 ) -> bool:
     """Whether ``patch`` repairs the violation it answers without introducing one ``remaining`` (the
-    plan's other violations) lacks; a plan left with no violation at all must also lower."""
+    plan's other violations) lacks; a plan left with no violation at all must also satisfy ``accepts``."""
     try:
         patched = parse_plan(apply_patch(data, patch))
     except (PatchError, PlanError):
@@ -75,7 +66,7 @@ def validates(
         if allowed[key] <= 0:
             return False
         allowed[key] -= 1
-    return bool(after) or _lowers(patched, target, framework)
+    return bool(after) or accepts is None or accepts(patched, target, framework)
 
 
 #: Most relaxations offered per violation: rules may propose more (every achievable baud rate, every
@@ -83,7 +74,14 @@ def validates(
 MAX_OFFERED = 6
 
 
-def kept(plan: Plan, target: Target, framework: str, found: list[Evidence], rules: Checker) -> list[Evidence]:
+def kept(
+    plan: Plan,
+    target: Target,
+    framework: str,
+    found: list[Evidence],
+    rules: Checker,
+    accepts: Acceptor | None = None,
+) -> list[Evidence]:
     """``found`` with only the relaxations that validate, at most ``MAX_OFFERED`` each, in the rules' order."""
     if not found:
         return found
@@ -95,7 +93,7 @@ def kept(plan: Plan, target: Target, framework: str, found: list[Evidence], rule
         for relaxation in evidence.relaxations:
             if len(relaxations) == MAX_OFFERED:
                 break
-            if validates(data, relaxation.patch, target, framework, remaining, rules):
+            if validates(data, relaxation.patch, target, framework, remaining, rules, accepts):
                 relaxations.append(relaxation)
         if len(relaxations) != len(evidence.relaxations):
             evidence = evidence.model_copy(update={"relaxations": relaxations})
