@@ -15,6 +15,7 @@ from rac_fw.domains.firmware.lower import Lowered
 from rac_fw.domains.firmware.lower.zephyr.core import family
 from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, ZEPHYR_VERSION, Step, unsupported
 from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
+from rac_fw.domains.firmware.ops.log.log import Log
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 from rac_fw.resources import data_dir
@@ -64,7 +65,7 @@ class Builder(OperationViews):
         main = self.env.get_template("main.c.j2").render(
             header=header,
             includes=sorted(app.includes),
-            log=any(op.op == "log" for op in self.plan.operations),
+            log=any(isinstance(op, Log) for op in self.plan.operations),
             locks=[{"name": k, "pi": v} for k, v in app.locks.items()],
             early_globals=app.early_globals,
             globals=app.globals,

@@ -13,6 +13,8 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -50,13 +52,33 @@ def _zephyr(b: ZephyrBuilder, index: int, op: I2cTransfer) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    device = b.plan.device(op.device)
+    if device is None or device.bus != "i2c":
+        raise b.unsupported(f"{where}.device", f"{op.device!r} is not an i2c device")
+    port = b.port(device.controller, where)
+    sda = b.signal_pin(f"{device.controller}_SDA", where)
+    scl = b.signal_pin(f"{device.controller}_SCL", where)
+    b.i2c_buses.setdefault(port, {"port": port, "sda": sda, "scl": scl, "devices": {}})
+    b.i2c_buses[port]["devices"][device.name] = {"name": device.name, "address": device.address,
+                                                 "hz": device.frequency_hz}  # fmt: skip
+    return {"device": device.name, "port": port, "task": b.thread(None, b.symbol(index, op))}
+
+
+def _hal(b: HalBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    view["address"] = b.bus_view(view, op, "i2c", f"operations[{index}]").address
+    return view
+
+
 SPEC = OpSpec(
     model=I2cTransfer,
     family="bus",
     flags=frozenset({Flag.VALUE}),
     realizations={
         "zephyr": Realization(template="i2c", view=_zephyr, available=lambda t: has_dt_label(t, r"i2c\d*")),
-        "espidf": Realization(template="bus"),
-        "hal": Realization(template="ops"),
+        "espidf": Realization(template="bus", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

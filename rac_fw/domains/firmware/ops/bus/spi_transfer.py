@@ -13,6 +13,8 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -60,13 +62,44 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: SpiTransfer) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    device = b.plan.device(op.device)
+    if device is None or device.bus != "spi" or device.chip_select is None:
+        raise b.unsupported(f"{where}.device", f"{op.device!r} is not an spi device")
+    host = f"SPI{b.port(device.controller, where)}_HOST"
+    if host not in b.spi_buses:
+        pins = {k: b.signal_pin(f"{device.controller}_{k.upper()}", where) for k in ("sck", "mosi", "miso")}
+        b.spi_buses[host] = {"host": host, **pins, "devices": {}, "max_bytes": 0}
+    bus = b.spi_buses[host]
+    length = (1 if op.register_index is not None else 0) + max(op.write_bytes, op.read_bytes)
+    bus["max_bytes"] = max(bus["max_bytes"], length)
+    handle = f"{device.name}_m{op.mode}"
+    cs = b.gpio(device.chip_select, f"{where}.chip_select")
+    bus["devices"][handle] = {"name": handle, "mode": op.mode, "hz": device.frequency_hz, "cs": cs}
+    return {"device": handle, "host": host, "length": length, "task": b.thread(None, b.symbol(index, op))}
+
+
+def _hal(b: HalBuild, index: int, op: SpiTransfer) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    view = b.base_view(index, op)
+    device = b.bus_view(view, op, "spi", where)
+    assert device.chip_select is not None
+    cs = b.pin(device.chip_select, f"{where}.chip_select")
+    b.ports.add(cs.port)
+    b.outputs[cs.name] = {"pin": cs, "idle": "GPIO_PIN_SET"}
+    view["cs"] = cs
+    view["length"] = (1 if op.register_index is not None else 0) + max(op.write_bytes, op.read_bytes)
+    return view
+
+
 SPEC = OpSpec(
     model=SpiTransfer,
     family="bus",
     flags=frozenset({Flag.VALUE}),
     realizations={
         "zephyr": Realization(template="spi", view=_zephyr, available=lambda t: has_dt_label(t, r"spi\d*")),
-        "espidf": Realization(template="bus"),
-        "hal": Realization(template="ops"),
+        "espidf": Realization(template="bus", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

@@ -13,6 +13,8 @@ from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -51,9 +53,30 @@ def _zephyr(b: ZephyrBuilder, index: int, op: DmaMem2Mem) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: DmaMem2Mem) -> dict[str, Any]:
+    src, dst = b.buffer(op.src, f"operations[{index}].src"), b.buffer(op.dst, f"operations[{index}].dst")
+    return {"src": src, "dst": dst, "bytes": min(src["size"], dst["size"]), "task": b.thread(None, b.symbol(index, op))}
+
+
+def _hal(b: HalBuild, index: int, op: DmaMem2Mem) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    view = b.base_view(index, op)
+    view["src"], view["dst"] = b.buffer(op.src, f"{where}.src"), b.buffer(op.dst, f"{where}.dst")
+    element = view["src"]["element"]
+    view["count"] = min(view["src"]["size"], view["dst"]["size"]) // element
+    view["width"] = {1: "BYTE", 2: "HALFWORD", 4: "WORD"}[element]
+    view["dma"] = b.dma_stream(None, op.controller, where)
+    view["dma"].update(owner=view, priority=5 if op.irq_priority is None else op.irq_priority)
+    # The outcome ("dma copy verified/mismatch/failed") goes to the board console when there is one.
+    view["uart"] = b.uart(None, None, where) if b.target.board.console else None
+    view["text_bytes"] = len("dma copy mismatch\r\n")
+    return view
+
+
 SPEC = OpSpec(
     model=DmaMem2Mem,
     family="dma",
+    needs="dma",
     flags=frozenset({Flag.ISR_CONTEXT}),
     realizations={
         "zephyr": Realization(
@@ -61,8 +84,8 @@ SPEC = OpSpec(
             view=_zephyr,
             available=lambda t: any(d.name.lower() in dt_labels(t) for d in memory_to_memory_controllers(t)),
         ),
-        "espidf": Realization(template="dma"),
-        "hal": Realization(template="ops"),
+        "espidf": Realization(template="dma", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/dma_mem2mem", available=_stream_registers),
     },
 )

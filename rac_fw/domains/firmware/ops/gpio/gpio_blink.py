@@ -11,6 +11,8 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -39,6 +41,22 @@ def _zephyr(b: ZephyrBuilder, index: int, op: GpioBlink) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: GpioBlink) -> dict[str, Any]:
+    gpio, active_low = b.io(op.led, "led", f"operations[{index}]")
+    return {"gpio": gpio, "active_low": active_low, "half_ms": max(1, op.period_ms // 2),
+            "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
+
+
+def _hal(b: HalBuild, index: int, op: GpioBlink) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    pin, active_low = b.io(op.led, "led", f"operations[{index}]")
+    b.ports.add(pin.port)
+    b.outputs[pin.name] = {"pin": pin, "idle": "GPIO_PIN_SET" if active_low else "GPIO_PIN_RESET"}
+    view.update(pin=pin, half_ms=max(1, op.period_ms // 2), edges=(op.count or 0) * 2, ticks=True)
+    view["period"] = view["half_ms"]
+    return view
+
+
 SPEC = OpSpec(
     model=GpioBlink,
     family="gpio",
@@ -46,8 +64,8 @@ SPEC = OpSpec(
     endpoints={"led": "led"},
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr),
-        "espidf": Realization(template="gpio"),
-        "hal": Realization(template="ops"),
+        "espidf": Realization(template="gpio", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/gpio_blink"),
     },
 )

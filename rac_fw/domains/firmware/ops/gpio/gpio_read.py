@@ -11,6 +11,8 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -33,6 +35,18 @@ def _zephyr(b: ZephyrBuilder, index: int, op: GpioRead) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: GpioRead) -> dict[str, Any]:
+    gpio, active_low = b.io(op.button, "button", f"operations[{index}]")
+    return {"gpio": gpio, "active_low": active_low, "pull": "up" if active_low else "down",
+            "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
+
+
+def _hal(b: HalBuild, index: int, op: GpioRead) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.input_view(view, op.button, None, f"operations[{index}]")
+    return view
+
+
 SPEC = OpSpec(
     model=GpioRead,
     family="gpio",
@@ -40,7 +54,7 @@ SPEC = OpSpec(
     endpoints={"button": "button"},
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr),
-        "espidf": Realization(template="gpio"),
-        "hal": Realization(template="ops"),
+        "espidf": Realization(template="gpio", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

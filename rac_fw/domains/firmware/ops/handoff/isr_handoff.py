@@ -10,9 +10,11 @@ from rac_fw.domains.firmware.ops.handoff import RING_POLL_MS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -59,12 +61,20 @@ def _zephyr(b: ZephyrBuilder, index: int, op: IsrHandoff) -> dict[str, Any]:
     return view
 
 
+def _espidf(b: EspIdfBuild, index: int, op: IsrHandoff) -> dict[str, Any]:
+    source = b.plan.operation(op.source)
+    # The UART driver owns its ISR (its reader task hands off in task context): only true ISR sources post FromISR.
+    from_isr = source is not None and spec(source.op).has(Flag.ISR_CONTEXT) and not spec(source.op).has(Flag.RX_RING)
+    return {"from_isr": from_isr, "task": b.thread(op.thread, f"{op.thread}_{b.symbol(index, op)}"),
+            "source_label": c_string_literal(op.source)}  # fmt: skip
+
+
 SPEC = OpSpec(
     model=IsrHandoff,
     family="handoff",
     flags=frozenset({Flag.HANDOFF}),
     realizations={
         "zephyr": Realization(template="handoff", view=_zephyr),
-        "espidf": Realization(template="handoff"),
+        "espidf": Realization(template="handoff", view=_espidf),
     },
 )

@@ -10,9 +10,12 @@ from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Message, Name
-from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -69,13 +72,34 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Log) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: Log) -> dict[str, Any]:
+    producing = [v for v in op.values if (o := b.plan.operation(v)) is not None and spec(o.op).has(Flag.VALUE)]
+    return {
+        "format": c_string_literal(op.message),
+        "fields": [(c_string_literal(f" {v}="), v) for v in producing],
+        "macro": {"dbg": "ESP_LOGD", "inf": "ESP_LOGI", "wrn": "ESP_LOGW", "err": "ESP_LOGE"}[op.level],
+        "task": b.thread(None, b.symbol(index, op)),
+    }
+
+
+def _hal(b: HalBuild, index: int, op: Log) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    view["uart"] = b.uart(None, None, f"operations[{index}]")
+    view["format"] = c_string_literal(op.message)
+    names = [v for v in op.values if (o := b.plan.operation(v)) is not None and spec(o.op).has(Flag.VALUE)]
+    view["fields"] = [(c_string_literal(f" {name}="), name) for name in names]
+    # Sized for the longest text: every value printed as a 32-bit "%ld" (11 characters with sign).
+    view["text_bytes"] = len(op.message) + sum(len(f" {n}=") + 11 for n in names) + len("\r\n") + 1
+    return view
+
+
 SPEC = OpSpec(
     model=Log,
     family="log",
     flags=frozenset(),
     realizations={
         "zephyr": Realization(template="log", view=_zephyr),
-        "espidf": Realization(template="log"),
-        "hal": Realization(template="ops"),
+        "espidf": Realization(template="log", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

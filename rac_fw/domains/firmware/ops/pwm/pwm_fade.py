@@ -12,6 +12,8 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -39,14 +41,36 @@ def _zephyr(b: ZephyrBuilder, index: int, op: PwmFade) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: PwmFade) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    gpio, active_low = b.io(op.output, "led", where)
+    ledc = b.ledc(op.period_us, where)
+    step = max(1, round(op.step_percent / 100 * ledc["max_duty"]))
+    return {
+        "gpio": gpio,
+        "invert": int(active_low),
+        "ledc": ledc,
+        "step": step,
+        "task": b.thread(None, b.symbol(index, op)),
+    }
+
+
+def _hal(b: HalBuild, index: int, op: PwmFade) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.pwm_view(view, op, f"operations[{index}]")
+    view["step"] = max(1, round(op.step_percent / 100 * view["top"]))
+    return view
+
+
 SPEC = OpSpec(
     model=PwmFade,
     family="pwm",
+    needs="pwm",
     flags=frozenset(),
     endpoints={"output": "led"},
     realizations={
         "zephyr": Realization(template="pwm", view=_zephyr, available=has_pwm_leds),
-        "espidf": Realization(template="pwm"),
-        "hal": Realization(template="ops"),
+        "espidf": Realization(template="pwm", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

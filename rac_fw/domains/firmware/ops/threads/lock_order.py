@@ -12,6 +12,7 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -43,12 +44,18 @@ def _zephyr(b: ZephyrBuilder, index: int, op: LockOrder) -> dict[str, Any]:
     return view
 
 
+def _espidf(b: EspIdfBuild, index: int, op: LockOrder) -> dict[str, Any]:
+    for lock in op.locks:
+        b.locks.setdefault(lock, True)
+    return {"tasks": [b.thread(t, f"{t}_{b.symbol(index, op)}") for t in op.threads]}
+
+
 SPEC = OpSpec(
     model=LockOrder,
     family="threads",
     flags=frozenset(),
     realizations={
         "zephyr": Realization(template="threads", view=_zephyr),
-        "espidf": Realization(template="threads"),
+        "espidf": Realization(template="threads", view=_espidf),
     },
 )

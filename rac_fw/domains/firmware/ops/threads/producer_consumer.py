@@ -11,6 +11,7 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -41,12 +42,18 @@ def _zephyr(b: ZephyrBuilder, index: int, op: ProducerConsumer) -> dict[str, Any
     return view
 
 
+def _espidf(b: EspIdfBuild, index: int, op: ProducerConsumer) -> dict[str, Any]:
+    sym = b.symbol(index, op)
+    return {"producer_task": b.thread(op.producer, f"{op.producer}_{sym}"),
+            "consumer_task": b.thread(op.consumer, f"{op.consumer}_{sym}")}  # fmt: skip
+
+
 SPEC = OpSpec(
     model=ProducerConsumer,
     family="threads",
     flags=frozenset(),
     realizations={
         "zephyr": Realization(template="threads", view=_zephyr),
-        "espidf": Realization(template="threads"),
+        "espidf": Realization(template="threads", view=_espidf),
     },
 )

@@ -13,6 +13,7 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -45,12 +46,17 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SharedStateMutex) -> dict[str, Any
     return view
 
 
+def _espidf(b: EspIdfBuild, index: int, op: SharedStateMutex) -> dict[str, Any]:
+    b.locks.setdefault(op.lock, op.priority_inheritance)
+    return {"tasks": [b.thread(t, f"{t}_{b.symbol(index, op)}") for t in op.threads]}
+
+
 SPEC = OpSpec(
     model=SharedStateMutex,
     family="threads",
     flags=frozenset(),
     realizations={
         "zephyr": Realization(template="threads", view=_zephyr),
-        "espidf": Realization(template="threads"),
+        "espidf": Realization(template="threads", view=_espidf),
     },
 )

@@ -14,6 +14,8 @@ from rac_fw.domains.firmware.plan.fields import Message
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -38,14 +40,27 @@ def _zephyr(b: ZephyrBuilder, index: int, op: UartPrint) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: UartPrint) -> dict[str, Any]:
+    return {"uart": b.uart(op.uart, op.baud, f"operations[{index}]"), "message": c_string_literal(op.message + "\n"),
+            "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
+
+
+def _hal(b: HalBuild, index: int, op: UartPrint) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    view["uart"] = b.uart(op.uart, op.baud, f"operations[{index}]")
+    view["message"] = c_string_literal(op.message + "\r\n")
+    view["text_bytes"] = len(op.message) + len("\r\n") + 1
+    return view
+
+
 SPEC = OpSpec(
     model=UartPrint,
     family="uart",
     flags=frozenset({Flag.CONSOLE}),
     realizations={
         "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
-        "espidf": Realization(template="uart"),
-        "hal": Realization(template="ops"),
+        "espidf": Realization(template="uart", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/uart_print"),
     },
 )

@@ -13,6 +13,8 @@ from rac_fw.domains.firmware.plan.fields import IrqPriority
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -42,14 +44,28 @@ def _zephyr(b: ZephyrBuilder, index: int, op: UartRxIrq) -> dict[str, Any]:
     return view
 
 
+def _espidf(b: EspIdfBuild, index: int, op: UartRxIrq) -> dict[str, Any]:
+    sym, where = b.symbol(index, op), f"operations[{index}]"
+    uart = b.uart(op.uart, op.baud, where, rx_ring=op.ring_bytes)
+    if uart.setdefault("reader", sym) != sym:
+        raise b.unsupported(where, f"UART{uart['port']} is already read by {uart['reader']}")
+    return {"uart": uart, "task": b.thread(None, sym)}
+
+
+def _hal(b: HalBuild, index: int, op: UartRxIrq) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.uart_rx_view(view, op, op.ring_bytes, f"operations[{index}]")
+    return view
+
+
 SPEC = OpSpec(
     model=UartRxIrq,
     family="uart",
     flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING, Flag.CONSOLE}),
     realizations={
         "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
-        "espidf": Realization(template="uart"),
-        "hal": Realization(template="ops"),
+        "espidf": Realization(template="uart", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/uart_rx_irq"),
     },
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -12,6 +13,8 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -49,16 +52,36 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Watchdog) -> dict[str, Any]:
     return view
 
 
+def _espidf(b: EspIdfBuild, index: int, op: Watchdog) -> dict[str, Any]:
+    facts = b.chip_table("watchdog").get("TASK_WDT", {})
+    high = int(facts.get("max_timeout_ms", 60_000))
+    low = int(facts.get("min_timeout_ms", 1000))
+    seconds = min(max(math.ceil(op.timeout_ms / 1000), low // 1000), high // 1000)
+    b.sdkconfig.update({
+        "CONFIG_ESP_TASK_WDT_EN": "y", "CONFIG_ESP_TASK_WDT_INIT": "y", "CONFIG_ESP_TASK_WDT_PANIC": "y",
+        "CONFIG_ESP_TASK_WDT_TIMEOUT_S": str(seconds), "CONFIG_ESP_SYSTEM_PANIC_PRINT_REBOOT": "y",
+    })  # fmt: skip
+    return {"task": b.thread(op.feed_thread, op.feed_thread or b.symbol(index, op))}
+
+
+def _hal(b: HalBuild, index: int, op: Watchdog) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    view["iwdg"] = b.watchdog = b.iwdg(op.timeout_ms, f"operations[{index}]")
+    b.modules.add("IWDG")
+    return view
+
+
 SPEC = OpSpec(
     model=Watchdog,
     family="watchdog",
+    needs="watchdog",
     flags=frozenset(),
     realizations={
         "zephyr": Realization(
             template="watchdog", view=_zephyr, available=lambda t: has_dt_label(t, r"watchdog0", r"iwdg\d*", r"wdt\d*")
         ),
-        "espidf": Realization(template="watchdog"),
-        "hal": Realization(template="ops"),
+        "espidf": Realization(template="watchdog", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/watchdog", available=lambda t: watchdog_instance(t) is not None),
     },
 )
