@@ -153,18 +153,42 @@ def request_instance(request: str) -> str:
     return request
 
 
-def serving_controllers(target: Target, request: str) -> list[DmaController]:
-    """Controllers that can serve ``request``, best first (fact mapping, explicit list, "any")."""
+def muxed_requests(target: Target, controller: DmaController) -> set[str] | None:
+    """The requests a request multiplexer (``extra.dmamux.<MUX>``) feeds ``controller``, or None when
+    no multiplexer feeds it. STM32H7: DMAMUX1 feeds DMA1/DMA2, DMAMUX2 feeds BDMA, each with its own
+    request lines (the SVD's ``DMAREQ_ID`` enumerations), so a D3 request such as ``LPUART1_RX``
+    reaches BDMA only."""
+    found: set[str] | None = None
+    for mux in chip_table(target, "dmamux").values():
+        if isinstance(mux, dict) and controller.name in (mux.get("controllers") or {}):
+            found = (found or set()) | set(mux.get("requests") or {})
+    return found
+
+
+def _serves(target: Target, controller: DmaController, request: str) -> bool:
+    """``controller`` can take ``request``: from its multiplexer's request lines when one feeds it,
+    else from its ``peripherals`` list (empty: any)."""
     instance = request_instance(request)
-    adc = target.extra.get("adc")
-    mapped = adc.get("dma", {}) if isinstance(adc, dict) else {}
+    lines = muxed_requests(target, controller)
+    if lines is not None:
+        return request in lines or instance in {request_instance(line) for line in lines}
+    return (
+        not controller.peripherals
+        or instance in controller.peripherals
+        or ((instance.startswith("ADC") or instance == "SAADC") and any("ADC" in p for p in controller.peripherals))
+    )
+
+
+def serving_controllers(target: Target, request: str) -> list[DmaController]:
+    """Controllers that can serve ``request``, best first (ADC mapping fact, explicit list, "any")."""
+    instance = request_instance(request)
+    mapped = chip_table(target, "adc").get("dma", {})
     names = mapped.get(instance, []) if isinstance(mapped, dict) else []
     ordered = [c for n in names for c in target.dma if c.name == n]
     ordered += [c for c in target.dma if instance in c.peripherals]
     ordered += [c for c in target.dma if not c.peripherals]
-    if instance.startswith("ADC") or instance == "SAADC":
-        ordered += [c for c in target.dma if any("ADC" in p for p in c.peripherals)]
-    return list(dict.fromkeys(ordered))
+    ordered += [c for c in target.dma if any("ADC" in p for p in c.peripherals)]
+    return [c for c in dict.fromkeys(ordered) if _serves(target, c, request)]
 
 
 @dataclass(frozen=True)
