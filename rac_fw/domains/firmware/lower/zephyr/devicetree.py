@@ -293,6 +293,10 @@ class DevicetreeFacts(BuilderCore):
             reg = slot
         lines.append(f"zephyr,resolution = <{resolution}>;")
         self.app.okay(node, "#address-cells = <1>;", "#size-cells = <0>;")
+        reference = facts.get("reference")
+        if isinstance(reference, dict) and reference.get("zephyr_property"):
+            # The controller's node states the internal reference voltage the channels above select.
+            self.app.okay(node, f"{reference['zephyr_property']} = <{int(reference['internal_mv'])}>;")
         child = f"channel@{reg:x} {{\n\treg = <{reg}>;\n" + "".join(f"\t{line}\n" for line in lines) + "};"
         block = self.app.label_blocks[node]
         if not any(line.startswith(f"channel@{reg:x} ") for line in block):
