@@ -56,7 +56,12 @@ def _zephyr(b: ZephyrBuilder, index: int, op: TimedOperation) -> dict[str, Any]:
 
 
 def _espidf(b: EspIdfBuild, index: int, op: TimedOperation) -> dict[str, Any]:
-    return {"alarm_us": max(1, round(op.period_s * 1_000_000)), "reload": not op.oneshot}
+    # The kernel timer service is esp_timer (ISR dispatch, so the callback keeps ISR context); a named
+    # TIMG instance is a gptimer.
+    service = "esp_timer" if op.source == "kernel" else "gptimer"
+    if service == "esp_timer":
+        b.sdkconfig["CONFIG_ESP_TIMER_SUPPORTS_ISR_DISPATCH_METHOD"] = "y"
+    return {"alarm_us": max(1, round(op.period_s * 1_000_000)), "reload": not op.oneshot, "service": service}
 
 
 def _hal(b: HalBuild, index: int, op: TimedOperation) -> dict[str, Any]:
