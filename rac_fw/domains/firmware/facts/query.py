@@ -320,6 +320,17 @@ def memory_to_memory_controllers(target: Target) -> list[DmaController]:
     return [d for d in target.dma if d.memory_to_memory]
 
 
+# --- UART drivers ---------------------------------------------------------------------------------------
+
+
+def uart_api_modes(target: Target, framework: str, instance: str) -> frozenset[str] | None:
+    """The UART API modes (``poll``, ``interrupt``, ``async``) the framework's driver of ``instance``
+    supports, when the facts restrict them (``extra.uart.<instance>.<framework>_api``); None: all."""
+    entry = chip_table(target, "uart").get(instance)
+    modes = entry.get(f"{framework}_api") if isinstance(entry, dict) else None
+    return frozenset(str(m) for m in modes) if isinstance(modes, list) else None
+
+
 # --- peripherals --------------------------------------------------------------------------------------
 
 
