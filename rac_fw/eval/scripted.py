@@ -11,7 +11,9 @@ client, bridge and episode loop against it. The request's ``model`` picks the ag
   and a reply with no tool call at all.
 
 The task comes from the ``task: ID`` line of the first user message; the turn from how many assistant
-messages the conversation already holds, so the server keeps no state between requests.
+messages the conversation already holds, so the server keeps no state between requests. The same
+agents answer Anthropic Messages requests (``POST /v1/messages``), so both clients are exercised over
+HTTP; ``transient_failures`` makes the first N requests answer 429/503 to exercise the clients' retries.
 """
 
 from __future__ import annotations
@@ -102,7 +104,45 @@ class ScriptedAgents:
         return {"role": "assistant", "content": None, **moves[turn % len(moves)]()}
 
 
-def _handler(agents: ScriptedAgents) -> type[BaseHTTPRequestHandler]:
+def _from_anthropic(request: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """An Anthropic Messages request as chat-completions messages and tools (what the agents read)."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": request.get("system", "")}]
+    for m in request["messages"]:
+        content = m["content"]
+        if isinstance(content, str):
+            messages.append({"role": m["role"], "content": content})
+            continue
+        calls = [_call(b["name"], json.dumps(b.get("input", {})), i) for i, b in enumerate(content)
+                 if b.get("type") == "tool_use"]
+        if m["role"] == "assistant":
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+        for b in content:
+            if b.get("type") == "tool_result":
+                messages.append({"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": b.get("content")})
+            elif b.get("type") == "text" and m["role"] == "user":
+                messages.append({"role": "user", "content": b.get("text", "")})
+    tools = [{"type": "function", "function": {"name": t["name"], "parameters": t.get("input_schema", {})}}
+             for t in request.get("tools") or []]
+    return messages, tools
+
+
+def _to_anthropic(message: dict[str, Any], agent: str, usage: dict[str, int] | None) -> dict[str, Any]:
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": message["content"]}] if message.get("content") else []
+    for call in message.get("tool_calls") or []:
+        try:
+            arguments = json.loads(call["function"]["arguments"])
+        except ValueError:
+            arguments = {"unparsed": call["function"]["arguments"]}
+        blocks.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"],
+                       "input": arguments if isinstance(arguments, dict) else {"value": arguments}})
+    doc: dict[str, Any] = {"id": "scripted", "type": "message", "role": "assistant", "model": agent,
+                           "content": blocks, "stop_reason": "tool_use"}
+    if usage is not None:
+        doc["usage"] = {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]}
+    return doc
+
+
+def _handler(agents: ScriptedAgents, failures: list[int]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read results, not logs
             return
@@ -116,8 +156,18 @@ def _handler(agents: ScriptedAgents) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
 
         def do_POST(self) -> None:
-            if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            anthropic = self.path.rstrip("/") == "/v1/messages"
+            if not anthropic and self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
                 self._answer(404, {"error": {"message": f"no endpoint {self.path}"}})
+                return
+            with lock:
+                transient = failures[0] > 0
+                failures[0] -= transient
+            if transient:
+                self.send_response(429 if failures[0] % 2 else 503)
+                self.send_header("retry-after", "0")
+                self.send_header("content-length", "0")
+                self.end_headers()
                 return
             length = int(self.headers.get("content-length") or 0)
             if not 0 < length <= MAX_REQUEST_BYTES:
@@ -126,37 +176,53 @@ def _handler(agents: ScriptedAgents) -> type[BaseHTTPRequestHandler]:
             try:
                 request = json.loads(self.rfile.read(length))
                 agent = str(request["model"])
-                messages, tools = list(request["messages"]), list(request.get("tools") or [])
-            except (ValueError, KeyError, TypeError) as exc:
+                if anthropic:
+                    messages, tools = _from_anthropic(request)
+                else:
+                    messages, tools = list(request["messages"]), list(request.get("tools") or [])
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 self._answer(400, {"error": {"message": f"bad request: {exc}"}})
                 return
             if agent not in AGENTS:
                 self._answer(404, {"error": {"message": f"no scripted agent {agent!r}; agents: {', '.join(AGENTS)}"}})
                 return
             message = agents.reply(agent, messages, tools)
-            doc: dict[str, Any] = {"id": "scripted", "object": "chat.completion", "model": agent,
-                                   "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+            usage = None
             if agent != "hostile":  # the hostile agent reports no usage: the bridge then counts o200k tokens
                 produced = json.dumps(message.get("tool_calls") or message.get("content") or "")
-                doc["usage"] = {"prompt_tokens": measure(json.dumps(messages))[1],
-                                "completion_tokens": measure(produced)[1]}
+                usage = {"prompt_tokens": measure(json.dumps(messages))[1], "completion_tokens": measure(produced)[1]}
+            if anthropic:
+                self._answer(200, _to_anthropic(message, agent, usage))
+                return
+            doc: dict[str, Any] = {"id": "scripted", "object": "chat.completion", "model": agent,
+                                   "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+            if usage is not None:
+                doc["usage"] = usage
             self._answer(200, doc)
 
+    lock = threading.Lock()
     return Handler
 
 
 class ScriptedServer:
     """The server in a background thread; ``base_url`` is what the OpenAI client is given."""
 
-    def __init__(self, interface: Interface):
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(ScriptedAgents(interface)))
+    def __init__(self, interface: Interface, transient_failures: int = 0):
+        handler = _handler(ScriptedAgents(interface), [transient_failures])
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="scripted-llm", daemon=True)
 
     @property
     def base_url(self) -> str:
+        """For the OpenAI-compatible client (``…/v1``)."""
+        return f"{self.root_url}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """For the Anthropic client (it appends ``/v1/messages``)."""
         host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"http://{host!s}:{port}"
 
     def __enter__(self) -> ScriptedServer:
         self.thread.start()
