@@ -130,9 +130,14 @@ class FirmwareRac(RacInterface):
         return ScriptedAction(TOOL, self._task(task).reference_plan())
 
     def flawed(self, task: str) -> ScriptedAction:
-        """The reference plan aimed at another chip: E_TARGET_MISMATCH, whose relaxation restores the target."""
+        """The task's own flaw (its obligation broken, e.g. a DMA buffer in DTCM) when it names one, else
+        the reference plan aimed at another chip (E_TARGET_MISMATCH, whose relaxation restores the target)."""
+        from rac_fw.contract import apply_patch
         from rac_fw.domains.firmware.facts.load import target_ids
 
+        found = self._task(task)
         plan = dict(self.reference(task).arguments)
+        if found.flawed:
+            return ScriptedAction(TOOL, apply_patch(plan, list(found.flawed)))
         plan["target"] = next(t for t in target_ids() if t != plan["target"])
         return ScriptedAction(TOOL, plan)

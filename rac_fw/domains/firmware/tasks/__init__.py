@@ -14,7 +14,7 @@ target, no checks beyond the verifier), so ``start_episode("firmware", "nrf52840
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -45,6 +45,9 @@ class Behaviour(_Strict):
     console: list[str] = Field(default_factory=list, description="Ordered console regexes, where the target runs.")
     obligation: str | None = Field(default=None, description="The hardware obligation that makes this cell differ.")
     missing: str | None = Field(default=None, description="Why the plan language cannot state it (unexpressible).")
+    flawed: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict, description="Target id → a patch that makes the reference break this cell's "
+        "obligation (the repairing agent's first proposal; the evidence must carry the fix).")
 
 
 class FamilyFile(_Strict):
@@ -68,7 +71,7 @@ class Task:
     console: tuple[str, ...] = ()
     obligation: str | None = None
     missing: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    flawed: tuple[dict[str, Any], ...] = ()
 
     def reference_plan(self) -> dict[str, Any]:
         """The reference plan as submitted for this task (its target and framework filled in)."""
@@ -96,7 +99,7 @@ def _expand(family: FamilyFile, source: str) -> list[Task]:
                 id=f"fw/{fam}/{b.name}@{target}-{framework}", family=fam, name=b.name,
                 requirement=b.requirement, target=target, framework=framework, status=status,
                 reference=b.plan, checks=tuple(b.checks), console=tuple(b.console), obligation=b.obligation,
-                missing=b.missing))
+                missing=b.missing, flawed=tuple(b.flawed.get(target, ()))))
     return tasks
 
 
