@@ -118,7 +118,11 @@ def run_episode(interface: Interface, task: str, client: ModelClient, seed: int 
         except ModelError as exc:
             error = f"{exc.code}: {exc}"
             break
-        messages.append(Msg("assistant", reply.text, list(reply.tool_calls)))
+        # An oversized argument is kept in the conversation only as a placeholder: the model is told it
+        # was refused, and later calls are not billed for resending it.
+        kept = [c if len(c.arguments) <= MAX_ARGUMENT_CHARS else ToolCall(c.id, c.name[:60], '{"omitted": true}')
+                for c in reply.tool_calls]
+        messages.append(Msg("assistant", reply.text, kept))
         if not reply.tool_calls:
             proposals.append(Proposal(index, None, "invalid", ["E_NO_TOOL_CALL"]))
             messages.append(Msg("user", f"No tool was called. Submit with one of: {', '.join(sorted(names))}."))

@@ -33,7 +33,7 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations import check, resolve_framework
 from rac_fw.domains.firmware.plan.load import PlanError, parse_plan
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.tasks import Task, get_task, suite
+from rac_fw.domains.firmware.tasks import get_task, suite
 
 #: How many realized source trees the domain keeps for its verify step (one turn needs one; several
 #: sessions may be between realize and verify at once).
@@ -59,10 +59,6 @@ class FirmwareDomain(Domain):
 
     def tasks(self) -> list[str]:
         return [*suite(), *target_ids()]
-
-    def task(self, task: str) -> Task | None:
-        """The suite task behind a task id (None for a bare target id)."""
-        return get_task(task)
 
     def message_models(self) -> dict[str, type[BaseModel]]:
         from rac_fw.domains.firmware.pipeline import PlanReport
