@@ -128,3 +128,17 @@ def test_cli_eval_with_paired_bootstrap_and_bad_usage(tmp_path: Path) -> None:
 def test_registry_hosts_every_domain_interface() -> None:
     assert {("logic", "rac"), ("scheduling", "rac"), ("scheduling", "c1t"), ("firmware", "rac"),
             ("firmware", "rawsdk"), ("firmware", "signatures"), ("firmware", "sourcelite")} <= set(interfaces())
+
+
+def test_a_plugin_interface_is_hosted_by_the_harness(tmp_path: Path) -> None:
+    """Another package's interface (as PCB's will be) registers and runs through the same harness."""
+    from rac_fw.eval.interfaces import register_interface
+    from rac_fw.eval.interfaces.rac import LogicRac
+
+    @register_interface
+    class TruthRows(LogicRac):  # a toy variant: the same action, offered under another name
+        name = "rows"
+        description = "minterm rows (toy plugin)"
+
+    summary = _run(tmp_path, "logic", "rows", ["mux2"], "repairing")
+    assert summary["interface"] == "rows" and summary["overall"]["passed"] == 1
