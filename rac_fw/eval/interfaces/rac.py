@@ -8,6 +8,7 @@ verdicts and evidence (with machine-applicable relaxations) the CLI and the MCP 
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any, ClassVar
 
 from rac_fw.contract import Action
@@ -25,6 +26,12 @@ SYSTEM = (
     "admissible relaxations (each with a JSON patch over your action): revise the action and submit "
     "again. You have a small budget of model calls; stop once the status is pass."
 )
+
+
+@cache
+def _schema(domain: str) -> dict[str, Any]:
+    """The domain's action schema, generated once per process (pydantic takes ~0.3 s for the plan's)."""
+    return load_domain(domain).action_schema()
 
 
 class RacState(EpisodeState):
@@ -54,7 +61,7 @@ class RacInterface(Interface):
 
     def tools(self, task: str) -> list[ToolSpec]:
         return [ToolSpec(TOOL, f"Submit one {self.domain} action for the task (JSON matching the schema).",
-                         self._domain.action_schema())]
+                         _schema(self.domain))]
 
     def prompt(self, task: str) -> tuple[str, str]:
         obs = self._domain.observe(task)
