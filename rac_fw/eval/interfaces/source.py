@@ -45,7 +45,6 @@ LAYOUT = {
     "zephyr": "A Zephyr 4.x app: CMakeLists.txt, prj.conf, src/main.c, and boards/<board>.overlay if needed.",
     "espidf": "An ESP-IDF v5 project: CMakeLists.txt, main/CMakeLists.txt, main/main.c, sdkconfig.defaults.",
     "hal": "An STM32Cube HAL project: Core/Src/main.c, Core/Inc/main.h, Core/Inc/stm32*_hal_conf.h, IRQ handlers.",
-    "baremetal": "A bare-metal CMSIS-style tree: startup, linker script, build.json and src/main.c (register access).",
 }
 
 
@@ -178,9 +177,12 @@ class SourceInterface(Interface):
     style: ClassVar[str]
 
     def tasks(self) -> list[str]:
+        """Expressible tasks on an SDK framework. Bare-metal cells are left out: there is no SDK to give as
+        context, and their trees carry a device header generated from the SVD (over 256 K characters on the
+        H743) that no model is expected to write."""
         from rac_fw.domains.firmware.tasks import expressible
 
-        return [t.id for t in expressible()]
+        return [t.id for t in expressible() if t.framework != "baremetal"]
 
     def labels(self, task: str) -> dict[str, str]:
         from rac_fw.domains.firmware.tasks import get_task
