@@ -247,7 +247,7 @@ def _print(report: Report) -> None:
             version = f" {req.version}" if req.version else ""
             console.print(f"  {ok} {escape(req.name)}{escape(version)}  [dim]{escape(req.location or '')}[/]")
         else:
-            console.print(f"  {no} {escape(req.name)} {escape(req.problem or "")}: run `{escape(req.install)}`")
+            console.print(f"  {no} {escape(req.name)} {escape(req.problem or '')}: run `{escape(req.install)}`")
     console.print(f"[bold]Bench packages[/] ({escape(BENCH_INSTALL)})")
     for pkg in report.bench:
         if pkg.present:
