@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from rac_fw.cli import build, calibrate, core, doctor, hil, plan, scheduling, serve, targets
+from rac_fw.cli import build, calibrate, core, doctor, hil, plan, report, scheduling, serve, targets
 
 app = typer.Typer(
     name="rac-fw",
@@ -27,6 +27,7 @@ core.register(app)
 doctor.register(app)
 hil.register(app)
 plan.register(app)
+report.register(app)
 scheduling.register(app)
 serve.register(app)
 targets.register(app)
