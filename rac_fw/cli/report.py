@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from rac_fw.cli.output import EXIT_FAIL, EXIT_INVALID, EXIT_PASS, console, fail_with
+from rac_fw.cli.progress import progress
 from rac_fw.contract import Evidence
 
 
@@ -50,15 +51,16 @@ def report(
                       message=f"{existing} exists; pass --force to replace it or pick another --out")],
             as_json=as_json,
         )  # fmt: skip
+    path = Path(source)
+    if domain is ReportDomain.firmware and not path.exists():
+        fail_with([Evidence(code="E_FILE", message=f"no such plan or artifact: {source}", location=source)],
+                  as_json=as_json)  # fmt: skip
     try:
-        if domain is ReportDomain.scheduling:
-            page = scheduling_page(source, action)
-        else:
-            path = Path(source)
-            if not path.exists():
-                fail_with([Evidence(code="E_FILE", message=f"no such plan or artifact: {source}", location=source)],
-                          as_json=as_json)  # fmt: skip
-            page = artifact_page(path) if path.is_dir() else plan_page(path, target, framework)
+        with progress(f"report {source}", quiet=as_json):
+            if domain is ReportDomain.scheduling:
+                page = scheduling_page(source, action)
+            else:
+                page = artifact_page(path) if path.is_dir() else plan_page(path, target, framework)
     except ReportError as exc:
         fail_with(exc.evidence, as_json=as_json)
     written = render(page, out)
