@@ -155,9 +155,9 @@ def plan_page(source: Path, target: str | None = None, framework: str | None = N
     from rac_fw.domains.firmware.facts.load import load_target
     from rac_fw.domains.firmware.obligations.placement import buffer_controller, buffer_needs, placement
     from rac_fw.domains.firmware.obligations.refs import claims
+    from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
     from rac_fw.domains.firmware.pipeline import run_plan
     from rac_fw.domains.firmware.plan.load import PlanError, load_plan
-    from rac_fw.domains.firmware.plan.ops.dma import DmaPeriphRx
 
     try:
         plan = load_plan(source)
