@@ -139,7 +139,7 @@ def test_what_no_registry_provides_is_named_with_its_steps(report: dict) -> None
     for step in platforms:
         assert step["install"].startswith("pio pkg install -g --platform ")
     assert all(t["source"] == "manual" for t in report["tools"] if t["name"] in steps)
-    assert tool(report, "arm-none-eabi-gcc")["source"] == "debian" and tool(report, "west")["source"] == "pypi"
+    assert tool(report, "arm-none-eabi-gcc")["source"] == "debian" and tool(report, "pyserial")["source"] == "pypi"
 
 
 def test_a_tool_of_this_environment_off_path_says_to_activate_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
