@@ -1,4 +1,6 @@
-"""Loads rac-fw's bench fixtures (``bench``, ``bench_board``, ``dut``) for the on-board tests here.
+"""Loads rac-fw's bench fixtures (``bench``, ``bench_board``, ``dut``) for the on-board tests here; the
+``dut`` is pytest-embedded's DUT (``pip install 'rac-fw[bench]'``), built, target-checked and flashed
+by rac-fw first.
 
 Run from the repository root: ``pytest hil --bench hil/bench.yaml --board qemu-stm32f407`` (the QEMU
 "board", CI-safe) or ``--board nucleo-h743zi`` for a real one; without ``--board`` every connected

@@ -97,3 +97,68 @@ def test_human_output_names_install_steps() -> None:
     assert "Debug probes:" in text and "Serial ports:" in text
     if shutil.which("qemu-system-arm"):
         assert "✓ qemu-system-arm QEMU emulator version" in text
+
+
+def test_json_has_its_documented_shape(report: dict) -> None:  # type: ignore[type-arg]
+    assert report["schema"] == "rac-fw.doctor/1"
+    assert {"tools", "bench", "manual_steps", "backends", "targets", "probes", "ports"} <= set(report)
+    for row in report["tools"]:
+        assert set(row) == {"name", "present", "install", "version", "location", "problem", "source"}
+        assert row["source"] in ("pypi", "debian", "manual")
+        assert (row["problem"] is None) is row["present"]
+
+
+BENCH_PACKAGES = {"west", "platformio", "esptool", "cmsis-pack-manager", "pytest-embedded", "pytest-embedded-serial"}
+
+
+def test_bench_extra_is_reported_from_the_package_metadata(report: dict) -> None:  # type: ignore[type-arg]
+    from importlib import metadata
+
+    rows = {row["name"]: row for row in report["bench"]}
+    assert set(rows) == BENCH_PACKAGES
+    for name, row in rows.items():
+        try:
+            version: str | None = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = None
+        assert row["present"] is (version is not None) and row["version"] == version
+        if os.environ.get("CI") == "true":  # .ci/setup installs '.[dev,bench]'
+            assert row["present"], f"{name} missing although CI installs the bench extra"
+        if not row["present"]:
+            assert row["install"] == "pip install 'rac-fw[bench]'"
+
+
+def test_what_no_registry_provides_is_named_with_its_steps(report: dict) -> None:  # type: ignore[type-arg]
+    steps = {s["name"]: s for s in report["manual_steps"]}
+    if "ZEPHYR_BASE" not in os.environ:
+        assert "west init -m https://github.com/zephyrproject-rtos/zephyr" in steps["west workspace"]["install"]
+        assert steps["Zephyr SDK"]["install"].endswith("west sdk install")
+    if "IDF_PATH" not in os.environ:
+        assert "esp-idf/install.sh esp32s3" in steps["ESP-IDF (IDF_PATH)"]["install"]
+    platforms = [s for s in steps.values() if s["name"].startswith("PlatformIO platform")]
+    for step in platforms:
+        assert step["install"].startswith("pio pkg install -g --platform ")
+    assert all(t["source"] == "manual" for t in report["tools"] if t["name"] in steps)
+    assert tool(report, "arm-none-eabi-gcc")["source"] == "debian" and tool(report, "pyserial")["source"] == "pypi"
+
+
+def test_a_tool_of_this_environment_off_path_says_to_activate_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`.venv/bin/rac-fw doctor` without activating the venv: west is installed next to the interpreter
+    but not on PATH, and doctor says exactly that instead of "pip install west" again."""
+    import subprocess
+    import sys
+    import sysconfig
+    from pathlib import Path
+
+    scripts = Path(sysconfig.get_path("scripts"))
+    if not (scripts / "west").is_file():
+        pytest.skip("west is not installed in this environment's scripts directory")
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "rac_fw.cli", "doctor", "--json"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    west = tool(json.loads(proc.stdout), "west")
+    assert west["present"] is False
+    assert west["problem"] == f"is installed in {scripts}, which is not on PATH"
+    assert west["install"] in (f". {scripts / 'activate'}", f"export PATH={scripts}:$PATH")

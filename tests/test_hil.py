@@ -163,7 +163,7 @@ def test_pytest_plugin_runs_the_qemu_board_through_the_same_fixtures(tmp_path: P
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "2 passed" in proc.stdout
+    assert "3 passed" in proc.stdout
 
 
 def test_pytest_plugin_reports_a_missing_port_as_the_test_failure(tmp_path: Path) -> None:
@@ -245,3 +245,59 @@ def test_running_the_whole_bench_reports_every_board(tmp_path: Path) -> None:
         assert statuses["hil:disc1-f407"] == "fail"
     assert statuses["hil:nucleo-h743zi"] == "invalid", "no app in the example bench for this board"
     assert result.exit_code == 2
+
+
+def _run_board_test(tmp_path: Path, bench: Path, body: str, *args: str) -> subprocess.CompletedProcess[str]:
+    test = tmp_path / "test_board.py"
+    test.write_text(body)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", str(test), "-p", "rac_fw.hil.pytest_plugin", "--bench", str(bench),
+         "-p", "no:cacheprovider", "-q", f"--basetemp={tmp_path / 'pt'}", f"--rootdir={tmp_path}",
+         f"--root-logdir={tmp_path / 'logs'}", *args],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_an_unmet_dut_expectation_fails_with_the_console_and_its_log_file(tmp_path: Path) -> None:
+    """pytest-embedded's own failure on the QEMU board: what was expected, what came, where the log is."""
+    _qemu_ready()
+    body = "def test_wrong_line(dut):\n    dut.expect_exact('goodbye from rac-fw', timeout=2)\n"
+    proc = _run_board_test(tmp_path, BENCH, body, "--board", "qemu-stm32f407")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert 'Not found "goodbye from rac-fw"' in proc.stdout
+    logs = list((tmp_path / "logs").rglob("dut.log"))
+    assert logs and "hello from rac-fw" in logs[0].read_text(errors="replace")
+
+
+def test_serial_dut_flashes_before_the_test_and_reports_the_missing_probe(tmp_path: Path) -> None:
+    """A real port (a pty) opens; the flash through the bench runner (pyOCD) finds no probe: that evidence
+    fails the test before its body runs."""
+    if _probe_attached():
+        pytest.skip("a debug probe is attached to this machine")
+    master, slave = os.openpty()
+    try:
+        bench = write_bench(
+            tmp_path / "bench.yaml",
+            [{"id": "h7", "target": "stm32h743", "runner": "pyocd", "serial": os.ttyname(slave),
+              "app": str(tmp_path / "app.elf")}],
+        )  # fmt: skip
+        (tmp_path / "app.elf").write_bytes(b"\x7fELF" + bytes(60))
+        proc = _run_board_test(
+            tmp_path, bench, "def test_boots(dut):\n    dut.expect('hello')\n", "--target", "stm32h743"
+        )
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "test_boots[h7]" in proc.stdout and "E_PROBE_NOT_FOUND" in proc.stdout
+
+
+def test_a_bare_elf_for_another_chip_is_refused_by_the_dut(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path / "bench.yaml", [{"id": "q", "target": "stm32f407", "runner": "qemu"}])
+    (tmp_path / "app.elf").write_bytes(b"\x7fELF" + bytes(60))
+    proc = _run_board_test(
+        tmp_path, bench, "def test_boots(dut):\n    dut.expect('hello')\n", "--app", str(tmp_path / "app.elf"),
+        "--target", "stm32h743",
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "E_TARGET_MISMATCH" in proc.stdout and "refusing to flash" in proc.stdout

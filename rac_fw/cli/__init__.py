@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from rac_fw.cli import build, calibrate, core, doctor, eval, hil, plan, scheduling, serve, targets, verify
+from rac_fw.cli import build, calibrate, core, doctor, eval, hil, plan, report, scheduling, serve, targets, verify
 
 app = typer.Typer(
     name="rac-fw",
@@ -28,6 +28,7 @@ doctor.register(app)
 eval.register(app)
 hil.register(app)
 plan.register(app)
+report.register(app)
 scheduling.register(app)
 serve.register(app)
 targets.register(app)

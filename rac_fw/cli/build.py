@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 
 from rac_fw.cli.output import EXIT_FAIL, EXIT_PASS, console, err_console, fail_with
+from rac_fw.cli.progress import progress
 from rac_fw.domains.firmware.backends import BackendError, BuildResult, build_artifact
 
 
@@ -31,7 +32,8 @@ def build(
 ) -> None:
     """Build a generated artifact directory."""
     try:
-        result = build_artifact(artifact_dir, builder, build_dir, board, timeout)
+        with progress(f"building {artifact_dir}", quiet=as_json):
+            result = build_artifact(artifact_dir, builder, build_dir, board, timeout)
     except BackendError as exc:
         if not all(e.code == "E_TOOL_MISSING" for e in exc.evidence):
             fail_with(exc.evidence, as_json=as_json)

@@ -3,16 +3,33 @@
 Every row comes from the backends' own ``requirements()``/``details()`` (the same probes that produce
 missing-tool evidence during a build), plus the connected debug probes and serial ports. The target
 table then asks each backend whether it is ready for each (target, framework), so "enables" is
-derived, not written down.
+derived, not written down. The bench extra's packages are read from rac-fw's own package metadata
+(``pip install 'rac-fw[bench]'``), so the list lives once, in ``pyproject.toml``.
+
+``rac-fw doctor --json`` prints one object (``schema`` = :data:`SCHEMA`):
+
+* ``tools``: every requirement row, ``{name, present, install, version, location, problem, source}``;
+  ``source`` is where the install step gets it: ``pypi``, ``debian`` or ``manual`` (no registry has
+  it: a Zephyr workspace and SDK, an ESP-IDF tree, PlatformIO platforms, CMSIS packs); ``problem`` is
+  null when present.
+* ``bench``: the bench extra's packages, ``{name, requirement, present, version, location, install}``.
+* ``manual_steps``: the missing ``manual`` rows, ``{name, problem, install}``: what to do by hand.
+* ``backends``, ``targets`` (what each target/framework can build, run, flash here), ``probes``,
+  ``ports``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Annotated
+import shutil
+import sysconfig
+from dataclasses import asdict, dataclass, field, replace
+from importlib import metadata
+from pathlib import Path
+from typing import Annotated, Literal
 
 import typer
+from packaging.requirements import Requirement as PackageRequirement
 from rich.markup import escape
 from rich.table import Table
 
@@ -26,6 +43,38 @@ HOST_TOOLS: tuple[tuple[str, str], ...] = (
     ("qemu-system-arm", "apt-get install qemu-system-arm"),
     ("gcc", "apt-get install build-essential"),
 )
+
+
+SCHEMA = "rac-fw.doctor/1"
+#: The extra that brings the field's bench tools from PyPI.
+BENCH_EXTRA = "bench"
+BENCH_INSTALL = "pip install 'rac-fw[bench]'"
+Source = Literal["pypi", "debian", "manual"]
+
+
+@dataclass
+class ToolRow:
+    """One requirement as reported: the backend's row plus where its install step gets it."""
+
+    name: str
+    present: bool
+    install: str
+    version: str | None
+    location: str | None
+    problem: str | None
+    source: Source
+
+
+@dataclass
+class BenchPackage:
+    """One package of the bench extra and whether this environment has it."""
+
+    name: str
+    requirement: str
+    present: bool
+    version: str | None
+    location: str | None
+    install: str = BENCH_INSTALL
 
 
 @dataclass
@@ -43,14 +92,43 @@ class TargetRow:
 
 @dataclass
 class Report:
-    tools: list[Requirement]
+    tools: list[ToolRow]
+    bench: list[BenchPackage]
+    manual_steps: list[dict[str, str | None]]
     backends: list[dict[str, object]]
     targets: list[TargetRow]
     probes: list[dict[str, str | None]]
     ports: list[str]
+    schema: str = SCHEMA
 
 
-def _tools() -> list[Requirement]:
+def source_of(install: str) -> Source:
+    """Where an install step gets its thing: a pip install is PyPI, an apt-get install is Debian, anything
+    else (a git clone, ``west sdk install``, ``pio pkg install``, ``pyocd pack install``) no registry."""
+    step = install.removeprefix("sudo ").strip()
+    if step.startswith(("pip install", "python3 -m pip install")) and "&&" not in step:
+        return "pypi"
+    if step.startswith("apt-get install") and "&&" not in step:
+        return "debian"
+    return "manual"
+
+
+def _off_path(req: Requirement) -> Requirement:
+    """A tool installed next to this interpreter (a venv's bin/) that is missing only because that
+    directory is not on PATH: say so, with the step that fixes it, instead of "pip install" again."""
+    scripts = Path(sysconfig.get_path("scripts"))
+    if req.present or req.location is not None or not (scripts / req.name).is_file():
+        return req
+    if shutil.which(req.name) is not None:
+        return req
+    return replace(
+        req,
+        problem=f"is installed in {scripts}, which is not on PATH",
+        install=f". {scripts / 'activate'}" if (scripts / "activate").is_file() else f"export PATH={scripts}:$PATH",
+    )
+
+
+def _tools() -> list[ToolRow]:
     rows: dict[str, Requirement] = {}
     for name in backends():
         backend = get_backend(name)
@@ -59,7 +137,38 @@ def _tools() -> list[Requirement]:
     for tool, install in HOST_TOOLS:
         if tool not in rows:
             rows[tool] = tool_requirement(tool, install)
-    return list(rows.values())
+    return [
+        ToolRow(
+            name=req.name,
+            present=req.present,
+            install=req.install,
+            version=req.version,
+            location=req.location,
+            problem=None if req.present else req.problem,
+            source=source_of(req.install),
+        )
+        for req in map(_off_path, rows.values())
+    ]
+
+
+def _bench_packages() -> list[BenchPackage]:
+    """The bench extra as rac-fw's installed metadata declares it, each checked in this environment."""
+    try:
+        declared = metadata.requires("rac-fw") or []
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        return []
+    rows = []
+    for line in declared:
+        req = PackageRequirement(line)
+        if req.marker is None or not req.marker.evaluate({"extra": BENCH_EXTRA}):
+            continue
+        try:
+            dist = metadata.distribution(req.name)
+        except metadata.PackageNotFoundError:
+            rows.append(BenchPackage(req.name, str(req.specifier), False, None, None))
+            continue
+        rows.append(BenchPackage(req.name, str(req.specifier), True, dist.version, str(dist.locate_file(""))))
+    return sorted(rows, key=lambda row: row.name)
 
 
 def _target_rows() -> list[TargetRow]:
@@ -104,8 +213,15 @@ def collect() -> Report:
     """Probe this machine now."""
     from rac_fw.domains.firmware.backends.serial import present_ports
 
+    tools = _tools()
     return Report(
-        tools=_tools(),
+        tools=tools,
+        bench=_bench_packages(),
+        manual_steps=[
+            {"name": t.name, "problem": t.problem, "install": t.install}
+            for t in tools
+            if t.source == "manual" and not t.present
+        ],
         backends=[
             {
                 "name": name,
@@ -131,7 +247,19 @@ def _print(report: Report) -> None:
             version = f" {req.version}" if req.version else ""
             console.print(f"  {ok} {escape(req.name)}{escape(version)}  [dim]{escape(req.location or '')}[/]")
         else:
-            console.print(f"  {no} {escape(req.name)} {escape(req.problem)}: run `{escape(req.install)}`")
+            console.print(f"  {no} {escape(req.name)} {escape(req.problem or '')}: run `{escape(req.install)}`")
+    console.print(f"[bold]Bench packages[/] ({escape(BENCH_INSTALL)})")
+    for pkg in report.bench:
+        if pkg.present:
+            console.print(f"  {ok} {escape(pkg.name)} {escape(pkg.version or '')}")
+        else:
+            console.print(f"  {no} {escape(pkg.name)} not installed: run `{escape(pkg.install)}`")
+    if report.manual_steps:
+        console.print("[bold]Not on any package registry: set these up by hand[/]")
+        for step in report.manual_steps:
+            console.print(
+                f"  {no} {escape(str(step['name']))} {escape(str(step['problem']))}: `{escape(str(step['install']))}`"
+            )
     console.print("[bold]Backends[/]")
     for row in report.backends:
         missing = [str(m) for m in row["missing"]]  # type: ignore[attr-defined]

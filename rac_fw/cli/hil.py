@@ -26,6 +26,7 @@ from rac_fw.cli.output import (
     exit_code_for,
     fail_with,
 )
+from rac_fw.cli.progress import track
 from rac_fw.contract import Evidence, Feedback, Status
 from rac_fw.domains.firmware.backends import FlashRequest, RunRequest
 from rac_fw.hil.bench import Bench, BenchBoard, BenchError, load_bench
@@ -234,7 +235,8 @@ def run(
     bench = _bench(bench_file, as_json)
     chosen = [_board(bench, b, as_json) for b in boards] if boards else [b for b in bench.boards if b.connected]
     results = [
-        _run_one(bench, board, app, target, expect or [], forbid or [], timeout, out, builder) for board in chosen
+        _run_one(bench, board, app, target, expect or [], forbid or [], timeout, out, builder)
+        for board in track(chosen, "bench run", quiet=as_json, label=lambda b: b.id)
     ]
     if as_json:
         console.print_json(json.dumps([json.loads(f.model_dump_json()) for f in results]))

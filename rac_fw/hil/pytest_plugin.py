@@ -1,25 +1,26 @@
-"""pytest fixtures for on-board tests: ``bench``, ``bench_board`` and ``dut``.
+"""pytest fixtures for on-board tests: ``bench``, ``bench_board`` and ``dut`` (pytest-embedded's DUT API).
 
 Load with ``pytest -p rac_fw.hil.pytest_plugin --bench hil/bench.yaml [--board ID] [--app PATH]``
 (``hil/conftest.py`` loads it for the tests in ``hil/``). Without ``--board`` every test that uses a
-board runs once per connected bench entry. A QEMU entry goes through exactly the same fixtures, runner
-and expectation engine as a real board, so CI runs the on-board tests against the emulator.
+board runs once per connected bench entry. The ``dut`` is a pytest-embedded ``Dut``: a ``SerialDut``
+on a real board after rac-fw built the app, checked the target match and flashed it; a
+:class:`~rac_fw.hil.dut.QemuDut` on a QEMU entry (see ``rac_fw.hil.dut`` for why not
+pytest-embedded-qemu). Its console log is pytest-embedded's (``dut.logfile``, under ``--root-logdir``).
 
-pytest-embedded's QEMU service is not used: it always appends ``-drive file=…,if=mtd``, which
-qemu-system-arm's Cortex-M machines reject. The ``dut`` here hands QEMU "boards" to rac-fw's own
-``qemu`` runner instead, and real boards to the flasher + serial runner.
+pytest-embedded registers its own ``dut`` fixture (and ``--target``, reused here as the target of a
+bare ELF ``--app``); ``pytest_configure`` registers this plugin's ``dut`` after it, so ours is used.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from rac_fw.domains.firmware.backends import FlashRequest, FlashResult, RunRequest, RunResult
 from rac_fw.hil.bench import Bench, BenchBoard, BenchError, load_bench
-from rac_fw.hil.board import BoardRunner, image_for
+from rac_fw.hil.board import BoardRunner, image_for, target_mismatch
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -27,7 +28,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bench", type=Path, default=None, help="bench file (default $RAC_FW_BENCH or hil/bench.yaml)")
     group.addoption("--board", action="append", default=None, help="bench board id to test (repeatable)")
     group.addoption("--app", type=Path, default=None, help="plan, artifact dir or ELF (default: board's app)")
-    group.addoption("--target", default=None, help="rac-fw target of a bare ELF --app (explicit match)")
+    # `--target` (the rac-fw target of a bare ELF --app) is pytest-embedded's option of that name: one
+    # flag, one meaning (the chip the image is for), and declaring it twice would be an argparse error.
 
 
 def _load(config: pytest.Config) -> Bench:
@@ -61,75 +63,83 @@ def bench_board(request: pytest.FixtureRequest) -> BenchBoard:
     return board
 
 
-@dataclass
-class Dut:
-    """The device under test: one bench board (or QEMU machine) and the app to put on it."""
-
-    board: BenchBoard
-    bench: Bench
-    app: Path | None
-    output_dir: Path
-    target: str | None = None
-    """Target of a bare ELF app (``--target``); plans and artifacts record their own."""
-
-    def image(self, app: Path | None = None) -> tuple[Path, str]:
-        """The image to run and its target; a build or input problem fails the test with the evidence."""
-        chosen = app or self.app or (self.bench.resolve(self.board.app) if self.board.app else None)
-        if chosen is None:
-            pytest.fail(f"no app for board {self.board.id}: pass --app or set `app:` in the bench file")
-        image, recorded, evidence = image_for(
-            chosen, self.output_dir / "artifact", framework=self.board.framework, expected_target=self.board.target
-        )
-        if evidence or image is None:
-            pytest.fail("; ".join(f"{e.code}: {e.message}" for e in evidence))
-        target = recorded or self.target
-        if target is None:
-            pytest.fail(f"{chosen} records no target: pass --target so the board match is explicit")
-        return image, target
-
-    def flash(self, app: Path | None = None, erase: str = "auto") -> FlashResult:
-        image, target = self.image(app)
-        return BoardRunner(self.board, self.bench.path.parent).flash(
-            FlashRequest(image=image, target=target, erase=erase)
-        )
-
-    def run(
-        self,
-        *expect: str,
-        forbid: tuple[str, ...] = (),
-        timeout: float | None = None,
-        app: Path | None = None,
-    ) -> RunResult:
-        """Flash/emulate the app and judge the console (default expectations: the bench entry's)."""
-        image, target = self.image(app)
-        request = RunRequest(
-            image=image,
-            target=target,
-            expect=expect or tuple(self.board.expect),
-            timeout_s=timeout or self.board.timeout,
-            output_dir=self.output_dir,
-            forbid=forbid or tuple(self.board.forbid),
-        )
-        return BoardRunner(self.board, self.bench.path.parent).run(request)
-
-    def expect(self, *patterns: str, forbid: tuple[str, ...] = (), timeout: float | None = None) -> RunResult:
-        """``run`` and fail the test with the evidence unless every expectation held."""
-        result = self.run(*patterns, forbid=forbid, timeout=timeout)
-        if not result.ok:
-            pytest.fail(
-                f"board {self.board.id}: " + "; ".join(f"{e.code}: {e.message}" for e in result.evidence),
-                pytrace=False,
-            )
-        return result
+def _image(
+    board: BenchBoard, bench: Bench, app: Path | None, work_dir: Path, bare_target: str | None
+) -> tuple[Path, str]:
+    """The image for ``board`` and its target; a build or input problem fails the test with the evidence."""
+    chosen = app or (bench.resolve(board.app) if board.app else None)
+    if chosen is None:
+        pytest.fail(f"no app for board {board.id}: pass --app or set `app:` in the bench file", pytrace=False)
+    image, recorded, evidence = image_for(chosen, work_dir, framework=board.framework, expected_target=board.target)
+    if evidence or image is None:
+        pytest.fail("; ".join(f"{e.code}: {e.message}" for e in evidence), pytrace=False)
+    target = recorded or bare_target
+    if target is None:
+        pytest.fail(f"{chosen} records no target: pass --target so the board match is explicit", pytrace=False)
+    if target != board.target:
+        pytest.fail(f"E_TARGET_MISMATCH: {target_mismatch(board, target).message}", pytrace=False)
+    return image, target
 
 
-@pytest.fixture
-def dut(bench: Bench, bench_board: BenchBoard, pytestconfig: pytest.Config, tmp_path: Path) -> Dut:
-    """The board under test; its console log lands in the test's ``tmp_path``."""
-    return Dut(
-        board=bench_board,
-        bench=bench,
-        app=pytestconfig.getoption("--app"),
-        output_dir=tmp_path,
-        target=pytestconfig.getoption("--target"),
+def _dut(
+    bench: Bench,
+    bench_board: BenchBoard,
+    pytestconfig: pytest.Config,
+    tmp_path: Path,
+    msg_queue: Any,
+    pexpect_proc: Any,
+    _pexpect_logfile: str,
+    test_case_name: str,
+    _meta: Any,
+) -> Iterator[Any]:
+    """The board under test, as pytest-embedded's DUT: built, target-checked and flashed (or emulated)."""
+    try:
+        from rac_fw.hil.dut import BenchSetupError, qemu_dut, serial_dut
+    except ImportError as exc:
+        raise pytest.UsageError(
+            f"on-board tests need pytest-embedded ({exc.name} is missing): pip install 'rac-fw[bench]'"
+        ) from None
+    image, target = _image(
+        bench_board,
+        bench,
+        pytestconfig.getoption("--app"),
+        tmp_path / "artifact",
+        pytestconfig.getoption("target", None),
     )
+    streams = {
+        "msg_queue": msg_queue,
+        "pexpect_proc": pexpect_proc,
+        "pexpect_logfile": _pexpect_logfile,
+        "test_case_name": test_case_name,
+        "meta": _meta,
+    }
+    try:
+        if bench_board.runner == "qemu":
+            device = qemu_dut(bench_board, image, target, **streams)
+        else:
+            runner = BoardRunner(bench_board, bench.path.parent)
+            device = serial_dut(bench_board, image, target, runner, **streams)
+    except BenchSetupError as exc:
+        pytest.fail(f"board {bench_board.id}: {exc}", pytrace=False)
+    try:
+        yield device
+    finally:
+        device.close()
+        if hasattr(device, "serial"):
+            device.serial.close()
+
+
+#: For a conftest that imports the fixtures by name (``hil/conftest.py``): conftest fixtures win anyway.
+dut = pytest.fixture(name="dut")(_dut)
+
+
+class _LateFixtures:
+    """Holds ``dut`` for ``-p rac_fw.hil.pytest_plugin``: registered in ``pytest_configure``, i.e. after
+    pytest-embedded's entry-point plugin, so that this ``dut`` and not pytest-embedded's is used."""
+
+    dut = staticmethod(pytest.fixture(name="dut")(_dut))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.pluginmanager.has_plugin("rac_fw.hil.late"):
+        config.pluginmanager.register(_LateFixtures(), "rac_fw.hil.late")
