@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -128,9 +127,12 @@ def test_bare_build_without_out_builds_into_the_default_directory(tmp_path: Path
     assert Path(doc["artifact"]["dir"]).resolve().is_relative_to(tmp_path / ".rac-fw" / "out")
 
 
-def test_build_with_a_missing_builder_is_a_failure_with_install_evidence(tmp_path: Path) -> None:
-    if shutil.which("west"):
-        pytest.skip("west is installed here: this test is about the missing-tool path")
+def test_build_with_a_missing_builder_is_a_failure_with_install_evidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With or without the west tool on PATH, no Zephyr workspace here: the build fails with the steps."""
+    monkeypatch.delenv("ZEPHYR_BASE", raising=False)
+    monkeypatch.chdir(tmp_path)
     code, stdout = _plan(str(EXAMPLES / "gpio_blink.yaml"), "--out", str(tmp_path), "--build", "west", "--json")
     doc = json.loads(stdout)
     assert code == 1, doc
