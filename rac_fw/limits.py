@@ -38,7 +38,7 @@ class Limits:
     name_chars: int = 128  #: any mapping key (output, job, resource name) in an action
     string_chars: int = 4096  #: any string value in an action
     depth: int = 32  #: nesting of mappings/lists in an action
-    minterms: int = 65536  #: minterm indices over all outputs of a logic action
+    minterms: int = 4096  #: minterm indices over all outputs of a logic action (8 inputs: 256 per output)
     list_items: int = 65536  #: items of any one list in an action
     task_chars: int = 1024  #: a task id (scheduling accepts a path to an instance file)
     trace_line_bytes: int = 16 << 20  #: one line of a trace file
