@@ -180,8 +180,11 @@ class Episode:
             return self.refusal(exc)
         record = run_turn(self.domain, self.task, action, self.seed, turn=len(self.turns) + 1)
         if self.trace is not None:
-            writer = self._trace_writer()
-            writer.append(record.trace_line(self.seed, self._sizes(action, record)))
+            try:  # a line past trace_line_bytes is not written, so the turn is not spent either
+                writer = self._trace_writer()
+                writer.append(record.trace_line(self.seed, self._sizes(action, record)))
+            except LimitExceeded as exc:
+                return self.refusal(exc)
             self.turns.append(record)
             if self.done:
                 writer.append({"kind": "close", "turns": len(self.turns),

@@ -39,7 +39,7 @@ from pydantic import Field, ValidationError, WithJsonSchema
 
 from rac_fw.contract import Action, Evidence, Feedback, Status, canonical_json, evidence_from_validation_error
 from rac_fw.domain import UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
-from rac_fw.limits import LimitExceeded, Limits, check_count, check_size, current_limits
+from rac_fw.limits import LimitExceeded, check_count, check_size, current_limits
 from rac_fw.metering import measure, tokenizer_name
 from rac_fw.runtime import DEFAULT_BUDGET, Episode
 
@@ -81,7 +81,6 @@ class ServerConfig:
     allow_flash: bool = False
     bench: Path | None = None
     trace_key: bytes | None = None
-    limits: Limits = field(default_factory=current_limits)
 
 
 class SessionStore:
@@ -124,11 +123,14 @@ def _error(code: str, message: str, location: str | None = None, objects: list[s
     return {"status": Status.INVALID.value, "evidence": [evidence.model_dump(mode="json")]}
 
 
-def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-    """Turn any failure inside a tool into a result with evidence (the server keeps serving)."""
+def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
+    """Turn any failure inside a tool into a result with evidence (the server keeps serving), and bound
+    its wall time: the tool runs on a worker thread that is abandoned past ``request_seconds``, so the
+    caller gets E_TIMEOUT while the other sessions are served (the SDK's own worker threads cannot be
+    abandoned, which is why the tools reach it as coroutines)."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    def run(*args: Any, **kwargs: Any) -> dict[str, Any]:
         try:
             return fn(*args, **kwargs)
         except UnknownDomain as exc:
@@ -150,6 +152,19 @@ def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
             if isinstance(exc, LookupError):
                 return _error("E_UNKNOWN_OBJECT", str(exc.args[0] if exc.args else exc))
             return _error("E_INTERNAL", f"{type(exc).__name__}: {exc}")
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        import anyio
+
+        seconds = current_limits().request_seconds
+        try:
+            with anyio.fail_after(seconds):
+                return await anyio.to_thread.run_sync(functools.partial(run, *args, **kwargs), abandon_on_cancel=True)
+        except TimeoutError:
+            return _error("E_TIMEOUT", f"the call ran past the server's ceiling of {seconds:g} s (request_seconds) "
+                          "and was abandoned; a turn it started still completes and is traced, other sessions are "
+                          "unaffected", f"tool {fn.__name__}", ["request_seconds"])
 
     return wrapper
 
@@ -339,27 +354,16 @@ class RacServer(MCPServer):
     """The SDK's server, except that arguments failing a tool's input schema come back as evidence
     (the field path and what was expected), like every other failure, instead of the SDK's raw text."""
 
-    limits: Limits = Limits()
-
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        import anyio
-
         try:
             check_size(arguments, "arguments", "payload_bytes")
         except LimitExceeded as exc:
             return _refusal(name, [exc.evidence()])
         CLIENT.set(_client_of(context))
-        seconds = self.limits.request_seconds
         try:
-            with anyio.fail_after(seconds):
-                return await super().call_tool(name, arguments, context)
-        except TimeoutError:
-            return _refusal(name, [Evidence(
-                code="E_TIMEOUT", location=f"tool {name}", objects=["request_seconds"],
-                message=f"the call ran past the server's ceiling of {seconds:g} s (request_seconds) and was "
-                "abandoned; its session stays busy until the work ends, other sessions are unaffected")])
+            return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if not isinstance(exc.__cause__, ValidationError):
                 raise
@@ -387,6 +391,21 @@ def _client_of(context: Context[Any, Any] | None) -> str | None:
     return headers.get("mcp-session-id") or "http:anonymous"
 
 
+def cap_memory(limit: int) -> None:
+    """Cap the server process's data segment, so a request that would exhaust memory fails with
+    ``MemoryError`` (answered E_TOO_LARGE by :func:`guarded`) instead of the kernel killing the server.
+
+    Python cannot meter memory per thread; with every input bounded (limits), a request that still gets
+    near this cap is the outlier, and the others keep their memory."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    if soft == resource.RLIM_INFINITY or soft > limit:
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+
+
 def build_server(config: ServerConfig) -> Any:
     """Create the MCP server with every tool registered."""
     config.workdir.mkdir(parents=True, exist_ok=True)
@@ -398,7 +417,6 @@ def build_server(config: ServerConfig) -> Any:
         instructions="Observe a task, start_episode, then submit actions until the verdict is clean; "
         "every failure carries evidence with admissible relaxations.",
     )
-    server.limits = config.limits
     for method in (tools.list_domains, tools.list_tasks, tools.list_targets, tools.schema, tools.observe,
                    tools.start_episode, tools.submit, tools.session_info):
         server.add_tool(guarded(method), name=method.__name__)
