@@ -173,8 +173,8 @@ def tab_indent(text: str, depth: int = 1) -> str:
 
 
 #: The user's own code, next to the generated ``main.c``: created once when absent, never rewritten or
-#: deleted, never in the manifest's ``files`` — so regenerating an app keeps the user's work. The generated
-#: ``main.c`` includes ``user.h`` and calls ``rac_user_init()`` once after the plan's own initialisation.
+#: deleted, never in the manifest's ``files`` — so regenerating an app keeps the user's work. The hook is
+#: ``rac_user_init()``, which the templates' ``main.c`` calls once after the plan's own initialisation.
 USER_FILES: dict[str, str] = {
     "user.h": (
         "/* Your code: rac-fw created this file once and never rewrites it. */\n"
