@@ -24,7 +24,7 @@ from rac_fw.cli.output import (
 from rac_fw.contract import Action, Evidence, Feedback, Status
 from rac_fw.documents import DocumentError, read_document
 from rac_fw.domain import Domain, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
-from rac_fw.limits import Limits, parse_overrides, set_limits
+from rac_fw.limits import LimitExceeded, Limits, check_count, parse_overrides, set_limits
 from rac_fw.runtime import Episode, TraceError, replay
 from rac_fw.trace import load_key
 
@@ -132,6 +132,10 @@ def submit(
         raise typer.Exit(EXIT_INVALID)
 
     configure_limits(limit, as_json)
+    try:
+        check_count("task_chars", len(task), "TASK", "the task id's length")
+    except LimitExceeded as exc:
+        invalid([exc.evidence()])
     try:
         dom = load_domain(domain)
     except UnknownDomain as exc:
