@@ -9,7 +9,7 @@ from pydantic import Field
 
 from rac_fw.contract import Relaxation
 from rac_fw.domains.firmware.facts.query import console_rx_dma, console_uart_known, request_instance
-from rac_fw.domains.firmware.ops.uart import UART_ASYNC_KCONFIG, UART_DRAIN_MS, UART_RX_IDLE_CHARS
+from rac_fw.domains.firmware.ops.uart import UART_ASYNC_KCONFIG, UART_DRAIN_MS, UART_RX_IDLE_CHARS, zephyr_uart_mode
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name, SignalName
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -150,7 +150,10 @@ SPEC = OpSpec(
     flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING}),
     realizations={
         "zephyr": Realization(
-            template="uart", view=_zephyr, available=lambda t: console_uart_known(t) and console_rx_dma(t) is not None
+            template="uart",
+            view=_zephyr,
+            admits=zephyr_uart_mode("async"),
+            available=lambda t: console_uart_known(t) and console_rx_dma(t) is not None,
         ),
         "hal": Realization(template="ops", view=_hal),
     },

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import console_uart_known
-from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance
+from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance, zephyr_uart_mode
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -88,7 +88,9 @@ SPEC = OpSpec(
     family="uart",
     flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING, Flag.CONSOLE}),
     realizations={
-        "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
+        "zephyr": Realization(
+            template="uart", view=_zephyr, available=console_uart_known, admits=zephyr_uart_mode("interrupt")
+        ),
         "espidf": Realization(template="uart", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/uart_rx_irq", view=_baremetal),
