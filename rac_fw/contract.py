@@ -109,12 +109,13 @@ class Evidence(_Message):
 
 
 class Status(StrEnum):
-    """Outcome of one turn."""
+    """Outcome of one turn (``budget``/``closed``: a proposal after the episode ended, not judged)."""
 
     PASS = "pass"
     FAIL = "fail"
     INVALID = "invalid"
     BUDGET = "budget"
+    CLOSED = "closed"  #: the episode already passed; a later proposal is not judged
 
 
 class Feedback(_Message):

@@ -25,9 +25,19 @@ class DocumentError(ValueError):
 
 
 def read_document(path: Path | str, what: str = "file") -> Any:
-    """Parse ``path`` as JSON (``.json``) or YAML (anything else); ``what`` names it in messages."""
+    """Parse ``path`` as JSON (``.json``) or YAML (anything else); ``what`` names it in messages.
+
+    A file over the ``plan_bytes`` limit is refused (``E_TOO_LARGE``) before it is read.
+    """
+    from rac_fw.limits import LimitExceeded, check_count
+
     path = Path(path)
     where = str(path)
+    try:
+        if path.is_file():  # bounded before reading: a huge file is refused, not parsed
+            check_count("plan_bytes", path.stat().st_size, where, f"the {what}'s size in bytes")
+    except LimitExceeded as exc:
+        raise DocumentError([exc.evidence()]) from None
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -2,20 +2,24 @@
 
 One *turn* is ``validate → realize → verify → feedback`` for one proposed action (``observe`` opens
 the episode and is re-sent inside feedback). An *episode* is up to ``budget`` proposals and ends at the
-first clean pass or when the budget is spent. Every turn appends one JSON line to the trace; ``replay``
-re-executes a trace and reports divergence in artifact hash, verdicts or serialized feedback.
+first clean pass or when the budget is spent. The trace is a hash chain (:mod:`rac_fw.trace`): a
+header, one line per turn, a closing record. ``replay`` checks the chain and the episode's structure,
+re-executes every turn and reports divergence in artifact hash, verdicts or serialized feedback.
+
+Budget semantics (docs/PROTOCOL.md): every action the runtime receives is a proposal — pass, fail or
+invalid alike it spends one and writes one trace line. A payload over the byte limit is refused before
+it becomes one (it spends nothing, is not traced). After the episode ends, a proposal is answered
+``closed`` (it passed) or ``budget`` (all proposals spent), never judged.
 """
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rac_fw.contract import (
     Action,
@@ -25,14 +29,30 @@ from rac_fw.contract import (
     Status,
     Verdict,
     canonical_json,
-    evidence_from_validation_error,
 )
-from rac_fw.domain import Domain, Verification, load_domain
+from rac_fw.domain import Domain, Validation, Verification, load_domain
+from rac_fw.limits import LimitExceeded, NumberOutOfRange, check_document, check_size
+from rac_fw.trace import (
+    TRACE_FORMAT,
+    TraceError,
+    TraceWriter,
+    check_structure,
+    facts_hash_of,
+)
+
+__all__ = ["DEFAULT_BUDGET", "Divergence", "Episode", "TraceError", "TurnRecord", "replay", "run_turn"]
 
 DEFAULT_BUDGET = 5
 
 #: Measures a serialized message: returns (bytes, tokens). Set by the MCP server for metering.
 Meter = Callable[[str], tuple[int, int]]
+
+
+def rac_fw_version() -> str:
+    try:
+        return version("rac-fw")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"
 
 
 @dataclass
@@ -46,6 +66,7 @@ class TurnRecord:
     def trace_line(self, seed: int, sizes: dict[str, Any] | None = None) -> dict[str, Any]:
         fb = self.feedback
         line: dict[str, Any] = {
+            "kind": "turn",
             "turn": fb.turn,
             "domain": fb.domain,
             "task": fb.task,
@@ -65,7 +86,11 @@ class TurnRecord:
 
 @dataclass
 class Episode:
-    """Up to ``budget`` proposals on one task of one domain, optionally traced to a JSONL file."""
+    """Up to ``budget`` proposals on one task of one domain, optionally traced to a chained JSONL file.
+
+    ``key`` signs every trace line (HMAC-SHA256). :meth:`resume` continues the episode a trace file
+    already holds (``rac-fw submit --trace`` runs one turn per invocation).
+    """
 
     domain: Domain
     task: str
@@ -73,12 +98,51 @@ class Episode:
     seed: int = 0
     trace: Path | None = None
     meter: Meter | None = None
+    key: bytes | None = None
     turns: list[TurnRecord] = field(default_factory=list)
     _observation: Observation | None = None
+    _writer: TraceWriter | None = None
+
+    @classmethod
+    def resume(cls, domain: Domain, task: str, trace: Path, seed: int = 0, budget: int = DEFAULT_BUDGET,
+               key: bytes | None = None) -> Episode:
+        """The episode recorded in ``trace`` (a new one when the file is missing or empty).
+
+        A trace whose chain or structure is broken, or that records another domain, task or seed, is not
+        extended: ``TraceError`` with the findings.
+        """
+        episode = cls(domain, task, budget=budget, seed=seed, trace=trace, key=key)
+        if not trace.is_file() or trace.stat().st_size == 0:
+            return episode
+        structure = check_structure(trace, key)
+        problems = [f for f in structure.findings if f.field != "close"]
+        where = str(trace)
+        if problems:
+            raise TraceError([Evidence(code="E_TRACE", location=f"{where}:{f.line}",
+                                       message=f"cannot extend the trace: {f.message}") for f in problems])
+        header = structure.header
+        assert header is not None  # a trace without findings has its header
+        recorded = (header.domain, header.task, header.seed)
+        if recorded != (domain.name, task, seed):
+            raise TraceError([Evidence(
+                code="E_TRACE", location=f"{where}:1", objects=[header.task, task],
+                message=f"the trace records {header.domain}/{header.task} with seed {header.seed}; this turn is "
+                f"{domain.name}/{task} with seed {seed}: use another trace file")])
+        episode.budget = header.budget
+        for _, turn in structure.turns:
+            episode.turns.append(TurnRecord(Feedback.model_validate(turn.feedback), turn.timings_ms, turn.action))
+        episode._writer = TraceWriter(trace, key, structure.head)
+        if structure.close is not None:
+            episode._writer = None  # closed: nothing more is written
+        return episode
+
+    @property
+    def passed(self) -> bool:
+        return any(t.feedback.status is Status.PASS for t in self.turns)
 
     @property
     def done(self) -> bool:
-        return len(self.turns) >= self.budget or any(t.feedback.status is Status.PASS for t in self.turns)
+        return len(self.turns) >= self.budget or self.passed
 
     def observe(self, detail: str | None = None) -> Observation:
         obs = self.domain.observe(self.task, detail)
@@ -87,55 +151,83 @@ class Episode:
         return obs
 
     def budget_feedback(self) -> Feedback:
-        """The verdict returned for a proposal made after the episode ended."""
-        passed = any(t.feedback.status is Status.PASS for t in self.turns)
-        reason = "episode already passed" if passed else f"proposal budget of {self.budget} spent"
-        return Feedback(
-            domain=self.domain.name,
-            task=self.task,
-            turn=len(self.turns) + 1,
-            status=Status.BUDGET,
-            verdicts=[
-                Verdict(
-                    predicate="proposal_budget",
-                    passed=False,
-                    measured=len(self.turns) + 1,
-                    limit=self.budget,
-                    unit="proposals",
-                    detail=reason,
-                )
-            ],
-        )
+        """The answer to a proposal made after the episode ended: ``closed`` after a pass, else ``budget``."""
+        used = len(self.turns)
+        if self.passed:
+            passed_at = next(t.feedback.turn for t in self.turns if t.feedback.status is Status.PASS)
+            status = Status.CLOSED
+            verdict = Verdict(predicate="episode_open", passed=False, measured=used, limit=self.budget,
+                              unit="proposals", detail=f"the episode passed at turn {passed_at}; {used} of "
+                              f"{self.budget} proposals were used and no further proposal is judged")
+        else:
+            status = Status.BUDGET
+            verdict = Verdict(predicate="proposal_budget", passed=False, measured=used + 1, limit=self.budget,
+                              unit="proposals", detail=f"proposal budget of {self.budget} spent")
+        return Feedback(domain=self.domain.name, task=self.task, turn=used + 1, status=status, verdicts=[verdict])
+
+    def refusal(self, exc: LimitExceeded) -> Feedback:
+        """The answer to a payload refused before it became a proposal (nothing spent, nothing traced)."""
+        return Feedback(domain=self.domain.name, task=self.task, turn=len(self.turns) + 1, status=Status.INVALID,
+                        evidence=[exc.evidence()])
 
     def submit(self, action: Action) -> Feedback:
-        """Run one turn for ``action`` (or return the budget verdict when the episode is over)."""
+        """Run one turn for ``action`` (or return the closed/budget verdict when the episode is over)."""
         if self.done:
             return self.budget_feedback()
+        try:
+            check_size(action.payload, "payload")
+        except LimitExceeded as exc:
+            return self.refusal(exc)
         record = run_turn(self.domain, self.task, action, self.seed, turn=len(self.turns) + 1)
-        self.turns.append(record)
         if self.trace is not None:
-            sizes = None
-            if self.meter is not None:
-                obs = self._observation or self.domain.observe(self.task)
-                sizes = {
-                    name: dict(zip(("bytes", "tokens"), self.meter(text), strict=True))
-                    for name, text in (
-                        ("observation", obs.model_dump_json()),
-                        ("action", action.model_dump_json()),
-                        ("feedback", record.feedback.model_dump_json()),
-                    )
-                }
-            self.trace.parent.mkdir(parents=True, exist_ok=True)
-            with self.trace.open("a", encoding="utf-8") as fh:
-                fh.write(canonical_json(record.trace_line(self.seed, sizes)) + "\n")
+            try:  # a line past trace_line_bytes is not written, so the turn is not spent either
+                writer = self._trace_writer()
+                writer.append(record.trace_line(self.seed, self._sizes(action, record)))
+            except LimitExceeded as exc:
+                return self.refusal(exc)
+            self.turns.append(record)
+            if self.done:
+                writer.append({"kind": "close", "turns": len(self.turns),
+                               "outcome": "pass" if self.passed else "budget"})
+        else:
+            self.turns.append(record)
         return record.feedback
+
+    def _trace_writer(self) -> TraceWriter:
+        if self._writer is None:
+            assert self.trace is not None
+            self._writer = TraceWriter(self.trace, self.key)
+            self._writer.append({"kind": "header", "format": TRACE_FORMAT, "domain": self.domain.name,
+                                 "task": self.task, "seed": self.seed, "budget": self.budget,
+                                 "rac_fw": rac_fw_version(), "facts_hash": facts_hash_of(self.domain, self.task)})
+        return self._writer
+
+    def _sizes(self, action: Action, record: TurnRecord) -> dict[str, Any] | None:
+        if self.meter is None:
+            return None
+        obs = self._observation or self.domain.observe(self.task)
+        return {
+            name: dict(zip(("bytes", "tokens"), self.meter(text), strict=True))
+            for name, text in (
+                ("observation", obs.model_dump_json()),
+                ("action", action.model_dump_json()),
+                ("feedback", record.feedback.model_dump_json()),
+            )
+        }
 
 
 def run_turn(domain: Domain, task: str, action: Action, seed: int, turn: int = 1) -> TurnRecord:
     """Order the operations of one turn and time each; invalid actions stop after ``validate``."""
     clock = time.perf_counter
     t0 = clock()
-    validation = domain.validate(task, action)
+    try:
+        check_document(action.payload, "payload")
+    except LimitExceeded as exc:
+        validation = Validation(None, [exc.evidence()])
+    except NumberOutOfRange as exc:
+        validation = Validation(None, exc.evidence)
+    else:
+        validation = domain.validate(task, action)
     t1 = clock()
     timings = {"validate": (t1 - t0) * 1e3}
     verification: Verification | None = None
@@ -156,74 +248,35 @@ def run_turn(domain: Domain, task: str, action: Action, seed: int, turn: int = 1
     return TurnRecord(feedback=feedback, timings_ms=timings, action=action)
 
 
-class TraceError(ValueError):
-    """A trace line that cannot be replayed; ``evidence`` says which line and what is wrong with it."""
-
-    def __init__(self, evidence: list[Evidence]):
-        self.evidence = evidence
-        super().__init__("; ".join(e.message for e in evidence))
-
-
-class TraceLine(BaseModel):
-    """The part of a trace line replay needs; the recorded results are compared, not trusted."""
-
-    model_config = ConfigDict(extra="allow")
-
-    turn: int = Field(ge=1)
-    domain: str
-    task: str
-    seed: int = 0
-    action: Action
-
-
-def read_trace(path: Path) -> Iterator[tuple[int, TraceLine, dict[str, Any]]]:
-    """Yield ``(line_number, parsed, raw)`` for each non-empty line; a bad line raises ``TraceError``."""
-    with path.open(encoding="utf-8") as fh:
-        for number, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                raw = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise TraceError([Evidence(code="E_TRACE", message=f"line {number} is not JSON: {exc.msg}",
-                                           location=f"{where}, column {exc.colno}")]) from None
-            if not isinstance(raw, dict):
-                raise TraceError([Evidence(code="E_TRACE", message=f"line {number} is not a trace record "
-                                           f"(got {type(raw).__name__})", location=where)])
-            try:
-                parsed = TraceLine.model_validate(raw)
-            except ValidationError as exc:
-                raise TraceError(evidence_from_validation_error(exc, source=where, code="E_TRACE")) from None
-            if (parsed.action.domain, parsed.action.task) != (parsed.domain, parsed.task):
-                raise TraceError([Evidence(
-                    code="E_TRACE", location=f"{where}: action",
-                    message=f"line {number}: the action is for {parsed.action.domain}/{parsed.action.task} but "
-                    f"the turn was recorded for {parsed.domain}/{parsed.task}",
-                    objects=[parsed.action.task, parsed.task])])
-            yield number, parsed, raw
-
-
 @dataclass
 class Divergence:
-    """A difference between a recorded turn and its re-execution."""
+    """A difference between a recorded turn and its re-execution, or a structural finding of the trace."""
 
     line: int
     field: str
-    recorded: Any
-    replayed: Any
+    recorded: Any = None
+    replayed: Any = None
+    message: str = ""
 
 
-def replay(path: Path) -> tuple[int, list[Divergence]]:
-    """Re-execute every turn of a trace; return the number of turns and the divergences found.
+def replay(path: Path, key: bytes | None = None) -> tuple[int, list[Divergence]]:
+    """Check a trace's chain and structure, re-execute every turn; return the turn count and divergences.
 
-    Raises ``TraceError`` for a line that is not a trace record, and the domain's ``UnknownTask`` /
-    ``UnknownDomain`` (with the line number added to the message) for one naming what does not exist.
+    Structural findings (broken chain, bad signature, reordered/missing/duplicated/renumbered turns, a
+    header that does not match, a missing closing record, unknown fields, an empty trace) come first,
+    then re-execution differences. Raises ``TraceError`` for content that is not a trace (not JSON,
+    ill-typed) and for a line naming a domain or task that does not exist.
     """
-    divergences: list[Divergence] = []
-    count = 0
-    for number, line, raw in read_trace(path):
-        count += 1
+
+    def facts(domain: str, task: str) -> str | None:
+        try:
+            return facts_hash_of(load_domain(domain), task)
+        except LookupError:
+            return None
+
+    structure = check_structure(path, key, facts)
+    divergences = [Divergence(f.line, f.field, message=f.message) for f in structure.findings]
+    for number, line in structure.turns:
         try:
             domain = load_domain(line.domain)
             record = run_turn(domain, line.task, line.action, line.seed, turn=line.turn)
@@ -231,7 +284,9 @@ def replay(path: Path) -> tuple[int, list[Divergence]]:
             raise TraceError([Evidence(code="E_TRACE", message=f"line {number}: {exc}",
                                        location=f"{path}:{number}")]) from None
         fresh = record.trace_line(line.seed)
-        for key in ("artifact_hash", "status", "verdicts", "evidence", "feedback"):
-            if canonical_json(fresh[key]) != canonical_json(raw.get(key)):
-                divergences.append(Divergence(number, key, raw.get(key), fresh[key]))
-    return count, divergences
+        for key_ in ("artifact_hash", "status", "verdicts", "evidence", "feedback"):
+            recorded = getattr(line, key_)
+            if canonical_json(fresh[key_]) != canonical_json(recorded):
+                divergences.append(Divergence(number, key_, recorded, fresh[key_]))
+    return len(structure.turns), divergences
+

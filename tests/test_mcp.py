@@ -29,9 +29,9 @@ def result(res):
 
 
 @asynccontextmanager
-async def stdio_client(workdir: Path, budget: int = 3):
+async def stdio_client(workdir: Path, budget: int = 3, *extra: str):
     params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], "--workdir", str(workdir),
-                                                            "--budget", str(budget)])
+                                                            "--budget", str(budget), *extra])
     async with Client(params, read_timeout_seconds=60) as client:
         yield client
 
@@ -42,12 +42,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def http_server(tmp_path):
+def start_http(tmp_path, *extra: str):
+    """Start `rac-fw serve mcp --http` on a free loopback port; returns (process, url)."""
     port = free_port()
     proc = subprocess.Popen([*SERVE, "--http", "--port", str(port), "--workdir", str(tmp_path / "http"),
-                             "--budget", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
+                             "--budget", "3", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 90  # a loaded machine can take long to import everything
     while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
@@ -57,13 +57,23 @@ def http_server(tmp_path):
             time.sleep(0.2)
     else:
         proc.kill()
-        pytest.fail("HTTP server did not start listening within 30 s")
-    yield f"http://127.0.0.1:{port}/mcp"
+        pytest.fail("HTTP server did not start listening within 90 s")
+    return proc, f"http://127.0.0.1:{port}/mcp"
+
+
+def stop(proc):
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    proc, url = start_http(tmp_path)
+    yield url
+    stop(proc)
 
 
 async def logic_episode_checks(client, workdir: Path | None):
@@ -104,10 +114,15 @@ async def logic_episode_checks(client, workdir: Path | None):
     if workdir is not None:
         trace = workdir / first["session"] / "trace.jsonl"
         lines = [json.loads(x) for x in trace.read_text().splitlines()]
-        assert [x["status"] for x in lines] == ["fail", "pass"]
-        sizes = lines[0]["sizes"]
+        assert [x["kind"] for x in lines] == ["header", "turn", "turn", "close"]
+        assert [x["status"] for x in lines[1:3]] == ["fail", "pass"]
+        sizes = lines[1]["sizes"]
         assert sizes["observation"]["bytes"] > 0 and 0 < sizes["action"]["tokens"] < sizes["action"]["bytes"]
-        assert (workdir / other["session"] / "trace.jsonl").read_text().count("\n") == 3
+        # header, 3 proposals (the invalid one spends and is traced too), close; the 4th was not judged
+        assert (workdir / other["session"] / "trace.jsonl").read_text().count("\n") == 5
+        from rac_fw.runtime import replay
+
+        assert replay(trace) == (2, [])
 
 
 def test_stdio_logic_episode_budget_isolation_and_errors(tmp_path):
@@ -184,14 +199,20 @@ async def firmware_repair_checks(client, relaxed_via="submit_firmware"):
 
 def test_stdio_firmware_pin_conflict_then_relaxed_plan(tmp_path):
     async def main():
-        async with stdio_client(tmp_path, budget=4) as client:
+        bench = Path(__file__).resolve().parent.parent / "hil" / "bench.yaml"
+        async with stdio_client(tmp_path, 4, "--bench", str(bench)) as client:
             # the relaxed plan goes through the plan tool: a clean verdict writes the artifact into the session
             sid, planned = await firmware_repair_checks(client, relaxed_via="plan")
             assert planned["artifact"]["files"]
             assert Path(planned["artifact"]["dir"]).is_relative_to(tmp_path / sid)
-            # flash without --allow-flash / bench: says what it would do, writes nothing
+            # flash without --allow-flash: says what it would do (a bench board only), writes nothing
             dry = result(await client.call_tool("flash", {"session": sid, "board": "disc1-f407"}))
-            assert dry["status"] == "dry-run" and dry["would_flash"]["target"] == "stm32f407"
+            assert dry["status"] == "dry-run" and dry["would_flash"]["board"] == "disc1-f407"
+            assert dry["would_flash"]["board_target"] == "stm32f407"
+            for hostile in ("../../etc/passwd", "no-such-board"):
+                refused = result(await client.call_tool("flash", {"session": sid, "board": hostile}))
+                assert refused["status"] == "invalid" and "would_flash" not in refused
+                assert refused["evidence"][0]["code"] == "E_UNKNOWN_BOARD"
             wrong = result(await client.call_tool("build", {"session": "nope"}))
             assert wrong["status"] == "invalid" and "unknown session" in wrong["evidence"][0]["message"]
     asyncio.run(main())
@@ -202,3 +223,53 @@ def test_http_firmware_pin_conflict_then_relaxed_plan(http_server):
         async with Client(http_server, read_timeout_seconds=60) as client:
             await firmware_repair_checks(client)
     asyncio.run(main())
+
+
+def test_http_session_belongs_to_the_connection_that_started_it(http_server, tmp_path):
+    """Two real clients: B cannot read or drive A's session, and A's episode is untouched by B's tries."""
+    async def main():
+        async with Client(http_server, read_timeout_seconds=60) as a, Client(http_server, read_timeout_seconds=60) as b:
+            sid = result(await a.call_tool("start_episode", {"domain": "logic", "task": "half_adder"}))["session"]
+            for tool, args in (("session_info", {"session": sid}), ("submit", {"session": sid, "payload": RIGHT}),
+                               ("submit_logic", {"session": sid, "payload": WRONG})):
+                refused = result(await b.call_tool(tool, args))
+                assert refused["status"] == "invalid", (tool, refused)
+                ev = refused["evidence"][0]
+                assert ev["code"] == "E_SESSION_OWNER" and ev["objects"] == [sid] and ev["location"] == "session"
+                assert "trace" not in refused and "another MCP connection" in ev["message"]
+            info = result(await a.call_tool("session_info", {"session": sid}))
+            assert info["proposals_used"] == 0
+            assert result(await a.call_tool("submit_logic", {"session": sid, "payload": RIGHT}))["status"] == "pass"
+            own = result(await b.call_tool("start_episode", {"domain": "logic", "task": "half_adder"}))["session"]
+            assert result(await b.call_tool("session_info", {"session": own}))["proposals_used"] == 0
+            assert result(await a.call_tool("session_info", {"session": own}))["evidence"][0]["code"] == \
+                "E_SESSION_OWNER"
+    asyncio.run(main())
+
+
+def test_http_bearer_token_and_unsafe_bind(tmp_path):
+    token = tmp_path / "token"
+    token.write_text("s3cret-token-0123456789\n")
+    refused = subprocess.run([*SERVE, "--http", "--host", "0.0.0.0", "--port", str(free_port())],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "E_UNSAFE_BIND" in refused.stderr and "--token-file" in refused.stderr
+    proc, url = start_http(tmp_path, "--token-file", str(token))
+    try:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        denied = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=10)
+        assert denied.status_code == 401 and denied.json()["evidence"][0]["code"] == "E_AUTH"
+        wrong = httpx2.post(url, json={}, headers={"Authorization": "Bearer nope"}, timeout=10)
+        assert wrong.status_code == 401
+
+        async def main():
+            http = create_mcp_http_client(headers={"Authorization": "Bearer s3cret-token-0123456789"})
+            async with http, Client(streamable_http_client(url, http_client=http), read_timeout_seconds=60) as c:
+                started = result(await c.call_tool("start_episode", {"domain": "logic", "task": "half_adder"}))
+                fb = result(await c.call_tool("submit_logic", {"session": started["session"], "payload": RIGHT}))
+                assert fb["status"] == "pass"
+        asyncio.run(main())
+    finally:
+        stop(proc)

@@ -74,4 +74,5 @@ def test_hostile_trace_lines_are_located(tmp_path, line, needle):
         fh.write(line + "\n")
     run = rac("replay", str(trace))
     out = run.stdout + run.stderr
-    assert run.returncode == 2 and needle in out and f"{trace}:2" in out and "Traceback" not in out
+    # header, the passing turn, the closing record, then the hostile line
+    assert run.returncode == 2 and needle in out and f"{trace}:4" in out and "Traceback" not in out

@@ -24,9 +24,26 @@ from rac_fw.cli.output import (
 from rac_fw.contract import Action, Evidence, Feedback, Status
 from rac_fw.documents import DocumentError, read_document
 from rac_fw.domain import Domain, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
+from rac_fw.limits import LimitExceeded, Limits, check_count, parse_overrides, set_limits
 from rac_fw.runtime import Episode, TraceError, replay
+from rac_fw.trace import load_key
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output (versioned JSON).")]
+KeyOption = Annotated[Path | None, typer.Option(
+    "--key", help="Key file: sign the trace (HMAC-SHA256) when writing, check the signatures when replaying.")]
+LimitOption = Annotated[list[str] | None, typer.Option(
+    "--limit", metavar="NAME=VALUE", help="Override an input limit (see docs/PROTOCOL.md), e.g. operations=4096.")]
+
+
+def configure_limits(items: list[str] | None, as_json: bool = False) -> None:
+    """Apply ``--limit`` overrides on top of ``RAC_FW_LIMITS``; a bad override is invalid usage (exit 2)."""
+    import os
+
+    try:
+        env = parse_overrides([os.environ.get("RAC_FW_LIMITS", "")])
+        set_limits(Limits().with_overrides({**env, **parse_overrides(items or [])}))
+    except ValueError as exc:
+        fail_with([Evidence(code="E_USAGE", message=str(exc), location="--limit / RAC_FW_LIMITS")], as_json=as_json)
 
 
 def _domain(name: str, as_json: bool = False) -> Domain:
@@ -105,21 +122,33 @@ def submit(
     as_json: JsonFlag = False,
     trace: Annotated[Path | None, typer.Option(help="Append this turn to a JSONL trace.")] = None,
     seed: int = 0,
+    key: KeyOption = None,
+    limit: LimitOption = None,
 ) -> None:
     """Run one turn: validate, realize, verify, feedback. Exit 0 pass, 1 verified failure, 2 invalid.
 
-    Every outcome, an unreadable action file included, is a ``Feedback`` message (``--json``: the
-    versioned shape of ``rac-fw schema feedback``).
+    With ``--trace`` the turn continues the episode the trace holds (its budget, seed and turn numbers),
+    so repeated invocations build one chained episode. Every outcome, an unreadable action file
+    included, is a ``Feedback`` message (``--json``: the versioned shape of ``rac-fw schema feedback``).
     """
 
     def invalid(evidence: list[Evidence]) -> NoReturn:
         emit_feedback(Feedback(domain=domain, task=task, status=Status.INVALID, evidence=evidence), as_json)
         raise typer.Exit(EXIT_INVALID)
 
+    configure_limits(limit, as_json)
+    try:
+        check_count("task_chars", len(task), "TASK", "the task id's length")
+    except LimitExceeded as exc:
+        invalid([exc.evidence()])
     try:
         dom = load_domain(domain)
     except UnknownDomain as exc:
         invalid([Evidence(code="E_UNKNOWN_DOMAIN", message=str(exc), location="DOMAIN", objects=[domain])])
+    try:
+        secret = load_key(key) if key is not None else None
+    except TraceError as exc:
+        invalid(exc.evidence)
     if trace is not None:
         try:  # before the turn, so a turn is never run and then lost to an unwritable trace
             with trace.open("a", encoding="utf-8"):
@@ -134,7 +163,11 @@ def submit(
     if not isinstance(payload, dict):
         invalid([Evidence(code="E_SCHEMA", message="the action file must hold a mapping (the action payload)",
                           location=str(action_file))])
-    episode = Episode(dom, task, seed=seed, trace=trace)
+    try:
+        episode = (Episode.resume(dom, task, trace, seed=seed, key=secret) if trace is not None
+                   else Episode(dom, task, seed=seed))
+    except TraceError as exc:
+        invalid(exc.evidence)
     try:
         feedback = episode.submit(Action(domain=domain, task=task, payload=payload))
     except UnknownTask as exc:  # domains may accept tasks beyond their catalogue (e.g. instance files)
@@ -146,17 +179,24 @@ def submit(
     raise typer.Exit(exit_code_for(feedback))
 
 
-def replay_command(trace: Path) -> None:
-    """Re-execute a trace and report any divergence (artifact hash, verdicts, messages)."""
+def replay_command(trace: Path, key: KeyOption = None, limit: LimitOption = None) -> None:
+    """Check a trace's hash chain and episode structure, re-execute it and report every divergence.
+
+    Exit 0 when the trace is intact and every turn reproduces, 1 with located divergences (an edited,
+    dropped, reordered, duplicated or renumbered turn, a changed header or seed, a truncated or empty
+    trace, an unknown field, a bad signature, a different outcome), 2 when it is not a trace.
+    """
+    configure_limits(limit)
     try:
-        count, divergences = replay(trace)
+        secret = load_key(key) if key is not None else None
+        count, divergences = replay(trace, secret)
     except TraceError as exc:
         fail_with(exc.evidence)
     except (OSError, UnicodeDecodeError) as exc:
         fail_with([Evidence(code="E_TRACE", message=f"cannot read {trace}: {exc}", location=str(trace))])
     for div in divergences:
-        console.print(f"[red]divergence[/] line {div.line} {div.field}: recorded "
-                      + escape(f"{str(div.recorded)[:200]} → replayed {str(div.replayed)[:200]}"))
+        detail = div.message or f"recorded {str(div.recorded)[:200]} → replayed {str(div.replayed)[:200]}"
+        console.print(f"[red]divergence[/] {escape(f'{trace}:{div.line}')} {escape(div.field)}: {escape(detail)}")
     console.print(f"replayed {count} turn(s): {len(divergences)} divergence(s)")
     raise typer.Exit(1 if divergences else 0)
 

@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from rac_fw.cli.core import LimitOption, configure_limits
 from rac_fw.cli.output import console, emit_feedback, fail_with
 from rac_fw.contract import Evidence
 
@@ -60,8 +61,17 @@ def plan(
         Path | None, typer.Option("--bench", help="Bench file for --run board:ID (default hil/bench.yaml).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (versioned JSON).")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Let --out overwrite files rac-fw did not write, or edited since it wrote them.")] = False,
+    limit: LimitOption = None,
 ) -> None:
-    """Validate → lower → verify a firmware plan (and optionally build and run it)."""
+    """Validate → lower → verify a firmware plan (and optionally build and run it).
+
+    ``--out`` never clobbers: the manifest records what rac-fw wrote, and a regeneration that would
+    overwrite anything else (or a generated file edited since) is refused with the files listed.
+    Keep your own code in ``user.c``/``user.h`` beside ``main.c``: created once, never rewritten.
+    """
+    configure_limits(limit, as_json)
     if framework is not None and framework not in _FRAMEWORKS:
         fail_with(
             [
@@ -80,7 +90,8 @@ def plan(
         out = DEFAULT_OUT / f"{plan_file.stem}-{target or 'plan'}-{framework or 'default'}"
     try:
         result = run_plan(
-            plan_file, target=target, framework=framework, out_dir=out, build=build, run=run, bench=bench
+            plan_file, target=target, framework=framework, out_dir=out, build=build, run=run, bench=bench,
+            force=force,
         )
     except Exception as exc:  # a bug in a pipeline step must reach the agent as evidence, not a traceback
         frame = exc.__traceback__

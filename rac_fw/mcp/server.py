@@ -6,15 +6,23 @@ become descriptions), so what an agent sees stays in step with the code.
 
 Sessions: ``start_episode`` opens an episode and returns a session id; that session owns its episode,
 its trace file and its artifact directory under the server's work directory, and nothing is shared
-between sessions. The proposal budget is fixed by whoever starts the server, never by the client.
-Every failure — malformed arguments, an unknown task, an invalid plan — comes back as a tool result
-carrying evidence; the server keeps serving.
+between sessions. A session belongs to the MCP connection that created it: over streamable HTTP the
+transport's session (``mcp-session-id``, which the SDK only routes to the connection it issued) is
+recorded as the owner, and any other connection naming the session id is refused with evidence, so a
+leaked id is not a bearer token. The proposal budget, the limits and the trace key are fixed by
+whoever starts the server, never by the client.
+
+Every failure — malformed or oversized arguments, an unknown or foreign session, an invalid plan, a
+request past the time ceiling — comes back as a tool result carrying evidence; the server keeps
+serving the other sessions.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import json
+import re
 import secrets
 import threading
 import typing
@@ -31,9 +39,25 @@ from pydantic import Field, ValidationError, WithJsonSchema
 
 from rac_fw.contract import Action, Evidence, Feedback, Status, canonical_json, evidence_from_validation_error
 from rac_fw.domain import UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
+from rac_fw.limits import LimitExceeded, check_count, check_size, current_limits
 from rac_fw.metering import measure, tokenizer_name
 from rac_fw.runtime import DEFAULT_BUDGET, Episode
 from rac_fw.schemas import inline_refs
+
+#: The MCP connection the current tool call arrived on (``None`` on stdio: one client per process).
+CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("rac_fw_mcp_client", default=None)
+
+#: What a bench board id may look like (anything else is not looked up, nor echoed back).
+BOARD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class ForeignSession(PermissionError):
+    """A tool call named a session that another MCP connection created."""
+
+    def __init__(self, sid: str):
+        self.sid = sid
+        super().__init__(f"session {sid} belongs to another MCP connection; a session can only be used by the "
+                         "connection that started it (start your own with start_episode)")
 
 
 @dataclass
@@ -45,6 +69,7 @@ class Session:
     task: str
     episode: Episode
     directory: Path
+    owner: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -56,6 +81,7 @@ class ServerConfig:
     budget: int = DEFAULT_BUDGET
     allow_flash: bool = False
     bench: Path | None = None
+    trace_key: bytes | None = None
 
 
 class SessionStore:
@@ -67,22 +93,29 @@ class SessionStore:
         self._lock = threading.Lock()
 
     def open(self, domain: str, task: str) -> Session:
+        """A new session owned by the calling connection (:data:`CLIENT`)."""
+        check_count("task_chars", len(task), "task", "the task id's length")
         dom = load_domain(domain)
         if task not in dom.tasks():
             raise UnknownTask(domain, task, dom.tasks())
         with self._lock:
-            sid = secrets.token_hex(8)
+            sid = secrets.token_hex(16)
             directory = self.config.workdir / sid
             (directory / "artifacts").mkdir(parents=True)
-            episode = Episode(dom, task, budget=self.config.budget, trace=directory / "trace.jsonl", meter=measure)
-            session = Session(sid, domain, task, episode, directory)
+            episode = Episode(dom, task, budget=self.config.budget, trace=directory / "trace.jsonl", meter=measure,
+                              key=self.config.trace_key)
+            session = Session(sid, domain, task, episode, directory, owner=CLIENT.get())
             self._sessions[sid] = session
         return session
 
     def get(self, sid: str) -> Session:
+        """The session, when the calling connection owns it (``ForeignSession`` otherwise)."""
         session = self._sessions.get(sid)
         if session is None:
-            raise LookupError(f"unknown session {sid!r}: call start_episode first")
+            shown = sid if len(sid) <= 64 else sid[:64] + "…"
+            raise LookupError(f"unknown session {shown!r}: call start_episode first")
+        if session.owner != CLIENT.get():
+            raise ForeignSession(sid)
         return session
 
 
@@ -91,21 +124,48 @@ def _error(code: str, message: str, location: str | None = None, objects: list[s
     return {"status": Status.INVALID.value, "evidence": [evidence.model_dump(mode="json")]}
 
 
-def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-    """Turn any failure inside a tool into a result with evidence (the server keeps serving)."""
+def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
+    """Turn any failure inside a tool into a result with evidence (the server keeps serving), and bound
+    its wall time: the tool runs on a worker thread that is abandoned past ``request_seconds``, so the
+    caller gets E_TIMEOUT while the other sessions are served (the SDK's own worker threads cannot be
+    abandoned, which is why the tools reach it as coroutines)."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    def run(*args: Any, **kwargs: Any) -> dict[str, Any]:
         try:
             return fn(*args, **kwargs)
         except UnknownDomain as exc:
             return _error("E_UNKNOWN_DOMAIN", str(exc), "domain", [exc.name])
         except UnknownTask as exc:
             return _error("E_UNKNOWN_TASK", str(exc), "task", [exc.task])
-        except LookupError as exc:
-            return _error("E_UNKNOWN_OBJECT", str(exc.args[0] if exc.args else exc))
+        except ForeignSession as exc:
+            return _error("E_SESSION_OWNER", str(exc), "session", [exc.sid])
+        except LimitExceeded as exc:
+            return {"status": Status.INVALID.value, "evidence": [exc.evidence().model_dump(mode="json")]}
+        except MemoryError:
+            limit = current_limits().request_memory_bytes
+            return _error("E_TOO_LARGE", f"the request needed more memory than the server allows "
+                          f"(request_memory_bytes={limit}); nothing was kept", None, ["request_memory_bytes"])
         except Exception as exc:  # the tool boundary: report, never crash the server
+            evidence = getattr(exc, "evidence", None)  # PlanError, BenchError, TraceError … carry their own
+            if isinstance(evidence, list) and evidence and all(isinstance(e, Evidence) for e in evidence):
+                return {"status": Status.INVALID.value, "evidence": [e.model_dump(mode="json") for e in evidence]}
+            if isinstance(exc, LookupError):
+                return _error("E_UNKNOWN_OBJECT", str(exc.args[0] if exc.args else exc))
             return _error("E_INTERNAL", f"{type(exc).__name__}: {exc}")
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        import anyio
+
+        seconds = current_limits().request_seconds
+        try:
+            with anyio.fail_after(seconds):
+                return await anyio.to_thread.run_sync(functools.partial(run, *args, **kwargs), abandon_on_cancel=True)
+        except TimeoutError:
+            return _error("E_TIMEOUT", f"the call ran past the server's ceiling of {seconds:g} s (request_seconds) "
+                          "and was abandoned; a turn it started still completes and is traced, other sessions are "
+                          "unaffected", f"tool {fn.__name__}", ["request_seconds"])
 
     return wrapper
 
@@ -252,13 +312,16 @@ class FirmwareTools:
             raise LookupError(f"session {session} has no clean plan yet: call plan first")
         _, out, _ = self._latest[s.id]
         config = self.store.config
-        would: dict[str, Any] = {"board": board, "artifact": str(out), "target": s.task}
+        if not BOARD_ID.fullmatch(board):
+            return _error("E_UNKNOWN_BOARD", "not a bench board id (letters, digits, '_', '.', '-'; at most 64)",
+                          "board")
         if config.bench is None:
-            return {"status": "dry-run", "would_flash": would,
+            return {"status": "dry-run", "would_flash": None,
                     "reason": "the server was started without --bench; no board can be flashed"}
         bench = load_bench(config.bench)
-        entry = bench.board(board)
-        would.update({"runner": entry.runner, "probe": entry.probe, "board_target": entry.target})
+        entry = bench.board(board)  # an unknown board is E_UNKNOWN_BOARD evidence, never echoed as a target
+        would: dict[str, Any] = {"board": entry.id, "artifact": str(out), "target": s.task, "runner": entry.runner,
+                                 "probe": entry.probe, "board_target": entry.target}
         if entry.target != s.task:
             return _error("E_TARGET_MISMATCH", f"board {board} carries a {entry.target}, the session's plans are "
                           f"for {s.task}; refusing to flash", "board", [board, entry.target, s.task])
@@ -283,15 +346,52 @@ class RacServer(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         try:
+            check_size(arguments, "arguments", "payload_bytes")
+        except LimitExceeded as exc:
+            return _refusal(name, [exc.evidence()])
+        CLIENT.set(_client_of(context))
+        try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if not isinstance(exc.__cause__, ValidationError):
                 raise
             evidence = evidence_from_validation_error(exc.__cause__, prefix="arguments", code="E_ARGUMENTS")
-            body = {"status": Status.INVALID.value, "tool": name,
-                    "evidence": [e.model_dump(mode="json") for e in evidence]}
-            return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))],
-                                  structured_content=body, is_error=True)
+            return _refusal(name, evidence)
+
+
+def _refusal(tool: str, evidence: list[Evidence]) -> CallToolResult:
+    body = {"status": Status.INVALID.value, "tool": tool, "evidence": [e.model_dump(mode="json") for e in evidence]}
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))], structured_content=body,
+                          is_error=True)
+
+
+def _client_of(context: Context[Any, Any] | None) -> str | None:
+    """The transport session a call arrived on: streamable HTTP's ``mcp-session-id`` (the SDK routes a
+    request only to the connection that was issued that id), ``None`` on stdio (one client per process)."""
+    if context is None:
+        return None
+    try:
+        headers = context.headers
+    except (ValueError, AttributeError, LookupError):  # outside a request (direct calls in-process)
+        return None
+    if not headers:
+        return None
+    return headers.get("mcp-session-id") or "http:anonymous"
+
+
+def cap_memory(limit: int) -> None:
+    """Cap the server process's data segment, so a request that would exhaust memory fails with
+    ``MemoryError`` (answered E_TOO_LARGE by :func:`guarded`) instead of the kernel killing the server.
+
+    Python cannot meter memory per thread; with every input bounded (limits), a request that still gets
+    near this cap is the outlier, and the others keep their memory."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    if soft == resource.RLIM_INFINITY or soft > limit:
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
 
 
 def build_server(config: ServerConfig) -> Any:

@@ -21,7 +21,15 @@ from typing import Any
 from rac_fw.contract import Evidence, Feedback, Receipt, Relaxation, Status, Verdict
 from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.lower import Lowered, LoweringError, UnknownFramework, lower, lowers, write_artifact
+from rac_fw.domains.firmware.lower import (
+    ArtifactConflict,
+    Lowered,
+    LoweringError,
+    UnknownFramework,
+    lower,
+    lowers,
+    write_artifact,
+)
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.plan.load import PlanError, load_plan, parse_plan
 from rac_fw.domains.firmware.plan.model import Plan
@@ -140,6 +148,7 @@ def run_plan(
     run: str | None = None,
     run_timeout_s: float = 30.0,
     bench: Path | None = None,
+    force: bool = False,
 ) -> PlanResult:
     """Run the pipeline for a plan (object, dict or YAML/JSON path).
 
@@ -147,6 +156,7 @@ def run_plan(
     under the new target's obligations); ``framework`` picks one where a target has several.
     ``out_dir`` writes the artifact (required by ``build``); ``build`` names a builder (``auto``,
     ``west``, ``gcc`` …) and ``run`` a runner (``qemu`` or ``board:ID`` from the ``bench`` file).
+    ``force`` lets the artifact overwrite files rac-fw did not write or that were edited since.
     """
     clock = time.perf_counter
     t0 = clock()
@@ -241,7 +251,9 @@ def run_plan(
     result.status = Status.PASS if verification.ok else Status.FAIL
     if out_dir is not None:
         try:
-            result.manifest = write_artifact(lowered, Path(out_dir))
+            result.manifest = write_artifact(lowered, Path(out_dir), force=force)
+        except ArtifactConflict as exc:  # the user's files, or edited generated ones: evidence lists them
+            return _invalid(result, exc.evidence)
         except OSError as exc:  # an existing file, no permission, a full disk: the artifact is not written
             return _invalid(result, [Evidence(
                 code="E_OUTPUT", message=f"cannot write the artifact to {out_dir}: {exc.strerror or exc}",

@@ -12,6 +12,7 @@ from rac_fw.domains.logic import realize as realizer
 from rac_fw.domains.logic import verify as verifier
 from rac_fw.domains.logic.model import LogicAction
 from rac_fw.domains.logic.tasks import all_tasks, get_task
+from rac_fw.limits import LimitExceeded, check_count
 
 
 class LogicDomain(Domain):
@@ -40,6 +41,13 @@ class LogicDomain(Domain):
 
     def validate(self, task: str, action: Action) -> Validation:
         t = get_task(task)
+        outputs = action.payload.get("outputs")
+        if isinstance(outputs, dict):  # bounded before typing: a million minterms is an answer, not a wait
+            total = sum(len(rows) for rows in outputs.values() if isinstance(rows, list))
+            try:
+                check_count("minterms", total, "payload.outputs", "the number of minterms over all outputs")
+            except LimitExceeded as exc:
+                return Validation(None, [exc.evidence()])
         try:
             parsed = LogicAction.model_validate(action.payload)
         except ValidationError as exc:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.plan.model import Plan
 
-#: Name of the manifest ``write_artifact`` leaves next to the files (lets a re-write remove stale files).
+#: Name of the manifest ``write_artifact`` leaves next to the files (what it wrote, with hashes).
 MANIFEST_NAME = "rac-fw.manifest.json"
 
 
@@ -214,35 +214,112 @@ def tab_indent(text: str, depth: int = 1) -> str:
     return "\n".join(prefix + line if line.strip() else "" for line in text.splitlines())
 
 
-def write_artifact(lowered: Lowered, out_dir: Path | str) -> dict[str, Any]:
+#: The user's own code, next to the generated ``main.c``: created once when absent, never rewritten or
+#: deleted, never in the manifest's ``files`` — so regenerating an app keeps the user's work. The hook is
+#: ``rac_user_init()``, which the templates' ``main.c`` calls once after the plan's own initialisation.
+USER_FILES: dict[str, str] = {
+    "user.h": (
+        "/* Your code: rac-fw created this file once and never rewrites it. */\n"
+        "#ifndef RAC_USER_H\n#define RAC_USER_H\n\n"
+        "/* Called once from main() after the plan's peripherals are initialised. */\n"
+        "void rac_user_init(void);\n\n#endif /* RAC_USER_H */\n"
+    ),
+    "user.c": (
+        "/* Your code: rac-fw created this file once and never rewrites it. */\n"
+        "#include \"user.h\"\n\nvoid rac_user_init(void)\n{\n}\n"
+    ),
+}
+
+
+class ArtifactConflict(OSError):
+    """Writing the tree would overwrite files rac-fw did not write, or edited since; ``evidence`` lists them."""
+
+    def __init__(self, evidence: list[Evidence]):
+        self.evidence = evidence
+        super().__init__("; ".join(e.message for e in evidence))
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _previous_manifest(path: Path) -> dict[str, str]:
+    """``path → sha256`` of the files the last ``write_artifact`` wrote (empty when absent or unreadable)."""
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8")).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        return {}
+    out: dict[str, str] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str) and isinstance(entry.get("sha256"), str):
+            out[entry["path"]] = entry["sha256"]
+    return out
+
+
+def _user_files(lowered: Lowered) -> dict[str, str]:
+    """The user-code files beside the generated ``main.c`` (none when the tree has no ``main.c``)."""
+    mains = sorted(rel for rel in lowered.files if rel.rsplit("/", 1)[-1] == "main.c")
+    if not mains:
+        return {}
+    folder = mains[0].rpartition("/")[0]
+    return {(f"{folder}/{name}" if folder else name): text for name, text in USER_FILES.items()}
+
+
+def write_artifact(lowered: Lowered, out_dir: Path | str, force: bool = False) -> dict[str, Any]:
     """Write the tree under ``out_dir`` and return its manifest (per-file sha256 and size).
 
-    Files a previous ``write_artifact`` left in the same directory that the new tree no longer has are
-    removed (they are known from the old manifest), so a stale ``boards/*.overlay`` from another target
-    cannot leak into a build. Nothing else in the directory is touched.
+    Never clobbers: the manifest records the hash of every file rac-fw wrote, and a file that is about
+    to be overwritten must be one of those, unedited — otherwise nothing is written and
+    :class:`ArtifactConflict` lists every such file (``force`` overwrites them). Files the previous tree
+    had and the new one lacks are removed only when unedited (so a stale ``boards/*.overlay`` from
+    another target cannot leak into a build, and nothing of the user's is deleted). The user-code files
+    (:data:`USER_FILES`) are created once, when absent.
     """
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
     manifest_path = root / MANIFEST_NAME
-    if manifest_path.is_file():
-        try:
-            previous = json.loads(manifest_path.read_text(encoding="utf-8")).get("files", [])
-        except (ValueError, AttributeError):
-            previous = []
-        resolved_root = root.resolve()
-        for entry in previous:
-            rel = str(entry.get("path", "")) if isinstance(entry, dict) else ""
-            stale = (root / rel).resolve()
-            # A hand-edited manifest must not make us delete anything outside the artifact directory.
-            if rel and rel not in lowered.files and stale.is_relative_to(resolved_root) and stale.is_file():
-                stale.unlink()
+    previous = _previous_manifest(manifest_path)
+    resolved_root = root.resolve()
     hashes = lowered.file_hashes()
+    conflicts: list[str] = []
+    for rel in sorted(lowered.files):
+        current = _sha256(root / rel)
+        if current is None or current == hashes[rel]:
+            continue
+        if current != previous.get(rel) and not force:
+            conflicts.append(rel)
+    stale: list[Path] = []
+    for rel, recorded in previous.items():
+        path = (root / rel).resolve()
+        # A hand-edited manifest must not make us delete anything outside the artifact directory.
+        if rel in lowered.files or not path.is_relative_to(resolved_root) or not path.is_file():
+            continue
+        if _sha256(path) == recorded:
+            stale.append(path)
+    if conflicts:
+        raise ArtifactConflict([Evidence(
+            code="E_OUTPUT_CONFLICT", location=str(root), objects=conflicts,
+            message=f"refusing to overwrite {len(conflicts)} file(s) in {root} that rac-fw did not write or that "
+            f"were edited since it wrote them: {', '.join(conflicts[:20])}{' …' if len(conflicts) > 20 else ''}",
+            relaxations=[Relaxation(description="write to another --out directory, move your files away, or give "
+                                    "--force to overwrite them (keep your code in the user.c/user.h files)")])])
+    for path in stale:
+        path.unlink()
     for rel in sorted(lowered.files):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         data = lowered.files[rel].encode()
-        if not path.is_file() or path.read_bytes() != data:
+        if _sha256(path) != hashes[rel]:
             path.write_bytes(data)
+    user = _user_files(lowered)
+    for rel, text in user.items():
+        path = root / rel
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
     manifest: dict[str, Any] = {
         "framework": lowered.framework,
         "target": lowered.target,
@@ -251,6 +328,7 @@ def write_artifact(lowered: Lowered, out_dir: Path | str) -> dict[str, Any]:
             {"path": rel, "sha256": hashes[rel], "bytes": len(lowered.files[rel].encode())}
             for rel in sorted(lowered.files)
         ],
+        "user_files": sorted(user),
     }
     manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return manifest

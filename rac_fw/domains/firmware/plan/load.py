@@ -19,6 +19,7 @@ from rac_fw.domains.firmware.plan.channels import AdcDtChannel, AdcPinChannel
 from rac_fw.domains.firmware.plan.model import OPERATION_KINDS, OPERATION_MODELS, Plan, op_kind
 from rac_fw.domains.firmware.plan.paths import PathPart, format_path
 from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
+from rac_fw.limits import LimitExceeded, NumberOutOfRange, check_count, check_document
 
 #: Union tags pydantic inserts into error locations (operation kinds, ADC channel kinds).
 _TAGS = frozenset(OPERATION_KINDS) | {"pin", "dt"}
@@ -133,6 +134,25 @@ def _evidence(data: Any, error: Any, where: str | None) -> Evidence:
     return Evidence(code="E_PLAN_FIELD", message=f"{error['msg']}{shown}", location=location, objects=[text])
 
 
+def _bound(data: dict[str, Any], source: str | None) -> None:
+    """The size limits (operations, resources, shape) and admissible numbers, before pydantic sees the plan:
+    validating 60 000 operations or a ``5e-324`` step is work (or an overflow) the answer does not need."""
+    where = f"{source}: " if source else ""
+    try:
+        ops = data.get("operations")
+        if isinstance(ops, list):
+            check_count("operations", len(ops), f"{where}operations", "the number of operations")
+        resources = data.get("resources")
+        if isinstance(resources, dict):
+            total = sum(len(v) for v in resources.values() if isinstance(v, list | dict))
+            check_count("resources", total, f"{where}resources", "the number of resources")
+        check_document(data, source)
+    except LimitExceeded as exc:
+        raise PlanError([exc.evidence()]) from None
+    except NumberOutOfRange as exc:
+        raise PlanError(exc.evidence) from None
+
+
 def parse_plan(data: Any, source: str | None = None) -> Plan:
     """Validate plan data; raise :class:`PlanError` with every problem located (``source: path``)."""
     if not isinstance(data, dict):
@@ -140,6 +160,7 @@ def parse_plan(data: Any, source: str | None = None) -> Plan:
         raise PlanError(
             [Evidence(code="E_PLAN_FIELD", message="a plan is a mapping with 'operations'", location=where)]
         )
+    _bound(data, source)
     try:
         return Plan.model_validate(data)
     except ValidationError as exc:
