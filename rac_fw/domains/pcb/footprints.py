@@ -136,7 +136,7 @@ def library() -> dict[str, Footprint]:
         _quad("QFN-48_7x7mm_P0.5mm", "QFN-48 7x7 mm, 0.5 mm pitch (no exposed pad)", 12, 3.5, 0.8, 0.25, 7.0),
         _quad("TQFP-48_7x7mm_P0.5mm", "TQFP-48 7x7 mm body, 0.5 mm pitch", 12, 4.25, 1.2, 0.3, 7.0),
         _quad("TQFP-64_10x10mm_P0.5mm", "TQFP-64 10x10 mm body, 0.5 mm pitch", 16, 5.75, 1.2, 0.3, 10.0),
-        _header(2), _header(3), _header(4), _header(6),
+        *(_header(n) for n in range(2, 9)),
         _usb_c(),
         Footprint("Crystal_SMD_3225-4Pin_3.2x2.5mm", "3.2x2.5 mm crystal (pins 1, 3 crystal; 2, 4 ground)",
                   (PadDef("1", -1.1, 0.8, 1.4, 1.2), PadDef("2", 1.1, 0.8, 1.4, 1.2),

@@ -83,6 +83,7 @@ def realize_board(task: PcbTask, action: PcbAction, seed: int) -> tuple[BoardArt
             if rel.kind == "route_matched":
                 lengths.update(router.tune(list(rel.nets), classes.LENGTH_TOLERANCE[rel.tolerance]))
             elif rel.kind == "diff_pair":
+                router.couple(rel.p, rel.n)
                 lengths.update(router.tune([rel.p, rel.n], classes.LENGTH_TOLERANCE[rel.tolerance]))
         names = task.board.layer_names
         r = task.board.rules

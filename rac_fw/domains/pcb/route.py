@@ -104,11 +104,10 @@ class Grid:
         self.own: dict[str, list[tuple[int, slice, slice, np.ndarray, np.ndarray, bool]]] = {}
         self.net_block: dict[str, np.ndarray] = {}  # zone keepouts per net (from keepout relations)
         self.history = np.zeros((self.nl, self.ny, self.nx), np.float32)
-        for p in pads:
-            if p.net is not None:
-                layers = range(self.nl) if p.through_hole else (0,)
-                for layer in layers:
-                    self._add_shape(p.net, layer, ("pad", p), pad=True)
+        for p in pads:  # an unconnected pad is an obstacle to every net: it gets a net of its own
+            owner = p.net if p.net is not None else f"<unconnected {p.ref}.{p.pin}>"
+            for layer in range(self.nl) if p.through_hole else (0,):
+                self._add_shape(owner, layer, ("pad", p), pad=True)
 
     # --- masks -----------------------------------------------------------------------------------
     def _window(self, x0: float, y0: float, x1: float, y1: float, reach: float) -> tuple[slice, slice]:
@@ -330,7 +329,7 @@ class Router:
         if spec.couple_to is None or spec.couple_to not in self.routes:
             return None
         g = self.grid
-        band = np.full((g.nl, g.ny, g.nx), 1.6)
+        band = np.full((g.nl, g.ny, g.nx), 2.0)
         for layer, (x1, y1, x2, y2) in segments(self.routes[spec.couple_to]):
             d = _dist_seg(g.xs, g.ys, x1, y1, x2, y2)
             band[layer][(d > 0.3) & (d < 0.8)] = 1.0
@@ -422,6 +421,21 @@ class Router:
         for name in queue:
             failed.setdefault(name, "rip-up budget spent")
         return RouteResult(self.routes, failed, ripups)
+
+    def couple(self, p: str, n: str) -> bool:
+        """Re-route ``n`` along the final copper of ``p`` (rip-ups may have moved ``p`` after ``n`` was
+        routed); the old route stays when the coupled one does not fit."""
+        if p not in self.routes or n not in self.routes:
+            return False
+        old = self.routes.pop(n)
+        self.grid.remove_route(n)
+        spec = self.specs[n]
+        spec.couple_to = p
+        new = self.route_net(spec)
+        chosen = new if new is not None else old
+        self.routes[n] = chosen
+        self.grid.add_route(n, chosen)
+        return new is not None
 
     def tune(self, nets: list[str], tolerance: float) -> dict[str, float]:
         """Lengthen the shorter nets with trombone bumps until each is within ``tolerance`` of the longest."""

@@ -275,7 +275,7 @@ def four_layer(i: int) -> PcbTask:
     comps = (Component("U1", QUADS[64], "SoC", upins, _p(cx, cy - 2)),
              _header("J1", n, ln[::-1] if i % 2 else ln, _p(3, cy - 2)),
              _header("J2", n, bn, _p(cx, h - 3, 90)))
-    rels = [_rel("layer_preference", net=ln[0], layer="In1.Cu" if i % 2 else "B.Cu"),
+    rels = [_rel("layer_preference", net=ln[0], layer="F.Cu"),
             _rel("via_limit", net=bn[0], max=2), _rel("route_priority", nets=[bn[-1]])]
     return PcbTask(f"route_4layer_{i:02d}", "routing", "four_layer",
                    f"A TQFP-64 fanned out to two headers on a 4-layer board ({2 * n} nets).",
