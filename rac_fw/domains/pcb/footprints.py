@@ -112,9 +112,9 @@ def _soic8() -> Footprint:
 
 def _usb_c() -> Footprint:
     names = ("GND", "VBUS", "CC1", "DP", "DN", "CC2")
-    pads = tuple(PadDef(nm, (i - 2.5) * 1.0, -0.5, 0.5, 1.2) for i, nm in enumerate(names))
-    return Footprint("USB_C_Receptacle_6P", "USB-C receptacle, power + USB 2.0 data (simplified 6 pads, 1.0 mm "
-                     "pitch), opening at the top", pads, (8.9, 3.5), front="top")
+    pads = tuple(PadDef(nm, (i - 2.5) * 1.0, 1.5, 0.5, 1.2) for i, nm in enumerate(names))
+    return Footprint("USB_C_Receptacle_6P", "USB-C receptacle, power + USB 2.0 data (simplified: 6 SMD pads, "
+                     "1.0 mm pitch, at the rear), opening at the top", pads, (8.9, 3.5), front="top")
 
 
 @cache

@@ -332,7 +332,8 @@ class Router:
         band = np.full((g.nl, g.ny, g.nx), 2.0)
         for layer, (x1, y1, x2, y2) in segments(self.routes[spec.couple_to]):
             d = _dist_seg(g.xs, g.ys, x1, y1, x2, y2)
-            band[layer][(d > 0.3) & (d < 0.8)] = 1.0
+            band[:, d < 0.75] = 1.0  # broadside, on the other layers
+            band[layer][d <= 0.3] = 2.0  # same layer: beside the track, not on it
         return band
 
     def route_net(self, spec: NetSpec, soft: bool = False) -> NetRoute | None:

@@ -357,8 +357,8 @@ def repair_pin(i: int) -> PcbTask:
     pkg = ("0402", "0603", "0402", "0603")[i]
     comps = (
         Component("U1", QUADS[32], "MCU", upins, _p(cx, cy)),
-        Component("R5", RES["0603"], "10k", {"1": "N1", "2": "N2"}, _p(cx - 4.5, ypin - 1.75, 0)),
-        Component("R6", RES["0603"], "10k", {"1": "N3", "2": "N4"}, _p(cx - 4.5, ypin + 1.75, 0)),
+        Component("R5", RES["0603"], "10k", {"1": "N1", "2": "N2"}, _p(cx - 4.75, ypin - 1.5, 0)),
+        Component("R6", RES["0603"], "10k", {"1": "N3", "2": "N4"}, _p(cx - 4.75, ypin + 1.5, 0)),
         Component("C1", CAP[pkg], "100nF", {"1": "VDD", "2": "GND"}),
         Component("C2", CAP[pkg], "1uF", {"1": "VDD", "2": "GND"}),
     )

@@ -27,6 +27,8 @@ def _clearance(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
     out: list[Evidence] = []
     for layer in task.board.layer_names:
         items: list[Copper] = [c for c in geo.copper if c.layer == layer]
+        if len(items) < 2:
+            continue
         tree = STRtree([c.geom for c in items])
         left, right = tree.query([c.geom for c in items], predicate="dwithin", distance=clearance - EPS)
         seen: set[tuple[str, str]] = set()
@@ -76,8 +78,8 @@ def _overlaps(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
     polys = [geo.courtyards[r] for r in refs]
     out: list[Evidence] = []
     tree = STRtree(polys)
-    left, right = tree.query(polys, predicate="intersects")
-    for i, j in zip(left.tolist(), right.tolist(), strict=True):
+    left, right = tree.query(polys, predicate="intersects") if len(polys) > 1 else ([], [])
+    for i, j in zip(list(left), list(right), strict=True):
         if i < j:
             area = polys[i].intersection(polys[j]).area
             if area > EPS:
@@ -126,6 +128,8 @@ def _unrouted(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
 
     for layer in task.board.layer_names:
         idx = [i for i, c in enumerate(geo.copper) if c.layer == layer]
+        if len(idx) < 2:
+            continue
         tree = STRtree([geo.copper[i].geom for i in idx])
         left, right = tree.query([geo.copper[i].geom for i in idx], predicate="intersects")
         for a, b in zip(left.tolist(), right.tolist(), strict=True):
