@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from rac_fw.cli import build, calibrate, core, doctor, hil, plan, scheduling, serve, targets
+from rac_fw.cli import build, calibrate, core, doctor, hil, pcb, plan, scheduling, serve, targets
 
 app = typer.Typer(
     name="rac-fw",
@@ -26,6 +26,7 @@ calibrate.register(app)
 core.register(app)
 doctor.register(app)
 hil.register(app)
+pcb.register(app)
 plan.register(app)
 scheduling.register(app)
 serve.register(app)

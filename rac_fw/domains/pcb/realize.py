@@ -55,8 +55,19 @@ def _net_specs(task: PcbTask, action: PcbAction, placements: dict[str, Placement
         ps = specs[name].pads
         return max(p.cx for p in ps) - min(p.cx for p in ps) + max(p.cy for p in ps) - min(p.cy for p in ps)
     order = [n for n in priority if n in specs] + sorted((n for n in specs if n not in priority),
-                                                         key=lambda n: (hpwl(n), n))
+                                                         key=lambda n: (len(specs[n].pads) <= 2, hpwl(n), n))
     return list(specs.values()), order
+
+
+def _route(task: PcbTask, action: PcbAction, placements: dict[str, Placement], specs: list[NetSpec],
+           order: list[str]) -> tuple[Router, RouteResult]:
+    router = Router(task, task.pads_at(placements), specs)
+    for rel in action.relations:
+        if rel.kind == "keepout" and rel.nets:
+            reg = task.regions[rel.region]
+            for n in rel.nets:
+                router.grid.block_zone(n, reg.x0, reg.y0, reg.x1, reg.y1)
+    return router, router.run(order, MAX_RIPUPS)
 
 
 def realize_board(task: PcbTask, action: PcbAction, seed: int) -> tuple[BoardArtifact, Outcome]:
@@ -72,13 +83,12 @@ def realize_board(task: PcbTask, action: PcbAction, seed: int) -> tuple[BoardArt
     lengths: dict[str, float] = {}
     if task.route:
         specs, order = _net_specs(task, action, placements)
-        router = Router(task, task.pads_at(placements), specs)
-        for rel in action.relations:
-            if rel.kind == "keepout" and rel.nets:
-                reg = task.regions[rel.region]
-                for n in rel.nets:
-                    router.grid.block_zone(n, reg.x0, reg.y0, reg.x1, reg.y1)
-        routing = router.run(order, MAX_RIPUPS)
+        router, routing = _route(task, action, placements, specs, order)
+        if routing.failed:  # a second pass from scratch with the failed nets first
+            first = sorted(routing.failed)
+            retry, again = _route(task, action, placements, specs, first + [n for n in order if n not in first])
+            if len(again.failed) < len(routing.failed):
+                router, routing = retry, again
         for rel in action.relations:
             if rel.kind == "route_matched":
                 lengths.update(router.tune(list(rel.nets), classes.LENGTH_TOLERANCE[rel.tolerance]))
