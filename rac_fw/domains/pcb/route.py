@@ -9,7 +9,6 @@ legal, not just its end points). Vias are checked with their own threshold on ev
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass, field
 
@@ -17,13 +16,14 @@ import numpy as np
 
 from rac_fw.domains.pcb.board import PcbTask
 from rac_fw.domains.pcb.footprints import PlacedPad
+from rac_fw.domains.pcb.kernels import astar_flat
 
 GRID = 0.25
 SQRT2 = math.sqrt(2.0)
 Cell = tuple[int, int, int]  # (layer, iy, ix)
 VIA_COST = 10.0
 RIP_PENALTY = 40.0
-MAX_EXPANSIONS = 60000
+MAX_EXPANSIONS = 200_000
 
 
 @dataclass
@@ -217,79 +217,25 @@ def segments(route: NetRoute) -> list[tuple[int, tuple[float, float, float, floa
     return out
 
 
-MOVES = [(-1, 0, 1.0), (1, 0, 1.0), (0, -1, 1.0), (0, 1, 1.0), (-1, -1, SQRT2), (-1, 1, SQRT2), (1, -1, SQRT2),
-         (1, 1, SQRT2)]
-
-
-def astar(grid: Grid, sources: set[Cell], targets: set[Cell], open_t: bytes, open_v: bytes, penalty: np.ndarray | None,
-          layers: tuple[int, ...], allow_vias: bool, bonus: np.ndarray | None) -> list[Cell] | None:
-    """Shortest path from any source cell to any target cell over open cells (flat index lookups)."""
-    nx, ny = grid.nx, grid.ny
+def astar(grid: Grid, sources: set[Cell], targets: set[Cell], open_t: np.ndarray, open_v: np.ndarray,
+          penalty: np.ndarray | None, layers: tuple[int, ...], allow_vias: bool,
+          bonus: np.ndarray | None) -> list[Cell] | None:
+    """Cheapest path from any source cell to any target cell over open cells (compiled kernel)."""
+    nx, ny, nl = grid.nx, grid.ny, grid.nl
     plane = nx * ny
-    tx = [t[2] for t in targets]
-    ty = [t[1] for t in targets]
-    bx0, bx1, by0, by1 = min(tx), max(tx), min(ty), max(ty)
-    pen = penalty.ravel().tolist() if penalty is not None else None
-    cost_f = bonus.ravel().tolist() if bonus is not None else None
-
-    def h(iy: int, ix: int) -> float:
-        dx = max(0, bx0 - ix, ix - bx1)
-        dy = max(0, by0 - iy, iy - by1)
-        return max(dx, dy) + (SQRT2 - 1) * min(dx, dy)
-
-    tset = {t[0] * plane + t[1] * nx + t[2] for t in targets}
-    best: dict[int, float] = {}
-    parent: dict[int, int] = {}
-    heap: list[tuple[float, float, int]] = []
-    for s in sources:
-        k = s[0] * plane + s[1] * nx + s[2]
-        best[k] = 0.0
-        parent[k] = -1
-        heapq.heappush(heap, (h(s[1], s[2]), 0.0, k))
-    expansions = 0
-    while heap:
-        f, g, k = heapq.heappop(heap)
-        if g > best.get(k, math.inf):
-            continue
-        if k in tset:
-            path = []
-            while k != -1:
-                layer, rem = divmod(k, plane)
-                iy, ix = divmod(rem, nx)
-                path.append((layer, iy, ix))
-                k = parent[k]
-            return path[::-1]
-        expansions += 1
-        if expansions > MAX_EXPANSIONS:
-            return None
-        layer, rem = divmod(k, plane)
-        iy, ix = divmod(rem, nx)
-        for dx, dy, c in MOVES:
-            x2, y2 = ix + dx, iy + dy
-            if 0 <= x2 < nx and 0 <= y2 < ny:
-                k2 = k + dy * nx + dx
-                if open_t[k2]:
-                    step = c
-                    if cost_f is not None:
-                        step *= cost_f[k2]
-                    if pen is not None:
-                        step += pen[k2]
-                    g2 = g + step
-                    if g2 < best.get(k2, math.inf):
-                        best[k2] = g2
-                        parent[k2] = k
-                        heapq.heappush(heap, (g2 + h(y2, x2), g2, k2))
-        if allow_vias and open_v[rem]:
-            for l2 in layers:
-                if l2 != layer:
-                    k2 = l2 * plane + rem
-                    if open_t[k2]:
-                        g2 = g + VIA_COST
-                        if g2 < best.get(k2, math.inf):
-                            best[k2] = g2
-                            parent[k2] = k
-                            heapq.heappush(heap, (g2 + h(iy, ix), g2, k2))
-    return None
+    src = np.array(sorted(c[0] * plane + c[1] * nx + c[2] for c in sources), np.int64)
+    tmask = np.zeros(nl * plane, np.uint8)
+    for c in targets:
+        tmask[c[0] * plane + c[1] * nx + c[2]] = 1
+    box = np.array([min(c[2] for c in targets), max(c[2] for c in targets), min(c[1] for c in targets),
+                    max(c[1] for c in targets)], np.int64)
+    empty = np.empty(0, np.float64)
+    flat = astar_flat(open_t, open_v, empty if bonus is None else bonus.ravel().astype(np.float64),
+                      empty if penalty is None else penalty.ravel().astype(np.float64),
+                      np.array(layers, np.int64), allow_vias, VIA_COST, nx, ny, nl, src, tmask, box, MAX_EXPANSIONS)
+    if flat.size == 0:
+        return None
+    return [(int(k // plane), int(k % plane // nx), int(k % nx)) for k in flat]
 
 
 @dataclass
@@ -305,7 +251,7 @@ class Router:
         self.specs = {s.name: s for s in specs}
         self.routes: dict[str, NetRoute] = {}
 
-    def _open(self, spec: NetSpec, soft: bool) -> tuple[bytes, bytes, np.ndarray | None]:
+    def _open(self, spec: NetSpec, soft: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         g = self.grid
         ot, ov, op = g.own_counts(spec.name)
         others_t = g.cnt_t - ot
@@ -323,7 +269,7 @@ class Router:
             penalty = np.where((others_t - others_pad) > 0, RIP_PENALTY, 0.0) + g.history
         elif g.history.any():
             penalty = g.history
-        return (~closed).astype(np.uint8).tobytes(), (~via_closed).astype(np.uint8).tobytes(), penalty
+        return (~closed).astype(np.uint8).ravel(), (~via_closed).astype(np.uint8).ravel(), penalty
 
     def _bonus(self, spec: NetSpec) -> np.ndarray | None:
         if spec.couple_to is None or spec.couple_to not in self.routes:
