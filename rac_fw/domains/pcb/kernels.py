@@ -42,7 +42,7 @@ def astar_flat(open_t: np.ndarray, open_v: np.ndarray, cost_f: np.ndarray, pen: 
     dys = (0, 0, -1, 1, -1, 1, -1, 1)
     cs = (1.0, 1.0, 1.0, 1.0, SQRT2, SQRT2, SQRT2, SQRT2)
     expansions = 0
-    found = -1
+    found = np.int64(-1)
     while len(heap) > 0:
         f, g, k = heapq.heappop(heap)
         if closed[k]:
@@ -93,13 +93,13 @@ def astar_flat(open_t: np.ndarray, open_v: np.ndarray, cost_f: np.ndarray, pen: 
     if found < 0:
         return np.empty(0, np.int64)
     n = 0
-    k = found
-    while k != -1:
+    cur = found
+    while cur != -1:
         n += 1
-        k = parent[k]
+        cur = parent[cur]
     out = np.empty(n, np.int64)
-    k = found
+    cur = found
     for i in range(n - 1, -1, -1):
-        out[i] = k
-        k = parent[k]
+        out[i] = cur
+        cur = parent[cur]
     return out

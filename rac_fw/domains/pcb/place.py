@@ -13,9 +13,11 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
 
 from rac_fw.domains.pcb import classes
-from rac_fw.domains.pcb.board import Placement, PcbTask
+from rac_fw.domains.pcb.board import PcbTask, Placement
 from rac_fw.domains.pcb.footprints import FACING, Footprint, courtyard, rotate
 from rac_fw.domains.pcb.model import PcbAction
 
@@ -85,8 +87,8 @@ class Placer:
         self.mirror: dict[str, tuple[str, str]] = {}  # ref → (partner, axis) of a symmetric relation
         for rel in action.relations:
             if rel.kind == "symmetric" and all(task.parts[r].fixed is None for r in rel.refs):
-                a, c = rel.refs
-                self.mirror[a], self.mirror[c] = (c, rel.axis), (a, rel.axis)
+                first, second = rel.refs
+                self.mirror[first], self.mirror[second] = (second, rel.axis), (first, rel.axis)
         self.terms: list[Term] = []
         self.by_part: dict[str, list[int]] = {}
         self._build_terms()
@@ -148,8 +150,7 @@ class Placer:
         for i, a in enumerate(refs):
             for c in refs[i + 1:]:
                 if a in self.movable or c in self.movable:
-                    self._add((a, c), lambda a=a, c=c: rect_overlap(self.court(a), self.court(c)),
-                              f"{a} overlaps {c}", True)
+                    self._add((a, c), partial(self._pair_overlap, a, c), f"{a} overlaps {c}", True)
         for r in self.movable:
             def outside(r: str = r) -> float:
                 x0, y0, x1, y1 = self.court(r)
@@ -159,14 +160,26 @@ class Placer:
             for reg in b.regions:
                 if reg.kind == "keepout":
                     box = (reg.x0, reg.y0, reg.x1, reg.y1)
-                    self._add((r,), lambda r=r, box=box: rect_overlap(self.court(r), box),
-                              f"{r} inside keepout {reg.name}", True)
+                    self._add((r,), partial(self._box_overlap, r, box), f"{r} inside keepout {reg.name}", True)
         for idx, rel in enumerate(self.action.relations):
             self._relation_term(idx, rel)
         for net, members in task.nets.items():
             parts = tuple(sorted({m[0] for m in members}))
             if len(members) > 1 and any(p in self.movable for p in parts):
-                self._add(parts, lambda members=members: W_WIRE / W_REL * self._hpwl(members), f"wire {net}", False)
+                self._add(parts, partial(self._wire, members), f"wire {net}", False)
+
+    def _pair_overlap(self, a: str, c: str) -> float:
+        return rect_overlap(self.court(a), self.court(c))
+
+    def _box_overlap(self, ref: str, box: Rect) -> float:
+        return rect_overlap(self.court(ref), box)
+
+    def _pads_in_box(self, ref: str, pins: tuple[str, ...], box: Rect) -> float:
+        """Copper of a kept-out net inside the region (a touching pad counts a little, to push it clear)."""
+        return sum(rect_overlap(self.pad(ref, p), box) + (rect_gap(self.pad(ref, p), box) == 0) * 0.1 for p in pins)
+
+    def _wire(self, members: list[tuple[str, str]]) -> float:
+        return W_WIRE / W_REL * self._hpwl(members)
 
     def _hpwl(self, members: list[tuple[str, str]]) -> float:
         xs, ys = [], []
@@ -176,11 +189,11 @@ class Placer:
             ys.append(y0 + y1)
         return ((max(xs) - min(xs)) + (max(ys) - min(ys))) / 2
 
-    def _relation_term(self, idx: int, rel: object) -> None:
+    def _relation_term(self, idx: int, rel: Any) -> None:
         b = self.board
-        kind = getattr(rel, "kind")
+        kind = rel.kind
         if kind == "board_edge":
-            ref, side, limit = rel.ref, rel.side, classes.EDGE_GAP[rel.distance]  # type: ignore[attr-defined]
+            ref, side, limit = rel.ref, rel.side, classes.EDGE_GAP[rel.distance]
 
             def edge(ref: str = ref, side: str = side, limit: float = limit) -> float:
                 x0, y0, x1, y1 = self.court(ref)
@@ -188,8 +201,8 @@ class Placer:
                 return max(0.0, gap - limit)
             self._add((ref,), edge, f"relations[{idx}] board_edge", False, idx)
         elif kind == "place_relative":
-            a, target, how = rel.a, rel.b, rel.relation  # type: ignore[attr-defined]
-            limit = classes.NEAR_GAP[rel.distance]  # type: ignore[attr-defined]
+            a, target, how = rel.a, rel.b, rel.relation
+            limit = classes.NEAR_GAP[rel.distance]
             bref, _, bpin = target.partition(".")
 
             def rel_fn(a: str = a, bref: str = bref, bpin: str = bpin, how: str = how, limit: float = limit) -> float:
@@ -207,17 +220,17 @@ class Placer:
                 return v
             self._add((a, bref), rel_fn, f"relations[{idx}] place_relative", False, idx)
         elif kind == "decouple":
-            cap, (iref, _, ipin) = rel.cap, rel.pin.partition(".")  # type: ignore[attr-defined]
+            cap, (iref, _, ipin) = rel.cap, rel.pin.partition(".")
             net = self.task.parts[iref].pins[ipin]
             cap_pins = [p for p, n in self.task.parts[cap].pins.items() if n == net]
-            limit = classes.DECOUPLE_GAP[rel.distance]  # type: ignore[attr-defined]
+            limit = classes.DECOUPLE_GAP[rel.distance]
 
             def dec(cap: str = cap, iref: str = iref, ipin: str = ipin, limit: float = limit) -> float:
                 target = self.pad(iref, ipin)
                 return max(0.0, min(rect_gap(self.pad(cap, p), target) for p in cap_pins) - limit)
             self._add((cap, iref), dec, f"relations[{idx}] decouple", False, idx)
         elif kind == "align":
-            refs, axis = tuple(rel.refs), rel.axis  # type: ignore[attr-defined]
+            refs, axis = tuple(rel.refs), rel.axis
             k = 1 if axis == "horizontal" else 0
 
             def align(refs: tuple[str, ...] = refs, k: int = k) -> float:
@@ -225,7 +238,7 @@ class Placer:
                 return max(vals) - min(vals)
             self._add(refs, align, f"relations[{idx}] align", False, idx)
         elif kind == "symmetric":
-            (a, c), axis = rel.refs, rel.axis  # type: ignore[attr-defined]
+            (a, c), axis = rel.refs, rel.axis
 
             def sym(a: str = a, c: str = c, axis: str = axis) -> float:
                 (xa, ya), (xc, yc) = self.centre(a), self.centre(c)
@@ -234,7 +247,7 @@ class Placer:
                 return abs(ya + yc - b.height) + abs(xa - xc)
             self._add((a, c), sym, f"relations[{idx}] symmetric", False, idx)
         elif kind == "group":
-            refs, limit = tuple(rel.refs), classes.GROUP_SPREAD[rel.spread]  # type: ignore[attr-defined]
+            refs, limit = tuple(rel.refs), classes.GROUP_SPREAD[rel.spread]
 
             def group(refs: tuple[str, ...] = refs, limit: float = limit) -> float:
                 pts = [self.centre(r) for r in refs]
@@ -243,18 +256,16 @@ class Placer:
                 return max(0.0, max(math.hypot(p[0] - cx, p[1] - cy) for p in pts) - limit)
             self._add(refs, group, f"relations[{idx}] group", False, idx)
         elif kind == "keepout":
-            reg = self.task.regions[rel.region]  # type: ignore[attr-defined]
+            reg = self.task.regions[rel.region]
             box = (reg.x0, reg.y0, reg.x1, reg.y1)
-            nets = set(rel.nets)  # type: ignore[attr-defined]
-            for ref in rel.refs:  # type: ignore[attr-defined]
-                self._add((ref,), lambda ref=ref, box=box: rect_overlap(self.court(ref), box),
-                          f"relations[{idx}] keepout", False, idx)
+            nets = set(rel.nets)
+            for ref in rel.refs:
+                self._add((ref,), partial(self._box_overlap, ref, box), f"relations[{idx}] keepout", False, idx)
             for c in self.task.components:
                 pins = [p for p, n in c.pins.items() if n in nets]
                 if pins:
-                    self._add((c.ref,), lambda ref=c.ref, pins=pins, box=box: sum(
-                        rect_overlap(self.pad(ref, p), box) + (rect_gap(self.pad(ref, p), box) == 0) * 0.1
-                        for p in pins), f"relations[{idx}] keepout", False, idx)
+                    self._add((c.ref,), partial(self._pads_in_box, c.ref, tuple(pins), box),
+                              f"relations[{idx}] keepout", False, idx)
 
     # --- cost ---------------------------------------------------------------------------------------
     def _eval(self, t: Term) -> float:

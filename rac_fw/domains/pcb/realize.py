@@ -15,7 +15,7 @@ from rac_fw.domains.pcb.artifact import BoardArtifact, PartPlacement, Track, Via
 from rac_fw.domains.pcb.board import PcbTask, Placement
 from rac_fw.domains.pcb.model import PcbAction
 from rac_fw.domains.pcb.place import PlacementResult, place
-from rac_fw.domains.pcb.route import GRID, NetSpec, RouteResult, Router, segments
+from rac_fw.domains.pcb.route import GRID, NetSpec, Router, RouteResult, segments
 
 MAX_RIPUPS = 40
 

@@ -156,7 +156,7 @@ class Grid:
                 self._add_shape(net, layer, ("via", ix * GRID, iy * GRID))
 
     def remove_route(self, net: str) -> None:
-        keep = []
+        keep: list[tuple[int, slice, slice, np.ndarray, np.ndarray, bool]] = []
         for layer, sy, sx, mt, mv, pad in self.own.get(net, []):
             if pad:
                 keep.append((layer, sy, sx, mt, mv, pad))
@@ -299,9 +299,11 @@ class Router:
         route = NetRoute()
         allow_vias = spec.max_vias != 0 and len(spec.layers) > 1
         while remaining:
-            def near(cells: set[Cell]) -> float:
+            sample = list(tree)[:64]
+
+            def near(cells: set[Cell], sample: list[Cell] = sample) -> float:
                 c = next(iter(cells))
-                return min(abs(c[1] - t[1]) + abs(c[2] - t[2]) for t in list(tree)[:64])
+                return min(abs(c[1] - t[1]) + abs(c[2] - t[2]) for t in sample)
             remaining.sort(key=near)
             target = remaining.pop(0)
             if tree & target:
@@ -378,7 +380,9 @@ class Router:
         self.grid.remove_route(n)
         spec = self.specs[n]
         spec.couple_to = p
-        new = self.route_net(spec)
+        history, self.grid.history = self.grid.history, np.zeros_like(self.grid.history)
+        new = self.route_net(spec)  # congestion history is for negotiation, not for hugging a partner
+        self.grid.history = history
         chosen = new if new is not None else old
         self.routes[n] = chosen
         self.grid.add_route(n, chosen)

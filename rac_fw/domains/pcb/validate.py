@@ -149,8 +149,8 @@ def check_action(task: PcbTask, payload: dict[str, Any]) -> tuple[PcbAction | No
                     c.error("E_LAYER_CONFLICT", f"net {rel.net} is already preferred on {layers[rel.net][0]} "
                             f"(relations[{layers[rel.net][1]}])", i, [rel.net], "layer")
                 elif rel.net in task.nets and rel.layer != task.board.layer_names[0] and any(
-                        task.parts[ref].fp.pad(pin) is not None and not task.parts[ref].fp.pad(pin).through_hole
-                        for ref, pin in task.nets[rel.net]):
+                        not pad.through_hole for ref, pin in task.nets[rel.net]
+                        if (pad := task.parts[ref].fp.pad(pin)) is not None):
                     c.error("E_LAYER_UNREACHABLE", f"net {rel.net} has surface-mount pads on "
                             f"{task.board.layer_names[0]}, so it cannot run on {rel.layer} alone (a layer preference "
                             "allows no via)", i, [rel.net, rel.layer], "layer")

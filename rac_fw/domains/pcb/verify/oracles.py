@@ -22,6 +22,7 @@ from rac_fw.domains.pcb.verify.geometry import BoardGeometry
 
 EPS = 1e-6
 COUPLING_DISTANCE = 0.8  # mm, centre-line to centre-line, within which a pair counts as coupled
+FANOUT = 1.0  # mm around the pair's pads that is fan-out, not pair routing
 
 
 @dataclass
@@ -107,7 +108,7 @@ def _measure(task: PcbTask, rel: Any, geo: BoardGeometry) -> tuple[float, float,
         lp, ln = geo.routed_length(rel.p), geo.routed_length(rel.n)
         mismatch = abs(lp - ln)
         need = classes.PAIR_COUPLING[rel.tolerance]
-        coupled = _coupling(geo, rel.p, rel.n)
+        coupled = _coupling(task, geo, rel.p, rel.n)
         if coupled < need:
             return math.inf, need, "fraction", [rel.p, rel.n], \
                 f"only {coupled:.0%} of the pair runs coupled (need {need:.0%})"
@@ -124,14 +125,25 @@ def _measure(task: PcbTask, rel: Any, geo: BoardGeometry) -> tuple[float, float,
     return len(missing), 0, "nets", list(rel.nets), "prioritized nets without copper"
 
 
-def _coupling(geo: BoardGeometry, p: str, n: str) -> float:
+def _coupling(task: PcbTask, geo: BoardGeometry, p: str, n: str) -> float:
+    """Fraction of each half's track length within ``COUPLING_DISTANCE`` of the other half (the smaller
+    of the two), not counting the fan-out within ``FANOUT`` of the pair's own pads, where the pin pitch
+    sets the spacing."""
+    ends = unary_union([geo.pad_geoms[m] for net in (p, n) for m in task.nets[net]]).buffer(FANOUT)
     lines_p = [line for _, line in geo.track_lines.get(p, [])]
     lines_n = [line for _, line in geo.track_lines.get(n, [])]
     if not lines_p or not lines_n:
         return 0.0
     mp, mn = MultiLineString(lines_p), MultiLineString(lines_n)
     band_p, band_n = unary_union(mp).buffer(COUPLING_DISTANCE), unary_union(mn).buffer(COUPLING_DISTANCE)
-    return min(mn.intersection(band_p).length / mn.length, mp.intersection(band_n).length / mp.length)
+    fractions = []
+    for mine, other_band in ((mn, band_p), (mp, band_n)):
+        body = mine.difference(ends)
+        if body.length <= EPS:
+            fractions.append(1.0)
+        else:
+            fractions.append(body.intersection(other_band).length / body.length)
+    return min(fractions)
 
 
 def check_relations(task: PcbTask, action: PcbAction, geo: BoardGeometry) -> list[RelationCheck]:
