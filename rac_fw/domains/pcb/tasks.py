@@ -387,20 +387,20 @@ def repair_group(i: int) -> PcbTask:
 
 
 def repair_edge(i: int) -> PcbTask:
-    w, h = (20, 18) if i == 0 else (22, 18)
-    comps = (Component("J1", "USB_C_Receptacle_6P", "USB-C", {"VBUS": "VBUS", "GND": "GND"}),
-             _header("J2", 6, ["VBUS", "GND", "", "", "", ""]),
+    """Two USB-C receptacles (each must face its edge) demanded at one edge narrower than both."""
+    w, h = (16, 24) if i == 0 else (17, 22)
+    usb = {"VBUS": "VBUS", "GND": "GND"}
+    comps = (Component("J1", "USB_C_Receptacle_6P", "USB-C data", usb),
+             Component("J2", "USB_C_Receptacle_6P", "USB-C power", usb),
              Component("C1", CAP["0805"], "10uF", {"1": "VBUS", "2": "GND"}))
     start = {"relations": [_rel("board_edge", ref="J1", side="top", distance="tight"),
                            _rel("board_edge", ref="J2", side="top", distance="tight"),
-                           _rel("place_relative", a="J2", b="J1", relation="left_of" if i else "right_of",
-                                distance="tight")]}
+                           _rel("place_relative", a="C1", b="J1", relation="near", distance="close")]}
     ref = {"relations": [_rel("board_edge", ref="J1", side="top", distance="tight"),
                          _rel("board_edge", ref="J2", side="bottom", distance="tight"),
-                         _rel("place_relative", a="J2", b="J1", relation="left_of" if i else "right_of",
-                              distance="loose")]}
+                         _rel("place_relative", a="C1", b="J1", relation="near", distance="close")]}
     return PcbTask(f"repair_edge_{i:02d}", "repair", "repair_edge",
-                   "A USB-C receptacle and a 6-pin header both demanded at the short top edge.", Board(w, h), comps,
+                   f"Two USB-C receptacles both demanded at the {w} mm top edge.", Board(w, h), comps,
                    False, ref, start)
 
 
