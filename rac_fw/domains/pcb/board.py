@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from rac_fw.domains.pcb.footprints import Footprint, PlacedPad, courtyard, library, placed_pads
+from rac_fw.domains.pcb.footprints import Footprint, PlacedPad, courtyard, library, placed_pads, scaled
 
 LAYER_NAMES = {2: ("F.Cu", "B.Cu"), 4: ("F.Cu", "In1.Cu", "In2.Cu", "B.Cu")}
 SIDES = ("left", "right", "top", "bottom")
@@ -61,10 +61,11 @@ class Component:
     value: str
     pins: dict[str, str]  # pin name → net name (unlisted pins are unconnected)
     fixed: Placement | None = None
+    scale: float = 1.0  # land-pattern scale (1: the library footprint; the robustness study shrinks it)
 
     @property
     def fp(self) -> Footprint:
-        return library()[self.footprint]
+        return library()[self.footprint] if self.scale == 1.0 else scaled(self.footprint, self.scale)
 
 
 @dataclass(frozen=True)

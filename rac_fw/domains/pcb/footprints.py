@@ -145,6 +145,17 @@ def library() -> dict[str, Footprint]:
     return {fp.name: fp for fp in fps}
 
 
+@cache
+def scaled(name: str, factor: float) -> Footprint:
+    """Footprint ``name`` with every pad offset, pad size and the body scaled by ``factor`` (the
+    robustness study's footprint shrink); the courtyard margin stays the IPC one."""
+    fp = library()[name]
+    pads = tuple(PadDef(p.name, p.dx * factor, p.dy * factor, p.w * factor, p.h * factor, p.drill * factor)
+                 for p in fp.pads)
+    return Footprint(fp.name, f"{fp.description} (scaled ×{factor})", pads,
+                     (fp.body[0] * factor, fp.body[1] * factor), fp.front)
+
+
 @dataclass(frozen=True)
 class PlacedPad:
     """A pad in board coordinates (axis-aligned rectangle, or a circle for round TH pads)."""

@@ -303,6 +303,12 @@ class Placer:
         for r in self.movable:
             self.move(r, [self.rng.randrange(4, nx - 4), self.rng.randrange(4, ny - 4), self._rots(r)[0]])
 
+    def start_from(self, placements: dict[str, Placement]) -> None:
+        """Start at given positions (snapped to the grid) instead of random ones."""
+        for r in self.movable:
+            p = placements[r]
+            self.move(r, [round(p.x / GRID), round(p.y / GRID), p.rot if p.rot in self._rots(r) else self._rots(r)[0]])
+
     def anneal(self, moves: int) -> tuple[float, int]:
         cost = self.total()
         if not self.movable:
@@ -384,6 +390,16 @@ class Placer:
                 if v > 1e-6:
                     rel[t.relation] = max(rel.get(t.relation, 0.0), v)
         return PlacementResult({r: self.place(r) for r in self.pos}, hard, rel, cost, moves)
+
+
+def legalize(task: PcbTask, placements: dict[str, Placement], seed: int = 0) -> PlacementResult:
+    """Keep the given positions and repair only what is illegal (overlap, outside, keepout): the
+    "preserve-legal coordinates" baseline of the robustness study."""
+    placer = Placer(task, PcbAction(relations=[]), seed)
+    placer.start_from(placements)
+    placer.total()
+    placer.polish(radius=12)
+    return placer.result(0)
 
 
 def place(task: PcbTask, action: PcbAction, seed: int) -> PlacementResult:
