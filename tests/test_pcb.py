@@ -105,6 +105,19 @@ def test_coordinates_and_numbers_are_rejected_with_a_location(domain, relation, 
     assert all(e.code == "E_SCHEMA" for e in fb.evidence)
 
 
+def test_an_empty_bundle_fails_on_the_tasks_requirements(domain):
+    obs = domain.observe("place_decouple_01")
+    assert any("decouples pin U1." in r and "1.0 mm" in r for r in obs.data["requirements"])
+    fb = _submit(domain, "place_decouple_01", {"relations": []})
+    assert fb.status is Status.FAIL
+    unmet = [e for e in fb.evidence if e.code == "E_REQUIREMENT"]
+    assert unmet and unmet[0].location.startswith("task.requirements[")
+    fixed = {"relations": []}
+    for e in unmet:
+        fixed = e.relaxations[0].apply(fixed)
+    assert _submit(domain, "place_decouple_01", fixed).status is Status.PASS
+
+
 def test_unknown_names_are_located_with_a_repair(domain):
     payload = {"relations": [{"kind": "decouple", "cap": "C1", "pin": "U2.9"},
                              {"kind": "board_edge", "ref": "J11", "side": "top"},

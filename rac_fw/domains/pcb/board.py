@@ -96,6 +96,13 @@ class PcbTask:
     reference: dict
     start: dict | None = None  # repair tasks: the infeasible bundle an agent starts from
 
+    @property
+    def requirements(self) -> list[dict]:
+        """What the verifier demands whatever the agent states: the reference relations (the bundle
+        an engineer would write). Repair tasks demand only a clean board for the agent's own bundle:
+        their point is repairing an over-constrained one."""
+        return [] if self.start is not None else list(self.reference["relations"])
+
     @cached_property
     def parts(self) -> dict[str, Component]:
         return {c.ref: c for c in self.components}

@@ -69,6 +69,12 @@ class PcbDomain(Domain):
         fb = super().feedback(task, validation, verification)
         if fb.status is Status.FAIL and isinstance(verification, PcbVerification) and verification.action:
             fb.evidence = self._repair(task, verification) + fb.evidence
+            required = get_task(task).requirements
+            for ev in fb.evidence:
+                if ev.code == "E_REQUIREMENT" and ev.location is not None:
+                    req = required[int(ev.location.rpartition("[")[2].rstrip("]"))]
+                    ev.relaxations.append(Relaxation(description=f"state the requirement as a relation ({req['kind']})",
+                                                     patch=[{"op": "add", "path": ["relations", "-"], "value": req}]))
         return fb
 
     def passes(self, task: str, payload: dict[str, Any], seed: int) -> bool:

@@ -30,6 +30,41 @@ RELATION_VOCABULARY = {
 }
 
 
+def requirement_text(rel: dict[str, Any]) -> str:
+    """A requirement in an engineer's words, with the limit in mm — what the verifier will measure,
+    not the relation to write."""
+    k = rel["kind"]
+    cls = rel.get("distance") or rel.get("spread") or rel.get("tolerance") or ""
+    mm = classes.TABLES.get(k, {}).get(cls)
+    if k == "board_edge":
+        return f"{rel['ref']} sits at the {rel['side']} edge of the board (courtyard within {mm} mm of it)"
+    if k == "place_relative":
+        how = rel.get("relation", "near").replace("_", " ")
+        return f"{rel['a']} is {how} {rel['b']} (courtyard gap at most {mm} mm)"
+    if k == "decouple":
+        return f"{rel['cap']} decouples pin {rel['pin']} (pad gap at most {mm} mm)"
+    if k == "align":
+        return f"{', '.join(rel['refs'])} line up {rel['axis']}ly (centres within {classes.ALIGN_RESIDUAL} mm)"
+    if k == "symmetric":
+        return (f"{' and '.join(rel['refs'])} mirror each other about the board's {rel['axis']} centre line "
+                f"(within {classes.SYMMETRY_RESIDUAL} mm)")
+    if k == "group":
+        return f"{', '.join(rel['refs'])} stay together (every centre within {mm} mm of their centroid)"
+    if k == "keepout":
+        what = ", ".join([*rel.get("refs", []), *(f"net {n}" for n in rel.get("nets", []))])
+        return f"nothing of {what} enters region {rel['region']}"
+    if k == "route_matched":
+        return f"nets {', '.join(rel['nets'])} have routed lengths within {mm} mm of each other"
+    if k == "diff_pair":
+        return (f"{rel['p']}/{rel['n']} run as a coupled pair (at least {classes.PAIR_COUPLING[cls]:.0%} "
+                f"coupled) with lengths within {mm} mm")
+    if k == "layer_preference":
+        return f"net {rel['net']} stays on {rel['layer']} with no via"
+    if k == "via_limit":
+        return f"net {rel['net']} uses at most {rel['max']} vias"
+    return f"nets {', '.join(rel['nets'])} are routed before the others"
+
+
 def summary_of(t: PcbTask) -> str:
     movable = [c.ref for c in t.components if c.fixed is None]
     goal = ("place the parts and route every net" if t.route and movable else
@@ -55,6 +90,7 @@ def observation_data(t: PcbTask) -> dict[str, Any]:
         "parts": [{"ref": c.ref, "footprint": c.footprint, "value": c.value, "pins": dict(c.pins),
                    "placed": None if c.fixed is None else {"x_mm": c.fixed.x, "y_mm": c.fixed.y, "rot": c.fixed.rot}}
                   for c in t.components],
+        "requirements": [requirement_text(r) for r in t.requirements],
         "nets": _connections(t),
         "footprints": {name: {"description": library()[name].description,
                               "pads": [p.name for p in library()[name].pads],

@@ -29,7 +29,8 @@ class BoardCheck:
 
 
 def check_board(task: PcbTask, action: PcbAction, artifact: dict[str, Any]) -> BoardCheck:
-    """Judge an artifact: schema, then DRC, then every relation's oracle."""
+    """Judge an artifact: schema, then DRC, then the oracle of every relation the agent stated and of
+    every requirement of the task (so an empty bundle cannot pass by asking for nothing)."""
     try:
         art = BoardArtifact.model_validate(artifact)
     except ValidationError as exc:
@@ -41,7 +42,9 @@ def check_board(task: PcbTask, action: PcbAction, artifact: dict[str, Any]) -> B
                                    detail=problems[0].message)], problems)
     verdicts, evidence = drc(task, geo)
     rels = check_relations(task, action, geo)
-    for rc in rels:
+    required = check_relations(task, PcbAction.model_validate({"relations": task.requirements}), geo,
+                               label="requirements")
+    for rc in [*rels, *required]:
         verdicts.append(rc.verdict)
         if rc.evidence is not None:
             evidence.append(rc.evidence)

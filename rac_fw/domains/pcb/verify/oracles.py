@@ -146,21 +146,27 @@ def _coupling(task: PcbTask, geo: BoardGeometry, p: str, n: str) -> float:
     return min(fractions)
 
 
-def check_relations(task: PcbTask, action: PcbAction, geo: BoardGeometry) -> list[RelationCheck]:
+def check_relations(task: PcbTask, action: PcbAction, geo: BoardGeometry,
+                    label: str = "relations") -> list[RelationCheck]:
+    """One check per relation; ``label`` says whose relations they are (``relations``: the agent's
+    bundle, located in the payload; ``requirements``: the task's, located in the task)."""
     out = []
     for i, rel in enumerate(action.relations):
         measured, limit, unit, objects, what = _measure(task, rel, geo)
         passed = measured <= limit + EPS
         shown = "∞" if math.isinf(measured) else f"{measured:.3f}"
-        verdict = Verdict(predicate=f"relations[{i}] {rel.kind}", passed=passed,
+        name = f"{label}[{i}]"
+        verdict = Verdict(predicate=f"{name} {rel.kind}", passed=passed,
                           measured=None if math.isinf(measured) else round(measured, 4), limit=limit, unit=unit,
                           detail=f"{what}: {shown} {unit} (limit {limit})")
         evidence = None
         if not passed:
             mags = [] if math.isinf(measured) else [Magnitude(name="excess", value=round(measured - limit, 4),
                                                               unit=unit)]
-            evidence = Evidence(code="E_RELATION", location=f"payload.relations[{i}]", objects=objects,
-                                message=f"relations[{i}] {rel.kind} does not hold: {what}: {shown} {unit}, limit "
-                                f"{limit}", magnitudes=mags)
+            own = label == "relations"
+            evidence = Evidence(code="E_RELATION" if own else "E_REQUIREMENT",
+                                location=f"payload.relations[{i}]" if own else f"task.requirements[{i}]",
+                                objects=objects, magnitudes=mags,
+                                message=f"{name} {rel.kind} does not hold: {what}: {shown} {unit}, limit {limit}")
         out.append(RelationCheck(i, rel.kind, objects, measured, limit, unit, passed, verdict, evidence))
     return out
