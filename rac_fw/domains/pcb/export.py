@@ -12,7 +12,7 @@ from typing import Any
 
 from rac_fw.domains.pcb.artifact import BoardArtifact
 from rac_fw.domains.pcb.board import PcbTask
-from rac_fw.domains.pcb.footprints import courtyard
+from rac_fw.domains.pcb.footprints import courtyard, placed_pads
 
 KICAD_VERSION = 20211014  # the file-format version KiCad 6.0 writes
 LAYER_COLOURS = {"F.Cu": "#c83434", "In1.Cu": "#c2c200", "In2.Cu": "#c200c2", "B.Cu": "#4d7fc4"}
@@ -41,7 +41,6 @@ def kicad_pcb(task: PcbTask, artifact: dict[str, Any]) -> str:
     out += ["    (36 \"B.SilkS\" user \"B.Silkscreen\")", "    (37 \"F.SilkS\" user \"F.Silkscreen\")",
             "    (38 \"B.Mask\" user) (39 \"F.Mask\" user)", "    (44 \"Edge.Cuts\" user)",
             "    (46 \"B.CrtYd\" user \"B.Courtyard\") (47 \"F.CrtYd\" user \"F.Courtyard\")", "  )"]
-    r = b.rules
     out += ["  (setup (pad_to_mask_clearance 0)", "  )"]
     for n in nets:
         out.append(f"  (net {code[n]} {_q(n)})")
@@ -79,7 +78,6 @@ def kicad_pcb(task: PcbTask, artifact: dict[str, Any]) -> str:
         out.append(f"  (via (at {_n(v.x)} {_n(v.y)}) (size {_n(v.diameter)}) (drill {_n(v.drill)}) "
                    f"(layers \"F.Cu\" \"B.Cu\") (net {code.get(v.net, 0)}))")
     out.append(")")
-    del r
     return "\n".join(out) + "\n"
 
 
@@ -103,8 +101,7 @@ def svg(task: PcbTask, artifact: dict[str, Any], scale: float = 20.0) -> str:
         out.append(f'<rect x="{s(reg.x0)}" y="{s(reg.y0)}" width="{(reg.x1 - reg.x0) * scale:.2f}" '
                    f'height="{(reg.y1 - reg.y0) * scale:.2f}" fill="{colour}"><title>{html.escape(reg.name)}'
                    "</title></rect>")
-    order = [ln for ln in reversed(b.layer_names)]
-    for layer in order:
+    for layer in reversed(b.layer_names):  # bottom copper first, top copper drawn over it
         for t in art.tracks:
             if t.layer == layer:
                 out.append(f'<line x1="{s(t.x1)}" y1="{s(t.y1)}" x2="{s(t.x2)}" y2="{s(t.y2)}" '
@@ -117,8 +114,6 @@ def svg(task: PcbTask, artifact: dict[str, Any], scale: float = 20.0) -> str:
         x0, y0, x1, y1 = courtyard(comp.fp, p.x, p.y, p.rot)
         out.append(f'<rect x="{s(x0)}" y="{s(y0)}" width="{(x1 - x0) * scale:.2f}" height="{(y1 - y0) * scale:.2f}" '
                    'fill="none" stroke="#d0d0d0" stroke-width="1" stroke-dasharray="3,2"/>')
-        from rac_fw.domains.pcb.footprints import placed_pads
-
         for pad in placed_pads(comp.ref, comp.fp, p.x, p.y, p.rot, comp.pins):
             label = html.escape(f"{pad.ref}.{pad.pin} {pad.net or ''}")
             if pad.round:

@@ -178,6 +178,21 @@ class Placer:
         """Copper of a kept-out net inside the region (a touching pad counts a little, to push it clear)."""
         return sum(rect_overlap(self.pad(ref, p), box) + (rect_gap(self.pad(ref, p), box) == 0) * 0.1 for p in pins)
 
+    def _centre_of(self, ref: str, pin: str) -> tuple[float, float]:
+        x0, y0, x1, y1 = self.pad(ref, pin)
+        return (x0 + x1) / 2, (y0 + y1) / 2
+
+    def _pair_crossing(self, p: tuple[tuple[str, str], ...], n: tuple[tuple[str, str], ...]) -> float:
+        """1 when the straight lines of a pair's two halves cross (the pins are in opposite order, so
+        one half must change layer and the pair cannot stay coupled), else 0."""
+        (a1, a2), (b1, b2) = (self._centre_of(*p[0]), self._centre_of(*p[1])), (self._centre_of(*n[0]),
+                                                                              self._centre_of(*n[1]))
+
+        def side(o: tuple[float, float], q: tuple[float, float], r: tuple[float, float]) -> float:
+            return (q[0] - o[0]) * (r[1] - o[1]) - (q[1] - o[1]) * (r[0] - o[0])
+        crosses = side(a1, a2, b1) * side(a1, a2, b2) < 0 and side(b1, b2, a1) * side(b1, b2, a2) < 0
+        return 1.0 if crosses else 0.0
+
     def _wire(self, members: list[tuple[str, str]]) -> float:
         return W_WIRE / W_REL * self._hpwl(members)
 
@@ -255,6 +270,12 @@ class Placer:
                 cy = sum(p[1] for p in pts) / len(pts)
                 return max(0.0, max(math.hypot(p[0] - cx, p[1] - cy) for p in pts) - limit)
             self._add(refs, group, f"relations[{idx}] group", False, idx)
+        elif kind == "diff_pair":
+            pins_p, pins_n = self.task.nets.get(rel.p, []), self.task.nets.get(rel.n, [])
+            if len(pins_p) == 2 and len(pins_n) == 2:
+                parts = tuple(sorted({r for r, _ in pins_p + pins_n}))
+                self._add(parts, partial(self._pair_crossing, tuple(pins_p), tuple(pins_n)), f"pair {rel.p}/{rel.n}",
+                          False)
         elif kind == "keepout":
             reg = self.task.regions[rel.region]
             box = (reg.x0, reg.y0, reg.x1, reg.y1)
