@@ -25,6 +25,7 @@ GRID = 0.25
 W_HARD = 200.0
 W_REL = 40.0
 W_WIRE = 0.05
+MAX_RESTARTS = 4  # two while a hard term or relation is missed, up to four while only a soft goal is
 Rect = tuple[float, float, float, float]
 
 
@@ -56,6 +57,7 @@ class Term:
     hard: bool
     relation: int | None = None  # index of the relation it measures
     value: float = 0.0
+    goal: bool = False  # a soft aim worth another restart when missed (e.g. a pair's pins crossed)
 
 
 @dataclass
@@ -64,6 +66,7 @@ class PlacementResult:
     hard_violations: list[str]
     relation_violations: dict[int, float]  # relation index → excess in mm (realizer's own estimate)
     cost: float
+    goals_missed: list[str]
     moves: int
     notes: list[str] = field(default_factory=list)
 
@@ -137,9 +140,9 @@ class Placer:
 
     # --- terms ------------------------------------------------------------------------------------
     def _add(self, parts: tuple[str, ...], fn: Callable[[], float], label: str, hard: bool,
-             relation: int | None = None) -> None:
+             relation: int | None = None, goal: bool = False) -> None:
         idx = len(self.terms)
-        self.terms.append(Term(parts, fn, label, hard, relation))
+        self.terms.append(Term(parts, fn, label, hard, relation, goal=goal))
         for r in parts:
             self.by_part.setdefault(r, []).append(idx)
 
@@ -274,8 +277,8 @@ class Placer:
             pins_p, pins_n = self.task.nets.get(rel.p, []), self.task.nets.get(rel.n, [])
             if len(pins_p) == 2 and len(pins_n) == 2:
                 parts = tuple(sorted({r for r, _ in pins_p + pins_n}))
-                self._add(parts, partial(self._pair_crossing, tuple(pins_p), tuple(pins_n)), f"pair {rel.p}/{rel.n}",
-                          False)
+                self._add(parts, partial(self._pair_crossing, tuple(pins_p), tuple(pins_n)),
+                          f"pair {rel.p}/{rel.n} pins crossed", False, goal=True)
         elif kind == "keepout":
             reg = self.task.regions[rel.region]
             box = (reg.x0, reg.y0, reg.x1, reg.y1)
@@ -410,7 +413,8 @@ class Placer:
                 v = t.fn()
                 if v > 1e-6:
                     rel[t.relation] = max(rel.get(t.relation, 0.0), v)
-        return PlacementResult({r: self.place(r) for r in self.pos}, hard, rel, cost, moves)
+        goals = [t.label for t in self.terms if t.goal and t.fn() > 0]
+        return PlacementResult({r: self.place(r) for r in self.pos}, hard, rel, cost, goals, moves)
 
 
 def legalize(task: PcbTask, placements: dict[str, Placement], seed: int = 0) -> PlacementResult:
@@ -424,18 +428,22 @@ def legalize(task: PcbTask, placements: dict[str, Placement], seed: int = 0) -> 
 
 
 def place(task: PcbTask, action: PcbAction, seed: int) -> PlacementResult:
-    """Seeded placement: best of two annealing restarts, each polished by the ring search."""
+    """Seeded placement: the best of up to ``MAX_RESTARTS`` annealing runs, each polished by the ring search."""
     best: PlacementResult | None = None
     n = len([c for c in task.components if c.fixed is None])
-    for restart in range(2):
+    for restart in range(MAX_RESTARTS):
         placer = Placer(task, action, seed * 7919 + restart)
         placer.initial()
         _, moves = placer.anneal(min(5000, 1000 + 350 * n))
         placer.polish()
         res = placer.result(moves)
-        if best is None or (len(res.hard_violations), res.cost) < (len(best.hard_violations), best.cost):
+        key = (len(res.hard_violations), len(res.relation_violations), len(res.goals_missed), res.cost)
+        if best is None or key < (len(best.hard_violations), len(best.relation_violations), len(best.goals_missed),
+                                  best.cost):
             best = res
-        if not res.hard_violations and not res.relation_violations:
+        if not res.hard_violations and not res.relation_violations and not res.goals_missed:
             break
+        if restart >= 1 and (best.hard_violations or best.relation_violations):
+            break  # nothing legal after two tries: report the misses rather than keep searching
     assert best is not None
     return best
