@@ -18,7 +18,9 @@ import pytest
 import yaml
 from shapely import LineString, Point, box
 from shapely.ops import nearest_points
+from typer.testing import CliRunner
 
+from rac_fw.cli import app
 from rac_fw.contract import Action, Receipt, Status, sha256_of
 from rac_fw.domain import load_domain
 from rac_fw.domains.pcb import kicad
@@ -30,7 +32,12 @@ from rac_fw.runtime import Episode
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 PCB_DIR = Path(__file__).resolve().parents[1] / "rac_fw" / "domains" / "pcb"
-RAC_FW = [sys.executable, "-m", "rac_fw.cli"]
+RUNNER = CliRunner()
+
+
+def _cli(*args: str):
+    """The real ``rac-fw`` Typer app, in process (one subprocess smoke test below covers the entry point)."""
+    return RUNNER.invoke(app, list(args))
 
 
 @pytest.fixture(scope="module")
@@ -243,34 +250,38 @@ def test_cli_submit_and_replay(tmp_path):
     bundle = tmp_path / "bundle.yaml"
     bundle.write_text(yaml.safe_dump(get_task("route_matched_02").reference), encoding="utf-8")
     trace = tmp_path / "trace.jsonl"
-    done = subprocess.run([*RAC_FW, "submit", "pcb", "route_matched_02", str(bundle), "--trace", str(trace),
-                           "--json"], capture_output=True, text=True, timeout=300)
+    # the installed entry point, once, in its own process
+    done = subprocess.run([sys.executable, "-m", "rac_fw.cli", "submit", "pcb", "route_matched_02", str(bundle),
+                           "--trace", str(trace), "--json"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["status"] == "pass"
     bad = tmp_path / "bad.yaml"
     bad.write_text("relations:\n  - {kind: route_matched, nets: [D0, D9]}\n", encoding="utf-8")
-    done = subprocess.run([*RAC_FW, "submit", "pcb", "route_matched_02", str(bad), "--trace", str(trace), "--json"],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 2
-    assert json.loads(done.stdout)["evidence"][0]["location"].endswith("payload.relations[0].nets[1]")
-    done = subprocess.run([*RAC_FW, "replay", str(trace)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "replayed 2 turn(s): 0 divergence(s)" in done.stdout
+    result = _cli("submit", "pcb", "route_matched_02", str(bad), "--trace", str(trace), "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["evidence"][0]["location"].endswith("payload.relations[0].nets[1]")
+    result = _cli("replay", str(trace))
+    assert result.exit_code == 0, result.stdout
+    assert "replayed 2 turn(s): 0 divergence(s)" in result.stdout
 
 
 def test_export_writes_kicad_and_svg_and_never_overwrites(tmp_path):
     bundle = tmp_path / "b.json"
     bundle.write_text(json.dumps(get_task("combo_mcu_01").reference), encoding="utf-8")
-    cmd = [*RAC_FW, "pcb", "export", "combo_mcu_01", str(bundle), "--out", str(tmp_path)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+    args = ("pcb", "export", "combo_mcu_01", str(bundle), "--out", str(tmp_path))
+    result = _cli(*args)
+    assert result.exit_code == 0, result.stdout
     text = (tmp_path / "combo_mcu_01.kicad_pcb").read_text(encoding="utf-8")
     assert text.startswith("(kicad_pcb (version 20211014)") and text.count("(footprint ") == 6
     assert text.count("(") == text.count(")")
+    assert json.loads((tmp_path / "combo_mcu_01.kicad_pro").read_text())["net_settings"]["classes"][0][
+        "clearance"] == 0.15
     root = ET.fromstring((tmp_path / "combo_mcu_01.svg").read_text(encoding="utf-8"))
     assert root.tag.endswith("svg") and len(root) > 20
-    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert again.returncode == 2 and "E_FILE_EXISTS" in again.stderr
+    before = (tmp_path / "combo_mcu_01.svg").stat().st_mtime_ns
+    again = _cli(*args)
+    assert again.exit_code == 2 and "E_FILE_EXISTS" in again.output
+    assert (tmp_path / "combo_mcu_01.svg").stat().st_mtime_ns == before
 
 
 def test_kicad_drc_agrees_with_the_project_drc(domain, tmp_path):
