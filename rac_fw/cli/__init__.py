@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from rac_fw.cli import build, calibrate, core, doctor, hil, pcb, plan, scheduling, serve, targets
+from rac_fw.cli import build, calibrate, core, doctor, eval, hil, pcb, plan, scheduling, serve, targets, verify
 
 app = typer.Typer(
     name="rac-fw",
@@ -25,12 +25,14 @@ build.register(app)
 calibrate.register(app)
 core.register(app)
 doctor.register(app)
+eval.register(app)
 hil.register(app)
 pcb.register(app)
 plan.register(app)
 scheduling.register(app)
 serve.register(app)
 targets.register(app)
+verify.register(app)
 
 
 def main() -> None:

@@ -1,14 +1,19 @@
-"""The firmware domain plugin: tasks are targets, actions are plans.
+"""The firmware domain plugin: tasks are suite tasks (or bare targets), actions are plans.
 
-- task: a target id (``rac-fw targets list``); the observation is the target's fact summary, with
-  ``detail="pin PA9"`` / ``"peripheral USART2"`` / ``"region DTCM"`` for depth;
+- task: a suite task ``fw/<family>/<name>@<target>-<framework>`` (:mod:`.tasks`: a requirement, checks
+  Φ, a reference plan) or a bare target id (an open task: any plan, judged by the verifier alone). The
+  observation is the requirement plus the target's fact summary, with ``detail="pin PA9"`` /
+  ``"peripheral USART2"`` / ``"region DTCM"`` for depth;
 - action payload: a :class:`~rac_fw.domains.firmware.plan.model.Plan` dict. The action's task is the
   target, so the plan's ``target`` must be absent or equal to it (a plan for another chip is
   retargeted with ``rac-fw plan --target``, not by submitting it to a different task);
 - validate: parse the plan, then every obligation (all violations at once, locations ``payload.…``);
 - realize: lower with the plan's framework (or the target's default); the artifact is
   ``{framework, target, files: {path: sha256}}`` and its hash the sha256 of that document;
-- verify: re-hash the produced files against the artifact, then the independent source verifier.
+- verify: re-hash the produced files against the artifact, then the independent source verifier and,
+  for a suite task, its checks Φ (compile and QEMU console where the tools are present).
+
+A suite task fixes the framework: a plan naming another one is answered with E_FRAMEWORK_MISMATCH.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ from rac_fw.domains.firmware.facts import observe as facts_observe
 from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations import check, resolve_framework
+from rac_fw.domains.firmware.plan import catalog
 from rac_fw.domains.firmware.plan.load import PlanError, parse_plan
 from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.tasks import get_task, suite
 
 #: How many realized source trees the domain keeps for its verify step (one turn needs one; several
 #: sessions may be between realize and verify at once).
@@ -52,7 +59,16 @@ class FirmwareDomain(Domain):
         self._files_lock = threading.Lock()
 
     def tasks(self) -> list[str]:
-        return target_ids()
+        return [*suite(), *target_ids()]
+
+    def schema_index(self) -> dict[str, Any]:
+        return catalog.index()
+
+    def part_schema(self, part: str) -> dict[str, Any]:
+        return catalog.op_schema(part)
+
+    def tool_schema(self) -> dict[str, Any]:
+        return catalog.envelope_schema()
 
     def message_models(self) -> dict[str, type[BaseModel]]:
         from rac_fw.domains.firmware.pipeline import PlanReport
@@ -60,10 +76,11 @@ class FirmwareDomain(Domain):
         return {"plan-result": PlanReport}
 
     def _target(self, task: str) -> Target:
+        found = get_task(task)
         try:
-            return load_target(task)
+            return load_target(found.target if found is not None else task)
         except UnknownTarget:
-            raise UnknownTask(self.name, task, target_ids()) from None
+            raise UnknownTask(self.name, task, self.tasks()) from None
 
     def observe(self, task: str, detail: str | None = None) -> Observation:
         target = self._target(task)
@@ -75,13 +92,20 @@ class FirmwareDomain(Domain):
                 raise LookupError(str(exc)) from None
             return Observation(domain=self.name, task=task, summary=f"{what} {name.strip()} of {target.id}", data=data)
         board = target.board
-        summary = (
+        suite_task = get_task(task)
+        summary = "" if suite_task is None else (
+            f"Requirement: {suite_task.requirement} Framework: {suite_task.framework}. ")
+        summary += (
             f"{target.name} ({target.core.name}) on {board.name}; frameworks {', '.join(target.frameworks)} "
             f"(default {target.frameworks[0]}). Submit a plan (rac-fw schema firmware): named resources "
             "(buffers, pins, devices, threads) and typed operations; never C, addresses or register values. "
             "Ask detail 'pin PA9', 'peripheral USART2', 'region DTCM', 'dma DMA1', 'clock APB1', 'extra uart'."
         )
-        return Observation(domain=self.name, task=task, summary=summary, data=facts_observe.summary(target))
+        data = facts_observe.summary(target)
+        if suite_task is not None:
+            data = {**data, "task": {"id": suite_task.id, "family": suite_task.family, "status": suite_task.status,
+                                     "requirement": suite_task.requirement, "framework": suite_task.framework}}
+        return Observation(domain=self.name, task=task, summary=summary, data=data)
 
     def validate(self, task: str, action: Action) -> Validation:
         target = self._target(task)
@@ -90,21 +114,33 @@ class FirmwareDomain(Domain):
         except PlanError as exc:
             return Validation(None, _in_payload(exc.evidence))
         evidence: list[Evidence] = []
-        if plan.target is not None and plan.target != task:
+        if plan.target is not None and plan.target != target.id:
             evidence.append(
                 Evidence(
                     code="E_TARGET_MISMATCH",
-                    message=f"the plan names target {plan.target!r} but was submitted for {task!r}",
+                    message=f"the plan names target {plan.target!r} but was submitted for {target.id!r}",
                     location="target",
-                    objects=[plan.target, task],
+                    objects=[plan.target, target.id],
                     relaxations=[
                         Relaxation(
-                            description=f"target {task}", patch=[{"op": "replace", "path": ["target"], "value": task}]
+                            description=f"target {target.id}",
+                            patch=[{"op": "replace", "path": ["target"], "value": target.id}],
                         )
                     ],
                 )
             )
-        evidence += check(plan, target, plan.framework)
+        suite_task = get_task(task)
+        if suite_task is not None:
+            if plan.framework is not None and plan.framework != suite_task.framework:
+                evidence.append(Evidence(
+                    code="E_FRAMEWORK_MISMATCH", location="framework", objects=[plan.framework, suite_task.framework],
+                    message=f"task {task} is posed for {suite_task.framework}, the plan names {plan.framework}",
+                    relaxations=[Relaxation(description=f"framework {suite_task.framework}", patch=[
+                        {"op": "replace", "path": ["framework"], "value": suite_task.framework}])]))
+            plan = plan.model_copy(update={"framework": suite_task.framework})
+        from rac_fw.domains.firmware.lower import lowers
+
+        evidence += check(plan, target, plan.framework, accepts=lowers)
         evidence = _in_payload(evidence)
         return Validation(None if evidence else plan, evidence)
 
@@ -137,8 +173,6 @@ class FirmwareDomain(Domain):
         return Realization(artifact=artifact, artifact_hash=digest, receipt=lowered.receipt, seed=seed)
 
     def verify(self, task: str, action: Any, realization: Realization) -> Verification:
-        from rac_fw.domains.firmware.verify.artifact import verify_sources
-
         artifact = realization.artifact
         if artifact.get("error"):
             evidence = [Evidence.model_validate(e) for e in artifact["error"]]
@@ -167,5 +201,9 @@ class FirmwareDomain(Domain):
                     )
                 ],
             )
-        result = verify_sources(files, str(artifact["framework"]), self._target(task))
-        return Verification([integrity, *result.verdicts], list(result.evidence))
+        from rac_fw.domains.firmware.tasks.judge import judge_sources
+
+        judged = judge_sources(files, str(artifact["framework"]), self._target(task), get_task(task))
+        result = judged.verification
+        unknown = [Verdict(predicate="undecided", passed=False, detail=why) for why in judged.unknown]
+        return Verification([integrity, *result.verdicts, *unknown], list(result.evidence))

@@ -13,9 +13,9 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.obligations.quantities import irq_range
+from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
+from rac_fw.domains.firmware.ops.log.log import Log
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.handoff import IsrHandoff
-from rac_fw.domains.firmware.plan.ops.log import Log
 
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
@@ -64,7 +64,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                     f"logging inside {op.in_isr_of}'s interrupt handler can block and allocate; "
                     "log from a thread fed by an isr_handoff",
                     path,
-                    [op.in_isr_of, op.name or "log"],
+                    [op.in_isr_of, op.name or op.op],
                     relaxations=[relax("log from thread context", remove(path))],
                 )
             )

@@ -8,12 +8,20 @@ common divisor of the periods. Work owned by a plan thread runs in that thread's
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
+
+import yaml
 
 from rac_fw.contract import Receipt
 from rac_fw.domains.firmware.lower import Lowered
-from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, FAMILY, ZEPHYR_VERSION, Step, unsupported
+from rac_fw.domains.firmware.lower.zephyr.core import family
+from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, ZEPHYR_VERSION, Step, unsupported
 from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
+from rac_fw.domains.firmware.ops.log.log import Log
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
 from rac_fw.resources import data_dir
 
 
@@ -22,18 +30,21 @@ class Builder(OperationViews):
 
     def lower_op(self, index: int, op: Any) -> None:
         """Render operation ``index`` through its family macro and record its setup, step and threads."""
-        family = FAMILY[op.op]
+        template = family(op.op)
         self.current = index
-        view = getattr(self, f"view_{op.op}")(index, op)
+        realization = spec(op.op).realization("zephyr")
+        if realization is None or realization.view is None:
+            raise LookupError(f"{op.op} has no Zephyr view in its op spec")
+        view = realization.view(self, index, op)
         self.name_view(view, index)
         view["op"] = op
-        self.app.need(family)
-        render = self.macro(family, op.op)
+        self.app.need(template)
+        render = self.macro(template, op.op)
         if render is None:
-            raise LookupError(f"templates/zephyr/{family}.c.j2 has no macro {op.op}")
+            raise LookupError(f"templates/zephyr/{template}.c.j2 has no macro {op.op}")
         text = render(view).strip("\n")
         if text:
-            (self.app.early_globals if op.op == "isr_handoff" else self.app.globals).append(text)
+            (self.app.early_globals if spec(op.op).has(Flag.HANDOFF) else self.app.globals).append(text)
         if view.get("setup"):
             self.app.setups.append({"id": view["id"], "tag": view["tag"]})
         step = view.get("step")
@@ -42,6 +53,9 @@ class Builder(OperationViews):
                 self.app.once.append({"id": view["id"], "tag": view["tag"]})
             else:
                 self.app.steps.append(Step(view["id"], view["tag"], step["period_ms"], step.get("count")))
+        else:
+            self.app.after_setup.append({"id": view["id"], "tag": view["tag"]})
+        self.app.labels[index] = view["id"].removeprefix(C_PREFIX)
         for thread, part in view.get("thread_parts", []):
             self.app.threads.setdefault(thread, []).append(part)
         self.app.realized.append(f"operations[{index}] {op.op} as {view['id']}")
@@ -58,13 +72,16 @@ class Builder(OperationViews):
         main = self.env.get_template("main.c.j2").render(
             header=header,
             includes=sorted(app.includes),
-            log=any(op.op == "log" for op in self.plan.operations),
+            log=any(isinstance(op, Log) for op in self.plan.operations),
             locks=[{"name": k, "pi": v} for k, v in app.locks.items()],
             early_globals=app.early_globals,
             globals=app.globals,
             threads=threads,
             setups=app.setups,
             once=app.once,
+            after_setup=app.after_setup,
+            operations=len(self.plan.operations),
+            boot=c_string_literal(self.target.id),
             loop=self.loop_view(),
         )
         skeleton = data_dir("zephyr_app")
@@ -102,6 +119,7 @@ class Builder(OperationViews):
             f"boards/{board_file}.overlay": overlay,
             "src/main.c": main,
             "README.md": readme,
+            "sample.yaml": self.sample_yaml(),
         }
         receipt = Receipt(
             realized=app.realized,
@@ -129,6 +147,34 @@ class Builder(OperationViews):
     def kconfig_view(self) -> list[dict[str, str]]:
         out = [{"symbol": s, "value": "y", "family": f} for s, f in self.app.kconfig.items()]
         return sorted(out, key=lambda x: (x["family"], x["symbol"]))
+
+    def sample_yaml(self) -> str:
+        """A twister test suite for the app: the board it was validated for and a console harness whose
+        regexes are the ``rac:`` lines main() prints (boot, one ``ok`` per operation, done).
+
+        The keys follow twister's test-suite schema (zephyr ``scripts/schemas/twister/testsuite-schema.yaml``:
+        ``sample.name``, ``common.harness``/``harness_config`` with ``type``, ``ordered``, ``regex``, and
+        ``tests.<name>.platform_allow``/``integration_platforms``). The ``ok`` lines of periodic operations
+        come at their first success, so only boot-first and done-last are ordered by construction.
+        """
+        labels = [self.app.labels[i] for i in sorted(self.app.labels)]
+        regex = ["^rac: boot\\b", *(f"^rac: {re.escape(label)} ok\\b" for label in labels), "^rac: done$"]
+        document = {
+            "sample": {"name": f"rac-fw {self.target.id}", "description": "Generated by rac-fw from a plan"},
+            "common": {
+                "tags": "rac-fw",
+                "timeout": 60,
+                "harness": "console",
+                "harness_config": {"type": "multi_line", "ordered": False, "regex": regex},
+            },
+            "tests": {
+                f"rac_fw.{self.target.id}": {
+                    "platform_allow": self.board,
+                    "integration_platforms": [self.board],
+                }
+            },
+        }
+        return yaml.safe_dump(document, sort_keys=False, width=1000)
 
     def loop_view(self) -> dict[str, Any]:
         steps = self.app.steps

@@ -1,0 +1,17 @@
+"""The ``timer_oneshot`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rac_fw.domains.firmware.ops.timer import TimedOperation, realizations
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec
+
+
+class TimerOneshot(TimedOperation):
+    """Run a callback once, one period after start (interrupt context)."""
+
+    op: Literal["timer_oneshot"]
+
+
+SPEC = OpSpec(model=TimerOneshot, family="timer", flags=frozenset({Flag.ISR_CONTEXT}), realizations=realizations())

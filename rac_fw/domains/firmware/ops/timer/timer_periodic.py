@@ -1,0 +1,17 @@
+"""The ``timer_periodic`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rac_fw.domains.firmware.ops.timer import TimedOperation, realizations
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec
+
+
+class TimerPeriodic(TimedOperation):
+    """Run a callback every period (in timer-interrupt context; hand work off with ``isr_handoff``)."""
+
+    op: Literal["timer_periodic"]
+
+
+SPEC = OpSpec(model=TimerPeriodic, family="timer", flags=frozenset({Flag.ISR_CONTEXT}), realizations=realizations())

@@ -1,0 +1,108 @@
+"""Judge a firmware source tree: the independent verifier, then a task's checks Φ, compile and console.
+
+One function, :func:`judge_sources`, is what ``rac-fw verify``, the firmware domain's verify step on a
+suite task and the source-writing interfaces of ``rac-fw eval`` all call, so a plan's artifact and a
+model's hand-written C are held to the same predicates. Compiling (bare-metal trees, Debian's
+arm-none-eabi-gcc) and running in QEMU happen only where the tools are present; where they are missing
+the outcome is *unknown* (listed in ``Judgement.unknown``), never a silent pass.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rac_fw.contract import Evidence, Verdict
+from rac_fw.domain import Verification
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.tasks import Task
+from rac_fw.domains.firmware.tasks.checks import judge_static
+
+#: Console forbidden patterns: a fault handler or a fatal error fails the run at once.
+FORBID = ("HardFault", "FATAL ERROR")
+
+
+@dataclass
+class Judgement:
+    """The verification plus the predicates that could not be decided here (missing tool)."""
+
+    verification: Verification
+    unknown: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.verification.ok
+
+
+def _static_task_checks(task: Task, files: dict[str, str], framework: str,
+                        target: str | None) -> tuple[list[Verdict], list[Evidence]]:
+    verdicts, evidence = [], []
+    for index, check in enumerate(task.checks):
+        if not check.applies(framework, target):
+            continue
+        found = judge_static(check, files, framework)
+        verdicts.append(Verdict(predicate=f"task.{check.kind}[{index}]", passed=not found, measured=len(found),
+                                limit=0, unit="violations", detail=check.why or None))
+        evidence.extend(found)
+    return verdicts, evidence
+
+
+def _build_and_run(files: dict[str, str], framework: str, target: Target, console: tuple[str, ...],
+                   judgement: Judgement, timeout_s: float) -> None:
+    """Compile a bare-metal tree (and run it in QEMU when the task expects console lines)."""
+    from rac_fw.domains.firmware.backends import get_backend
+    from rac_fw.domains.firmware.backends.base import BuildRequest, Capability, RunRequest
+
+    builder = get_backend("gcc")
+    if not builder.available():
+        judgement.unknown.append("compiled: arm-none-eabi-gcc is not installed")
+        return
+    with tempfile.TemporaryDirectory(prefix="rac-fw-judge-") as tmp:
+        root = Path(tmp) / "src"
+        for rel, text in files.items():
+            path = (root / rel).resolve()
+            if root.resolve() not in path.parents:
+                continue  # a path escaping the tree (``../x``) is not written; the verifier already saw it
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        built = builder.build(BuildRequest(source_dir=root, target=target.id, framework=framework,
+                                           build_dir=Path(tmp) / "build", timeout_s=timeout_s))
+        judgement.verification.verdicts.append(Verdict(predicate="compiled", passed=built.ok, detail=built.backend))
+        if not built.ok:
+            judgement.verification.evidence.extend(built.evidence)
+            return
+        if not console:
+            return
+        runner = get_backend("qemu")
+        if not runner.supports(Capability.RUN, framework, target.id):
+            return  # no emulator models this chip: the console is judged on a board (rac-fw hil run)
+        if not runner.available():
+            judgement.unknown.append("console: qemu-system-arm is not installed")
+            return
+        ran = runner.run(RunRequest(image=built.image, target=target.id, expect=console, timeout_s=timeout_s,
+                                    output_dir=Path(tmp) / "run", forbid=FORBID))
+        judgement.verification.verdicts.extend(ran.verdicts)
+        if not ran.ok:
+            judgement.verification.evidence.extend(ran.evidence)
+
+
+def judge_sources(files: dict[str, str], framework: str, target: Target | None, task: Task | None = None,
+                  dynamic: bool = True, timeout_s: float = 60.0) -> Judgement:
+    """Verify ``files`` for ``framework`` on ``target``; with ``task``, add its checks Φ.
+
+    ``dynamic`` allows compiling bare-metal trees and running them in QEMU (the console expectations
+    are the task's); without a task only the independent verifier runs.
+    """
+    from rac_fw.domains.firmware.verify.artifact import verify_sources
+
+    base = verify_sources(files, framework, target)
+    judgement = Judgement(Verification(list(base.verdicts), list(base.evidence)))
+    if task is None:
+        return judgement
+    verdicts, evidence = _static_task_checks(task, files, framework, target.id if target else None)
+    judgement.verification.verdicts.extend(verdicts)
+    judgement.verification.evidence.extend(evidence)
+    if dynamic and framework == "baremetal" and target is not None and judgement.ok:
+        _build_and_run(files, framework, target, task.console, judgement, timeout_s)
+    return judgement
