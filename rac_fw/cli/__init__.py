@@ -10,7 +10,21 @@ import sys
 
 import typer
 
-from rac_fw.cli import build, calibrate, core, doctor, eval, hil, plan, report, scheduling, serve, targets, verify
+from rac_fw.cli import (
+    build,
+    calibrate,
+    core,
+    doctor,
+    eval,
+    hil,
+    pcb,
+    plan,
+    report,
+    scheduling,
+    serve,
+    targets,
+    verify,
+)
 
 app = typer.Typer(
     name="rac-fw",
@@ -27,6 +41,7 @@ core.register(app)
 doctor.register(app)
 eval.register(app)
 hil.register(app)
+pcb.register(app)
 plan.register(app)
 report.register(app)
 scheduling.register(app)

@@ -1,0 +1,131 @@
+"""The realizer: place (if any part is movable), route (if the task is routed), tune lengths, and
+write the artifact plus a receipt of what it believes it achieved (the verifier ignores the receipt).
+
+Deterministic per seed: the placer's random stream is the only randomness; net order is fixed by the
+relations (``route_priority`` first) and then by half-perimeter, ascending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rac_fw.contract import Realization, Receipt, sha256_of
+from rac_fw.domains.pcb import classes
+from rac_fw.domains.pcb.artifact import BoardArtifact, PartPlacement, Track, Via
+from rac_fw.domains.pcb.board import PcbTask, Placement
+from rac_fw.domains.pcb.model import PcbAction
+from rac_fw.domains.pcb.place import PlacementResult, place
+from rac_fw.domains.pcb.route import GRID, NetSpec, Router, RouteResult, segments
+
+MAX_RIPUPS = 40
+
+
+@dataclass
+class Outcome:
+    """Everything the realizer learned, kept for the receipt."""
+
+    placement: PlacementResult | None
+    routing: RouteResult | None
+    lengths: dict[str, float]
+
+
+def _net_specs(task: PcbTask, action: PcbAction, placements: dict[str, Placement]) -> tuple[list[NetSpec], list[str]]:
+    pads = task.pads_at(placements)
+    by_net: dict[str, list] = {}
+    for p in pads:
+        if p.net is not None:
+            by_net.setdefault(p.net, []).append(p)
+    layer_of = {ln: i for i, ln in enumerate(task.board.layer_names)}
+    all_layers = tuple(range(task.board.layers))
+    specs = {n: NetSpec(n, ps, all_layers) for n, ps in by_net.items() if len(ps) > 1}
+    priority: list[str] = []
+    for rel in action.relations:
+        if rel.kind == "layer_preference" and rel.net in specs:
+            specs[rel.net].layers = (layer_of[rel.layer],)
+            specs[rel.net].max_vias = 0
+        elif rel.kind == "via_limit" and rel.net in specs:
+            specs[rel.net].max_vias = rel.max
+        elif rel.kind == "diff_pair" and rel.n in specs:
+            specs[rel.n].couple_to = rel.p
+            priority += [n for n in (rel.p, rel.n) if n not in priority]
+        elif rel.kind == "route_priority":
+            priority = [n for n in rel.nets if n in specs and n not in priority] + priority
+
+    def hpwl(name: str) -> float:
+        ps = specs[name].pads
+        return max(p.cx for p in ps) - min(p.cx for p in ps) + max(p.cy for p in ps) - min(p.cy for p in ps)
+    order = [n for n in priority if n in specs] + sorted((n for n in specs if n not in priority),
+                                                         key=lambda n: (len(specs[n].pads) <= 2, hpwl(n), n))
+    return list(specs.values()), order
+
+
+def _route(task: PcbTask, action: PcbAction, placements: dict[str, Placement], specs: list[NetSpec],
+           order: list[str]) -> tuple[Router, RouteResult]:
+    router = Router(task, task.pads_at(placements), specs)
+    for rel in action.relations:
+        if rel.kind == "keepout" and rel.nets:
+            reg = task.regions[rel.region]
+            for n in rel.nets:
+                router.grid.block_zone(n, reg.x0, reg.y0, reg.x1, reg.y1)
+    return router, router.run(order, MAX_RIPUPS)
+
+
+def realize_board(task: PcbTask, action: PcbAction, seed: int) -> tuple[BoardArtifact, Outcome]:
+    placement = None
+    if any(c.fixed is None for c in task.components):
+        placement = place(task, action, seed)
+        placements = placement.placements
+    else:
+        placements = {c.ref: c.fixed for c in task.components if c.fixed is not None}
+    tracks: list[Track] = []
+    vias: list[Via] = []
+    routing = None
+    lengths: dict[str, float] = {}
+    if task.route:
+        specs, order = _net_specs(task, action, placements)
+        router, routing = _route(task, action, placements, specs, order)
+        if routing.failed:  # a second pass from scratch with the failed nets first
+            first = sorted(routing.failed)
+            retry, again = _route(task, action, placements, specs, first + [n for n in order if n not in first])
+            if len(again.failed) < len(routing.failed):
+                router, routing = retry, again
+        for rel in action.relations:
+            if rel.kind == "route_matched":
+                lengths.update(router.tune(list(rel.nets), classes.LENGTH_TOLERANCE[rel.tolerance]))
+            elif rel.kind == "diff_pair":
+                router.couple(rel.p, rel.n)
+                lengths.update(router.tune([rel.p, rel.n], classes.LENGTH_TOLERANCE[rel.tolerance]))
+        names = task.board.layer_names
+        r = task.board.rules
+        for net in sorted(routing.routes):
+            route = routing.routes[net]
+            for layer, (x1, y1, x2, y2) in segments(route):
+                tracks.append(Track(net=net, layer=names[layer], x1=x1, y1=y1, x2=x2, y2=y2, width=r.track_width))
+            for iy, ix in route.vias():
+                vias.append(Via(net=net, x=ix * GRID, y=iy * GRID, drill=r.via_drill, diameter=r.via_diameter))
+    artifact = BoardArtifact(
+        placements={ref: PartPlacement(x=p.x, y=p.y, rot=p.rot) for ref, p in sorted(placements.items())},
+        tracks=tracks, vias=vias)
+    return artifact, Outcome(placement, routing, lengths)
+
+
+def realize(task: PcbTask, action: PcbAction, seed: int) -> Realization:
+    artifact, out = realize_board(task, action, seed)
+    notes: list[str] = []
+    ok = True
+    if out.placement is not None:
+        notes.append(f"placement: {out.placement.moves} annealing moves, cost {out.placement.cost:.3f}")
+        for label in out.placement.hard_violations:
+            notes.append(f"placement illegal: {label}")
+        for idx, excess in sorted(out.placement.relation_violations.items()):
+            notes.append(f"relations[{idx}] missed by {excess:.2f} mm")
+        ok = not out.placement.hard_violations and not out.placement.relation_violations
+    if out.routing is not None:
+        notes.append(f"routing: {len(out.routing.routes)} nets routed, {out.routing.ripups} rip-ups")
+        for net, why in sorted(out.routing.failed.items()):
+            notes.append(f"net {net} unrouted: {why}")
+        ok = ok and not out.routing.failed
+    data = artifact.model_dump(mode="json")
+    receipt = Receipt(realized=[f"{r.kind} #{i}" for i, r in enumerate(action.relations)], claims_success=ok,
+                      notes=notes)
+    return Realization(artifact=data, artifact_hash=sha256_of(data), receipt=receipt, seed=seed)

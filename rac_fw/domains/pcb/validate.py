@@ -1,0 +1,171 @@
+"""Fact checks of a typed relation bundle against the task: every name must exist and fit.
+
+All violations are returned at once, each located at its field (``payload.relations[3].pin``) with the
+objects involved and, where one exists, a relaxation patch (the closest existing name, or removing the
+relation).
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from pydantic import ValidationError
+
+from rac_fw.contract import Evidence, Relaxation, evidence_from_validation_error
+from rac_fw.domains.pcb.board import PcbTask
+from rac_fw.domains.pcb.model import PLACEMENT_KINDS, ROUTING_KINDS, PcbAction
+
+OPPOSITE = {"left": "right", "right": "left", "top": "bottom", "bottom": "top"}
+
+
+class _Checker:
+    def __init__(self, task: PcbTask):
+        self.task = task
+        self.evidence: list[Evidence] = []
+
+    def _unknown(self, code: str, what: str, name: str, known: list[str], path: list[Any]) -> None:
+        where = "payload." + ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in path).replace(".[", "[")
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+        relax = [Relaxation(description=f"use {close[0]!r}", patch=[{"op": "replace", "path": path,
+                                                                      "value": close[0]}])] if close else []
+        relax.append(Relaxation(description=f"remove relations[{path[1]}]",
+                                patch=[{"op": "remove", "path": path[:2]}]))
+        shown = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
+        self.evidence.append(Evidence(code=code, message=f"unknown {what} {name!r}; known: {shown}", location=where,
+                                      objects=[name], relaxations=relax))
+
+    def ref(self, name: str, path: list[Any]) -> bool:
+        if name in self.task.parts:
+            return True
+        self._unknown("E_UNKNOWN_PART", "part", name, sorted(self.task.parts), path)
+        return False
+
+    def net(self, name: str, path: list[Any]) -> bool:
+        if name in self.task.nets:
+            return True
+        self._unknown("E_UNKNOWN_NET", "net", name, sorted(self.task.nets), path)
+        return False
+
+    def pin(self, text: str, path: list[Any]) -> str | None:
+        """Check ``REF.PIN``; return the pin's net (None when the pin is unknown or unconnected)."""
+        ref, _, pin = text.partition(".")
+        if not self.ref(ref, path):
+            return None
+        comp = self.task.parts[ref]
+        if comp.fp.pad(pin) is None:
+            self._unknown("E_UNKNOWN_PIN", f"pin of {ref}", pin, [p.name for p in comp.fp.pads], path)
+            return None
+        net = comp.pins.get(pin)
+        if net is None:
+            self.evidence.append(Evidence(code="E_PIN_UNCONNECTED", message=f"{text} is not connected to any net",
+                                          location=_loc(path), objects=[text]))
+        return net
+
+    def error(self, code: str, message: str, index: int, objects: list[str], field: str | None = None) -> None:
+        path: list[Any] = ["relations", index] + ([field] if field else [])
+        self.evidence.append(Evidence(code=code, message=message, location=_loc(path), objects=objects,
+                                      relaxations=[Relaxation(description=f"remove relations[{index}]",
+                                                              patch=[{"op": "remove", "path": ["relations", index]}])]))
+
+
+def _loc(path: list[Any]) -> str:
+    out = "payload"
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def check_action(task: PcbTask, payload: dict[str, Any]) -> tuple[PcbAction | None, list[Evidence]]:
+    """Parse and fact-check ``payload``; return the typed action only when there is no violation."""
+    try:
+        action = PcbAction.model_validate(payload)
+    except ValidationError as exc:
+        return None, evidence_from_validation_error(exc, prefix="payload")
+    c = _Checker(task)
+    edges: dict[str, tuple[str, int]] = {}
+    layers: dict[str, tuple[str, int]] = {}
+    for i, rel in enumerate(action.relations):
+        base: list[Any] = ["relations", i]
+        refs: list[tuple[str, str]] = []
+        moved = _refs_of(rel, task) if rel.kind in PLACEMENT_KINDS else []
+        if moved and all(task.parts[r].fixed is not None for r in moved):
+            c.error("E_FIXED_PART", f"relations[{i}] ({rel.kind}) only names parts that are already placed in this "
+                    "task; placement relations need a movable part", i, moved)
+        if rel.kind in ROUTING_KINDS and not task.route:
+            c.error("E_NOT_ROUTED", f"relations[{i}] ({rel.kind}) is a routing relation but this task is judged on "
+                    "placement only", i, [])
+        if rel.kind == "board_edge":
+            refs = [(rel.ref, "ref")]
+            if rel.ref in edges and edges[rel.ref][0] == OPPOSITE[rel.side]:
+                c.error("E_EDGE_CONFLICT", f"{rel.ref} cannot sit at both the {rel.side} and the "
+                        f"{edges[rel.ref][0]} edge (relations[{edges[rel.ref][1]}])", i, [rel.ref], "side")
+            edges[rel.ref] = (rel.side, i)
+        elif rel.kind == "place_relative":
+            refs = [(rel.a, "a")]
+            if "." in rel.b:
+                c.pin(rel.b, base + ["b"])
+                if rel.b.partition(".")[0] == rel.a:
+                    c.error("E_SELF_RELATION", f"{rel.a} cannot be placed relative to its own pin", i, [rel.a], "b")
+            else:
+                refs.append((rel.b, "b"))
+                if rel.b == rel.a:
+                    c.error("E_SELF_RELATION", f"{rel.a} cannot be placed relative to itself", i, [rel.a], "b")
+        elif rel.kind in ("align", "symmetric", "group", "keepout"):
+            refs = [(r, f"refs.{j}") for j, r in enumerate(rel.refs)]
+            dupes = sorted({r for r in rel.refs if rel.refs.count(r) > 1})
+            if dupes:
+                c.error("E_DUPLICATE", f"relations[{i}] lists {dupes} more than once", i, dupes, "refs")
+        elif rel.kind == "decouple":
+            refs = [(rel.cap, "cap")]
+            net = c.pin(rel.pin, base + ["pin"])
+            if net is not None and rel.cap in task.parts and net not in task.parts[rel.cap].pins.values():
+                c.error("E_DECOUPLE_NET", f"{rel.cap} has no pad on net {net!r} of {rel.pin}, so it cannot decouple "
+                        "that pin", i, [rel.cap, rel.pin], "cap")
+        for name, field in refs:
+            path = base + [int(p) if p.isdigit() else p for p in field.split(".")]
+            c.ref(name, path)
+        if rel.kind == "keepout":
+            if rel.region not in task.regions:
+                c._unknown("E_UNKNOWN_REGION", "region", rel.region, sorted(task.regions), base + ["region"])
+            for j, n in enumerate(rel.nets):
+                c.net(n, base + ["nets", j])
+            if not rel.refs and not rel.nets:
+                c.error("E_EMPTY_RELATION", f"relations[{i}] keeps nothing out: name refs or nets", i, [])
+        elif rel.kind in ("route_matched", "route_priority"):
+            for j, n in enumerate(rel.nets):
+                c.net(n, base + ["nets", j])
+        elif rel.kind == "diff_pair":
+            c.net(rel.p, base + ["p"])
+            c.net(rel.n, base + ["n"])
+            if rel.p == rel.n:
+                c.error("E_SELF_RELATION", f"a pair needs two nets, got {rel.p!r} twice", i, [rel.p], "n")
+        elif rel.kind in ("layer_preference", "via_limit"):
+            c.net(rel.net, base + ["net"])
+            if rel.kind == "layer_preference":
+                if rel.layer not in task.board.layer_names:
+                    c._unknown("E_UNKNOWN_LAYER", "layer", rel.layer, list(task.board.layer_names), base + ["layer"])
+                elif rel.net in layers and layers[rel.net][0] != rel.layer:
+                    c.error("E_LAYER_CONFLICT", f"net {rel.net} is already preferred on {layers[rel.net][0]} "
+                            f"(relations[{layers[rel.net][1]}])", i, [rel.net], "layer")
+                elif rel.net in task.nets and rel.layer != task.board.layer_names[0] and any(
+                        not pad.through_hole for ref, pin in task.nets[rel.net]
+                        if (pad := task.parts[ref].fp.pad(pin)) is not None):
+                    c.error("E_LAYER_UNREACHABLE", f"net {rel.net} has surface-mount pads on "
+                            f"{task.board.layer_names[0]}, so it cannot run on {rel.layer} alone (a layer preference "
+                            "allows no via)", i, [rel.net, rel.layer], "layer")
+                layers[rel.net] = (rel.layer, i)
+    return (None if c.evidence else action), c.evidence
+
+
+def _refs_of(rel: Any, task: PcbTask) -> list[str]:
+    """The known parts a placement relation moves (unknown names are reported elsewhere)."""
+    if rel.kind == "board_edge":
+        names = [rel.ref]
+    elif rel.kind == "place_relative":
+        names = [rel.a] + ([] if "." in rel.b else [rel.b])
+    elif rel.kind == "decouple":
+        names = [rel.cap]
+    else:
+        names = list(rel.refs)
+    return [n for n in names if n in task.parts]
