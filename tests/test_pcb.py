@@ -257,12 +257,14 @@ def test_cli_submit_and_replay(tmp_path):
     assert json.loads(done.stdout)["status"] == "pass"
     bad = tmp_path / "bad.yaml"
     bad.write_text("relations:\n  - {kind: route_matched, nets: [D0, D9]}\n", encoding="utf-8")
-    result = _cli("submit", "pcb", "route_matched_02", str(bad), "--trace", str(trace), "--json")
+    # A passed episode is closed (docs/PROTOCOL.md), so the invalid bundle opens an episode of its own.
+    second = tmp_path / "second.jsonl"
+    result = _cli("submit", "pcb", "route_matched_02", str(bad), "--trace", str(second), "--json")
     assert result.exit_code == 2
     assert json.loads(result.stdout)["evidence"][0]["location"].endswith("payload.relations[0].nets[1]")
     result = _cli("replay", str(trace))
     assert result.exit_code == 0, result.stdout
-    assert "replayed 2 turn(s): 0 divergence(s)" in result.stdout
+    assert "replayed 1 turn(s): 0 divergence(s)" in result.stdout
 
 
 def test_export_writes_kicad_and_svg_and_never_overwrites(tmp_path):
