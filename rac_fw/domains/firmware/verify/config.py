@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.verify.sdk import Catalog, NameSet, Rules, split_top_level
-from rac_fw.domains.firmware.verify.static import Call, Program, finding
+from rac_fw.domains.firmware.verify.static.model import Call, Program, finding
+from rac_fw.domains.firmware.verify.static.registry import register
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.verify.static.context import Context
 
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _FLOAT_CONVERSION = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[fFeEgG]")
@@ -75,9 +77,11 @@ def _sdk_calls(program: Program, catalog: Catalog) -> Iterator[Call]:
             yield call
 
 
-def check_kconfig(
-    files: dict[str, str], program: Program, rules: Rules, catalog: Catalog, target: Target | None
-) -> list[Evidence]:
+@register(
+    "kconfig_consistent", "E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET"
+)
+def check_kconfig(ctx: Context) -> list[Evidence]:
+    files, program, rules, catalog, target = ctx.files, ctx.program, ctx.rules, ctx.catalog, ctx.target
     spec = rules.section("kconfig")
     names = list(spec.get("files", ()))
     if not names:
@@ -291,7 +295,11 @@ def _soc_label_known(label: str, target: Target) -> bool:
     return any(c in target.peripherals for c in candidates)
 
 
-def check_devicetree(files: dict[str, str], program: Program, target: Target | None) -> list[Evidence]:
+@register(
+    "devicetree_consistent", "E_DT_LABEL_UNKNOWN", "E_DT_NODE_MISSING", "E_DT_PINCTRL_INVALID", "E_DT_PROPERTY_MISSING"
+)
+def check_devicetree(ctx: Context) -> list[Evidence]:
+    files, program, target = ctx.files, ctx.program, ctx.target
     overlay = parse_overlays(files)
     board = target.board if target is not None else None
     board_labels = set(board.dt_node_labels) if board else set()
@@ -418,9 +426,9 @@ def check_devicetree(files: dict[str, str], program: Program, target: Target | N
 # --------------------------------------------------------------------------------------------------
 
 
-def check_hal_conf(
-    files: dict[str, str], program: Program, rules: Rules, catalog: Catalog, target: Target | None
-) -> list[Evidence]:
+@register("hal_conf_consistent", "E_HAL_CONF_MISSING", "E_HAL_FAMILY_MISMATCH", "E_HAL_MODULE_DISABLED")
+def check_hal_conf(ctx: Context) -> list[Evidence]:
+    files, program, rules, catalog, target = ctx.files, ctx.program, ctx.rules, ctx.catalog, ctx.target
     spec = rules.section("hal_conf")
     if not spec:
         return []
