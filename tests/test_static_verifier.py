@@ -636,6 +636,7 @@ def test_verifier_modules_never_import_the_lowering_nor_the_obligations() -> Non
 REGISTRY = {
     "c_parses": [("check_parse", ("E_C_PARSE",))],
     "sdk_apis_known": [("known_apis", ("E_API_ARITY", "E_DEPRECATED_API", "E_UNKNOWN_API"))],
+    "sdk_identifiers_declared": [("check_declared", ("E_UNDECLARED",))],
     "no_foreign_framework_api": [("foreign_apis", ("E_FOREIGN_API",))],
     "call_order": [
         ("check_clocks", ("E_CLOCK_NOT_ENABLED",)),

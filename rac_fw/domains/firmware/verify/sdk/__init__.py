@@ -341,3 +341,49 @@ def stdlib() -> StdLib:
         allocates=frozenset(raw["allocates"]),
         null_on_failure=frozenset(raw["returns_null_on_failure"]),
     )
+
+
+@dataclass(frozen=True)
+class HeaderModel:
+    """Which SDK header includes which, and which header declares each type the catalog's signatures use.
+
+    Harvested from the real SDK headers (``sdk/harvest.py``) into ``headers*.json`` beside each catalog.
+    Includes are recorded unconditionally (``#ifdef`` branches too), so what a unit can see is
+    over-approximated: a declaration the model calls missing is missing on every configuration. A header
+    the model does not list is a leaf (its includes are not followed).
+    """
+
+    framework: str
+    includes: Mapping[str, tuple[str, ...]]
+    stand_ins: Mapping[str, str]
+    """Application-supplied header → the SDK template that stands in for it when the artifact has none."""
+    types: Mapping[str, str]
+    """Type name (``gpio_dt_spec``, ``UART_HandleTypeDef``) → the header declaring it."""
+    by_suffix: Mapping[str, str] = field(default_factory=dict)
+    """A shorter spelling of a listed header (``driver/i2c.h``) → the listed one."""
+
+    def known(self, name: str) -> str | None:
+        """The model's spelling of the included ``name`` (itself, a longer listed path ending in it, or None)."""
+        if name in self.includes:
+            return name
+        return self.by_suffix.get(name)
+
+
+@cache
+def _header_model_file(path: Path, framework: str) -> HeaderModel:
+    data = _load_data(path)
+    includes = {h: tuple(v) for h, v in data["includes"].items()}
+    by_suffix: dict[str, str] = {}
+    for header in includes:
+        parts = header.split("/")
+        for cut in range(1, len(parts)):
+            by_suffix.setdefault("/".join(parts[cut:]), header)
+    return HeaderModel(framework, includes, dict(data.get("stand_ins") or {}), dict(data["types"]), by_suffix)
+
+
+def header_model(framework: str, variant: str | None = None) -> HeaderModel | None:
+    """The header model beside the catalog of ``framework`` (``variant`` as for :func:`catalog`), if harvested."""
+    files = catalog_variants(framework)
+    chosen = variant if variant in files else next(iter(files))
+    path = _HERE / framework / files[chosen].replace("api", "headers", 1)
+    return _header_model_file(path, framework) if path.is_file() else None

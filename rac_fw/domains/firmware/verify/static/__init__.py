@@ -36,6 +36,7 @@ from __future__ import annotations
 from rac_fw.domains.firmware.verify.static import (  # noqa: F401  (imported to register their checks)
     api,
     clocks,
+    declared,
     dma_cache,
     isr,
     order,

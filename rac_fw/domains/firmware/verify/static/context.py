@@ -15,10 +15,12 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.verify.sdk import (
     FRAMEWORKS,
     Catalog,
+    HeaderModel,
     Rules,
     StdLib,
     all_catalogs,
     catalog,
+    header_model,
     rules,
     stdlib,
 )
@@ -37,9 +39,9 @@ def _hal_family(files: dict[str, str], target: Target | None) -> str | None:
     return next((family for family, header in headers.items() if any(header in t for t in files.values())), None)
 
 
-def framework_catalog(framework: str, files: dict[str, str], target: Target | None) -> Catalog:
-    """The catalog the artifact is judged against (the HAL family comes from the target or the includes)."""
-    return catalog(framework, _hal_family(files, target) if framework == "hal" else None)
+def catalog_variant(framework: str, files: dict[str, str], target: Target | None) -> str | None:
+    """The catalog variant the artifact is judged against (the HAL family, from the target or the includes)."""
+    return _hal_family(files, target) if framework == "hal" else None
 
 
 @dataclass(eq=False)
@@ -53,12 +55,23 @@ class Context:
     catalog: Catalog
     stdlib: StdLib
     program: Program
+    headers: HeaderModel | None
+    """The SDK's header model (None where none is harvested: then declarations are not judged)."""
 
     @classmethod
     def build(cls, files: dict[str, str], framework: str, target: Target | None) -> Context:
         judged = rules(framework)
-        return cls(files, framework, target, judged, framework_catalog(framework, files, target), stdlib(),
-                   build_program(files, judged))
+        variant = catalog_variant(framework, files, target)
+        return cls(
+            files,
+            framework,
+            target,
+            judged,
+            catalog(framework, variant),
+            stdlib(),
+            build_program(files, judged),
+            header_model(framework, variant),
+        )
 
     def foreign(self) -> list[Catalog]:
         """Every other framework's catalogs (loaded only when a name is unknown here)."""

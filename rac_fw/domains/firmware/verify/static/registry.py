@@ -37,6 +37,11 @@ class Rule:
 RULES: tuple[Rule, ...] = (
     Rule("c_parses", "every C file parses without syntax errors"),
     Rule("sdk_apis_known", "every SDK call exists in the framework version, with the declared arity"),
+    Rule(
+        "sdk_identifiers_declared",
+        "every SDK call and type is declared by a header the unit includes",
+        ("zephyr", "espidf", "hal"),
+    ),
     Rule("no_foreign_framework_api", "no call into another framework's API"),
     Rule("call_order", "init → configure → start, readiness before use, clocks on, nothing forbidden"),
     Rule("dma_cache_maintenance", "DMA sources cleaned before start, destinations invalidated after"),

@@ -1,0 +1,152 @@
+"""Rule ``sdk_identifiers_declared``: every SDK identifier a unit uses is declared by a header it includes.
+
+The C compiler sees only what a unit includes, directly or through other headers; the API catalogs know
+*that* ``gpio_pin_configure_dt`` exists, the header model (``sdk/headers*.json``) knows *where*: which
+header declares each catalog function and macro (the catalog's own header), each type the catalogs'
+signatures use, and which SDK header includes which. A unit's visible headers are its ``#include`` lines,
+followed through the artifact's own headers (``main.h``, the HAL configuration header) and through the
+SDK's include graph. A call or a type whose declaring header is not among them is ``E_UNDECLARED``, with
+the header to include — the defect that made every generated Zephyr GPIO app fail to compile
+(``struct gpio_dt_spec`` has an incomplete type without ``zephyr/drivers/gpio.h``).
+
+Only ``.c`` files are judged (a header may rely on what its includer included first), calls made through
+a macro the artifact defines are judged where the macro is defined, and a header the model does not list
+is a leaf: the check never guesses a declaration is missing beyond what the harvested graph shows.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from tree_sitter import Node
+
+from rac_fw.contract import Evidence
+from rac_fw.domains.firmware.verify.sdk import HeaderModel, catalog_variants, header_model
+from rac_fw.domains.firmware.verify.static.model import Unit, finding, function_name
+from rac_fw.domains.firmware.verify.static.registry import register
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.verify.static.context import Context
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
+_TYPE_NODES = frozenset({"type_identifier", "struct_specifier", "union_specifier", "enum_specifier"})
+
+
+def _local(files: dict[str, str], name: str) -> str | None:
+    """The artifact file an include names (``main.h`` → ``Inc/main.h``), if the artifact has it."""
+    if name in files:
+        return name
+    return next((p for p in sorted(files) if p.endswith("/" + name)), None)
+
+
+def visible_headers(files: dict[str, str], text: str, model: HeaderModel) -> tuple[set[str], set[str]]:
+    """(every SDK header a file can see, in the model's spelling or as written; the artifact files it reads).
+
+    An application-supplied configuration header the artifact lacks is replaced by the SDK's template.
+    """
+    seen: set[str] = set()
+    local_seen: set[str] = set()
+    pending = _INCLUDE.findall(text)
+    while pending:
+        name = pending.pop()
+        path = _local(files, name)
+        if path is not None:
+            if path not in local_seen:
+                local_seen.add(path)
+                pending.extend(_INCLUDE.findall(files[path]))
+            continue
+        known = model.known(name) or model.known(model.stand_ins.get(name, ""))
+        spelled = known or name
+        if spelled in seen:
+            continue
+        seen.add(spelled)
+        if known is not None:
+            pending.extend(model.includes[known])
+    return seen, local_seen
+
+
+def _configured(model: HeaderModel, local: set[str]) -> set[str]:
+    """Headers the artifact's own configuration header decides on (the HAL's module headers).
+
+    Which of them it includes is the ``hal_conf_consistent`` rule's judgement (a disabled module), so this
+    rule does not report them a second time.
+    """
+    names = {path.rsplit("/", 1)[-1] for path in local}
+    return {h for name, template in model.stand_ins.items() if name in names for h in model.includes.get(template, ())}
+
+
+def _type_uses(unit: Unit) -> list[tuple[str, Node]]:
+    """Type names the unit writes (``struct gpio_dt_spec``, ``UART_HandleTypeDef``), in source order."""
+    found: list[tuple[str, Node]] = []
+    stack = [unit.root]
+    while stack:
+        node = stack.pop()
+        if node.type in _TYPE_NODES:
+            name = node if node.type == "type_identifier" else node.child_by_field_name("name")
+            bare = node.type == "type_identifier" or node.child_by_field_name("body") is None
+            if name is not None and name.text and bare:
+                found.append((name.text.decode(), name))
+        stack.extend(reversed(node.named_children))
+    return found
+
+
+def _include_hint(header: str) -> str:
+    """How a header is included (a catalog path such as ``i2c/include/driver/i2c.h`` → ``driver/i2c.h``)."""
+    return header.rsplit("include/", 1)[-1]
+
+
+@register("sdk_identifiers_declared", "E_UNDECLARED")
+def check_declared(ctx: Context) -> list[Evidence]:
+    model = ctx.headers
+    if model is None:
+        return []
+    program, catalog = ctx.program, ctx.catalog
+    defined_types = {n for n in model.types if n in program.variables}
+    # Another variant's headers (an STM32H7 artifact judged as STM32F4): the family mismatch is
+    # ``hal_conf_consistent``'s finding, and this model says nothing about that SDK.
+    others = [m for v in catalog_variants(ctx.framework) if (m := header_model(ctx.framework, v)) not in (None, model)]
+    found: list[Evidence] = []
+    for unit in program.units:
+        if not unit.path.endswith(".c"):
+            continue
+        visible, local = visible_headers(ctx.files, unit.text, model)
+        if any(o.known(h) for o in others if o is not None for h in visible if model.known(h) is None):
+            continue
+        visible |= _configured(model, local)
+        uses: list[tuple[int, str, str, str]] = []  # (line, identifier, declaring header, location)
+        for call in program.calls:
+            if call.unit is unit and not call.macro and not program.is_local(call.name):
+                where = catalog.entries.get(call.name)
+                if where is not None:
+                    uses.append((call.line, call.name, where[0], call.location))
+        for name, node in _type_uses(unit):
+            header = model.types.get(name)
+            if header is not None and name not in defined_types:
+                uses.append((node.start_point[0] + 1, name, header, unit.location(node, _enclosing(node))))
+        reported: set[str] = set()
+        for _, name, header, location in sorted(uses):
+            if name in reported or header in visible or model.known(header) in visible:
+                continue
+            reported.add(name)
+            hint = _include_hint(header)
+            found.append(
+                finding(
+                    "E_UNDECLARED",
+                    f"{name} is declared in <{hint}>, which {unit.path} does not include (directly or through "
+                    f"the headers it includes): the compiler sees no declaration",
+                    location,
+                    [name, hint],
+                    f"add #include <{hint}> to {unit.path}",
+                )
+            )
+    return found
+
+
+def _enclosing(node: Node) -> str:
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "function_definition":
+            return function_name(parent) or ""
+        parent = parent.parent
+    return ""
