@@ -156,6 +156,10 @@ CASES = [
     Case("hal", "foreign_api"),
     Case("baremetal", "foreign_api"),
     Case("baremetal", "unknown_api"),
+    # … and declared by a header the unit includes (the header model)
+    Case("zephyr", "undeclared_gpio", function=None),
+    Case("hal", "undeclared_module", function=None),
+    Case("espidf", "undeclared_driver", function="app_main"),
     # check 3: order, prerequisites, clocks, forbidden calls, DMA cache maintenance
     Case("zephyr", "order_setup_after_read"),
     Case("zephyr", "not_ready"),
@@ -833,3 +837,30 @@ def test_transfer_and_range_sizes_evaluate_only_when_constant(expression: str, v
     source = "#define N (2 * 16U)\nstatic unsigned int words[N / 4];\nstatic uint16_t halves[0x10];\n"
     program = static.build_program({"src/main.c": source}, sdk.rules("zephyr"))
     assert _evaluate(program, "main", expression) == value
+
+
+def test_undeclared_evidence_names_the_identifier_and_the_header_to_include() -> None:
+    case = next(c for c in CASES if c.name == "undeclared_gpio")
+    evidence = verify_sources(case.files(), "zephyr", None).evidence
+    assert [e.objects for e in evidence] == [["gpio_dt_spec", "zephyr/drivers/gpio.h"]]
+    assert [r.description for r in evidence[0].relaxations] == ["add #include <zephyr/drivers/gpio.h> to src/main.c"]
+    # With the include the same file is clean: the gpio calls and the devicetree macros are all visible.
+    fixed = case.files()
+    fixed["src/main.c"] = fixed["src/main.c"].replace(
+        "#include <zephyr/kernel.h>", "#include <zephyr/kernel.h>\n#include <zephyr/drivers/gpio.h>"
+    )
+    assert _codes(fixed, "zephyr", None) == []
+
+
+def test_header_model_facts_come_from_the_real_headers() -> None:
+    """Spot checks of the harvested facts (declaring header, include edges, the HAL conf stand-in)."""
+    zephyr, idf, h7 = sdk.header_model("zephyr"), sdk.header_model("espidf"), sdk.header_model("hal", "STM32H7")
+    assert zephyr is not None and idf is not None and h7 is not None
+    assert zephyr.types["gpio_dt_spec"] == "zephyr/drivers/gpio.h"
+    assert "zephyr/device.h" in zephyr.includes["zephyr/drivers/gpio.h"]
+    assert "zephyr/kernel.h" in zephyr.includes["zephyr/device.h"]
+    assert h7.types["UART_HandleTypeDef"] == "stm32h7xx_hal_uart.h"
+    assert h7.stand_ins == {"stm32h7xx_hal_conf.h": "stm32h7xx_hal_conf_template.h"}
+    assert "stm32h7xx_hal_uart.h" in h7.includes["stm32h7xx_hal_conf_template.h"]
+    assert idf.types["gpio_config_t"] == "driver/gpio.h" and "freertos/projdefs.h" in idf.includes["freertos/FreeRTOS.h"]
+    assert sdk.header_model("baremetal") is None

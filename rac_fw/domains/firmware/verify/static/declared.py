@@ -114,29 +114,33 @@ def check_declared(ctx: Context) -> list[Evidence]:
         if any(o.known(h) for o in others if o is not None for h in visible if model.known(h) is None):
             continue
         visible |= _configured(model, local)
-        uses: list[tuple[int, str, str, str]] = []  # (line, identifier, declaring header, location)
+        uses: list[tuple[tuple[int, int], str, str, str]] = []  # (position, identifier, header, location)
         for call in program.calls:
             if call.unit is unit and not call.macro and not program.is_local(call.name):
                 where = catalog.entries.get(call.name)
                 if where is not None:
-                    uses.append((call.line, call.name, where[0], call.location))
+                    uses.append((call.node.start_point, call.name, where[0], call.location))
         for name, node in _type_uses(unit):
             header = model.types.get(name)
             if header is not None and name not in defined_types:
-                uses.append((node.start_point[0] + 1, name, header, unit.location(node, _enclosing(node))))
-        reported: set[str] = set()
+                uses.append((node.start_point, name, header, unit.location(node, _enclosing(node))))
+        missing: dict[str, list[tuple[str, str]]] = {}  # header → (identifier, location) in source order
         for _, name, header, location in sorted(uses):
-            if name in reported or header in visible or model.known(header) in visible:
-                continue
-            reported.add(name)
+            if header not in visible and model.known(header) not in visible:
+                named = missing.setdefault(header, [])
+                if all(name != n for n, _ in named):
+                    named.append((name, location))
+        for header, named in missing.items():
             hint = _include_hint(header)
+            (first, location), others = named[0], [n for n, _ in named[1:]]
+            also = f" (and {', '.join(others[:6])}{', …' if len(others) > 6 else ''})" if others else ""
             found.append(
                 finding(
                     "E_UNDECLARED",
-                    f"{name} is declared in <{hint}>, which {unit.path} does not include (directly or through "
-                    f"the headers it includes): the compiler sees no declaration",
+                    f"{first}{also} is declared in <{hint}>, which {unit.path} does not include (directly or "
+                    f"through the headers it includes): the compiler sees no declaration",
                     location,
-                    [name, hint],
+                    [first, hint],
                     f"add #include <{hint}> to {unit.path}",
                 )
             )
