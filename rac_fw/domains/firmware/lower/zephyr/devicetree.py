@@ -97,6 +97,7 @@ class DevicetreeFacts(BuilderCore):
 
     def gpio_spec(self, role: str, name: str, where: str, kind: str, op_id: str) -> str:
         """``GPIO_DT_SPEC_GET(...)`` for a board LED/button (by name or label) or a declared pin."""
+        self.app.includes.add("zephyr/drivers/gpio.h")  # struct gpio_dt_spec, GPIO_DT_SPEC_GET, gpio_*_dt
         board = self.target.board
         items = board.leds if kind == "led" else board.buttons
         for item in items:
