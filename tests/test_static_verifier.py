@@ -863,7 +863,8 @@ def test_header_model_facts_come_from_the_real_headers() -> None:
     assert h7.types["UART_HandleTypeDef"] == "stm32h7xx_hal_uart.h"
     assert h7.stand_ins == {"stm32h7xx_hal_conf.h": "stm32h7xx_hal_conf_template.h"}
     assert "stm32h7xx_hal_uart.h" in h7.includes["stm32h7xx_hal_conf_template.h"]
-    assert idf.types["gpio_config_t"] == "driver/gpio.h" and "freertos/projdefs.h" in idf.includes["freertos/FreeRTOS.h"]
+    assert idf.types["gpio_config_t"] == "driver/gpio.h"
+    assert "freertos/projdefs.h" in idf.includes["freertos/FreeRTOS.h"]
     assert sdk.header_model("baremetal") is None
 
 
