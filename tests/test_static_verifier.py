@@ -887,3 +887,28 @@ def test_generated_zephyr_gpio_apps_include_the_gpio_driver_header() -> None:
         assert "#include <zephyr/drivers/gpio.h>" in result.lowered.files["src/main.c"], target
         checked.append(target)
     assert len(checked) >= 4, checked
+
+
+def test_config_fragments_and_overlays_are_read_by_the_fields_parsers() -> None:
+    """kconfiglib reads the fragment (quoting, escapes, ``is not set``); tree-sitter-devicetree the overlay."""
+    from rac_fw.domains.firmware.verify.config import parse_kconfig, parse_overlays
+
+    conf = parse_kconfig('CONFIG_GPIO=y\n# CONFIG_LOG is not set\nCONFIG_NAME="a \\"b\\""\nCONFIG_SIZE=1024\n')
+    assert conf == {"GPIO": "y", "LOG": "n", "NAME": 'a "b"', "SIZE": "1024"}
+    overlay = parse_overlays(
+        {
+            "app.overlay": (
+                "#include <zephyr/dt-bindings/adc/adc.h>\n"
+                "/ {\n\taliases { my-led = &led_a; };\n\tchosen { zephyr,console = &uart0; };\n"
+                "\tzephyr,user { io-channels = <&adc 0>, <&adc 1>; out-gpios = <&gpio0 13 0>; };\n"
+                "\tleds { led_a: led_0 { gpios = <&gpio0 14 0>; }; };\n};\n"
+                "&adc { /* a comment with &fake */ status = \"okay\";\n"
+                "\tch0: channel@0 { reg = <0>;\n"
+                "\t\tzephyr,acquisition-time = <ADC_ACQ_TIME(ADC_ACQ_TIME_MICROSECONDS, 10)>; };\n};\n"
+            )
+        }
+    )
+    assert overlay.aliases == {"my_led": "led_a"} and overlay.chosen == {"zephyr_console"}
+    assert overlay.labels == {"led_a", "ch0"}
+    assert overlay.zephyr_user == {"io-channels": 2, "out-gpios": 1}
+    assert ("adc", "app.overlay:8") in overlay.references and all(label != "fake" for label, _ in overlay.references)

@@ -132,8 +132,8 @@ def check_declared(ctx: Context) -> list[Evidence]:
                     named.append((name, location))
         for header, named in missing.items():
             hint = _include_hint(header)
-            (first, location), others = named[0], [n for n, _ in named[1:]]
-            also = f" (and {', '.join(others[:6])}{', …' if len(others) > 6 else ''})" if others else ""
+            (first, location), rest = named[0], [n for n, _ in named[1:]]
+            also = f" (and {', '.join(rest[:6])}{', …' if len(rest) > 6 else ''})" if rest else ""
             found.append(
                 finding(
                     "E_UNDECLARED",
