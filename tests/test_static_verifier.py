@@ -206,6 +206,9 @@ CASES = [
     Case("espidf", "unchecked_return", function="app_main"),
     Case("hal", "unchecked_return"),
     Case("baremetal", "unchecked_return"),
+    # no unused file-scope statics (HAL and Zephyr builds are -Wall clean)
+    Case("zephyr", "unused_static", function=None),
+    Case("hal", "unused_static", function=None),
     # check 7: configuration consistency
     Case("zephyr", "kconfig_missing", location="prj.conf", support={"prj.conf": "prj_no_pwm.conf"}),
     Case("zephyr", "float_format", location="prj.conf"),
@@ -653,6 +656,7 @@ REGISTRY = {
     "isr_context_safe": [("check_isr", ("E_ISR_ALLOCATION", "E_ISR_BLOCKING", "E_ISR_LOGGING", "E_ISR_UNSAFE_CALL"))],
     "isr_shared_state_volatile": [("check_shared_state", ("E_ISR_SHARED_NOT_VOLATILE",))],
     "return_values_checked": [("check_returns", ("E_UNCHECKED_RETURN",))],
+    "no_unused_statics": [("check_unused_statics", ("E_UNUSED_STATIC",))],
     "kconfig_consistent": [("check_kconfig", ("E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET"))],
     "devicetree_consistent": [
         (

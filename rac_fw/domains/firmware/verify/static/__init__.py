@@ -43,6 +43,7 @@ from rac_fw.domains.firmware.verify.static import (  # noqa: F401  (imported to 
     returns,
     shared_state,
     syntax,
+    unused,
 )
 from rac_fw.domains.firmware.verify.static.context import Context
 from rac_fw.domains.firmware.verify.static.isr import isr_functions

@@ -48,6 +48,7 @@ RULES: tuple[Rule, ...] = (
     Rule("isr_context_safe", "no blocking, sleeping, logging, allocation or thread-only call in ISRs"),
     Rule("isr_shared_state_volatile", "state written in ISRs and used by threads is volatile/atomic"),
     Rule("return_values_checked", "results of fallible calls are tested"),
+    Rule("no_unused_statics", "every file-scope static object is used in its file", ("zephyr", "hal")),
     Rule("kconfig_consistent", "Kconfig symbols the APIs need are enabled", ("zephyr", "espidf")),
     Rule("devicetree_consistent", "devicetree nodes/properties the C reads exist", ("zephyr",)),
     Rule("hal_conf_consistent", "HAL modules used are enabled; family header matches", ("hal",)),
