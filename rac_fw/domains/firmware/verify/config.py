@@ -22,6 +22,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,8 +80,14 @@ def _kconfig() -> tuple[kconfiglib.Kconfig, Path]:
 def parse_kconfig(text: str) -> dict[str, str]:
     """A Kconfig fragment (``prj.conf``, ``sdkconfig.defaults``) → {``X``: value}, read by kconfiglib.
 
-    String values are unquoted and unescaped as kconfiglib does; an unset symbol reads ``n``.
+    String values are unquoted and unescaped as kconfiglib does; an unset symbol reads ``n``. Memoized by
+    content (fragments repeat across verifications; each parse goes through a scratch file).
     """
+    return dict(_parsed_kconfig(text))
+
+
+@lru_cache(maxsize=256)
+def _parsed_kconfig(text: str) -> tuple[tuple[str, str], ...]:
     kconf, scratch = _kconfig()
     fragment = scratch / "fragment.conf"
     fragment.write_text(text, encoding="utf-8")
@@ -89,7 +96,7 @@ def parse_kconfig(text: str) -> dict[str, str]:
     for name, value in kconf.missing_syms:
         quoted = len(value) >= 2 and value[0] == value[-1] == '"'
         values[name] = kconfiglib.unescape(value[1:-1]) if quoted else value.strip()
-    return values
+    return tuple(values.items())
 
 
 def _config_files(files: dict[str, str], names: list[str]) -> list[str]:
@@ -270,6 +277,12 @@ def _walk(root: Node) -> Iterator[Node]:
 
 
 def parse_overlays(files: dict[str, str]) -> Overlay:
+    """What the overlays define and reference (memoized by the overlays' paths and texts; do not mutate)."""
+    return _parsed_overlays(tuple((p, files[p]) for p in sorted(files) if p.endswith((".overlay", ".dts"))))
+
+
+@lru_cache(maxsize=128)
+def _parsed_overlays(overlays: tuple[tuple[str, str], ...]) -> Overlay:
     """What the overlays define and reference, read from tree-sitter-devicetree's syntax tree.
 
     The grammar is the field's own (Zephyr's DTS superset: labels, ``&label { … }`` references, ``#include``
@@ -277,8 +290,8 @@ def parse_overlays(files: dict[str, str]) -> Overlay:
     ``zephyr,user`` properties are read from nodes, never from text patterns.
     """
     overlay = Overlay()
-    for path in sorted(p for p in files if p.endswith(".overlay") or p.endswith(".dts")):
-        root = _dts_parser().parse(files[path].encode("utf-8")).root_node
+    for path, text in overlays:
+        root = _dts_parser().parse(text.encode("utf-8")).root_node
         for node in _walk(root):
             if node.type == "reference":
                 label = node.child_by_field_name("label")

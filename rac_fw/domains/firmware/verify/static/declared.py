@@ -18,19 +18,31 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
-from tree_sitter import Node
+from tree_sitter import Node, Query, QueryCursor
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.verify.sdk import HeaderModel, catalog_variants, header_model
 from rac_fw.domains.firmware.verify.static.model import Unit, finding, function_name
+from rac_fw.domains.firmware.verify.static.preprocess import C_LANGUAGE
 from rac_fw.domains.firmware.verify.static.registry import register
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.verify.static.context import Context
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
-_TYPE_NODES = frozenset({"type_identifier", "struct_specifier", "union_specifier", "enum_specifier"})
+#: Every type name a unit writes, and the ones it defines itself (a tag with a body, a typedef name).
+_TYPE_USES = Query(C_LANGUAGE, "(type_identifier) @use")
+_TYPE_DEFINITIONS = Query(
+    C_LANGUAGE,
+    """
+    (struct_specifier name: (type_identifier) @defined body: (_))
+    (union_specifier name: (type_identifier) @defined body: (_))
+    (enum_specifier name: (type_identifier) @defined body: (_))
+    (type_definition declarator: (type_identifier) @defined)
+    """,
+)
 
 
 def _local(files: dict[str, str], name: str) -> str | None:
@@ -47,9 +59,13 @@ def visible_headers(files: dict[str, str], text: str, model: HeaderModel) -> tup
     """
     seen: set[str] = set()
     local_seen: set[str] = set()
+    tried: set[str] = set()
     pending = _INCLUDE.findall(text)
     while pending:
         name = pending.pop()
+        if name in tried:
+            continue
+        tried.add(name)
         path = _local(files, name)
         if path is not None:
             if path not in local_seen:
@@ -57,13 +73,35 @@ def visible_headers(files: dict[str, str], text: str, model: HeaderModel) -> tup
                 pending.extend(_INCLUDE.findall(files[path]))
             continue
         known = model.known(name) or model.known(model.stand_ins.get(name, ""))
-        spelled = known or name
-        if spelled in seen:
+        if known is None:
+            seen.add(name)
             continue
-        seen.add(spelled)
-        if known is not None:
-            pending.extend(model.includes[known])
+        closure = _sdk_closure(model, known)
+        seen |= closure
+        # Names the SDK includes but does not ship (the application's configuration header) are the
+        # artifact's, or the SDK template's when the artifact has none.
+        pending.extend(n for n in closure if n not in model.includes)
     return seen, local_seen
+
+
+_CLOSURES: dict[tuple[int, str], frozenset[str]] = {}
+
+
+def _sdk_closure(model: HeaderModel, header: str) -> frozenset[str]:
+    """``header`` and every SDK header it includes, transitively (memoized: the models live for the process)."""
+    key = (id(model), header)
+    closure = _CLOSURES.get(key)
+    if closure is None:
+        seen: set[str] = set()
+        pending = [header]
+        while pending:
+            name = pending.pop()
+            known = model.known(name) or name
+            if known not in seen:
+                seen.add(known)
+                pending.extend(model.includes.get(known, ()))
+        closure = _CLOSURES[key] = frozenset(seen)
+    return closure
 
 
 def _configured(model: HeaderModel, local: set[str]) -> set[str]:
@@ -76,18 +114,19 @@ def _configured(model: HeaderModel, local: set[str]) -> set[str]:
     return {h for name, template in model.stand_ins.items() if name in names for h in model.includes.get(template, ())}
 
 
-def _type_uses(unit: Unit) -> list[tuple[str, Node]]:
-    """Type names the unit writes (``struct gpio_dt_spec``, ``UART_HandleTypeDef``), in source order."""
-    found: list[tuple[str, Node]] = []
-    stack = [unit.root]
-    while stack:
-        node = stack.pop()
-        if node.type in _TYPE_NODES:
-            name = node if node.type == "type_identifier" else node.child_by_field_name("name")
-            bare = node.type == "type_identifier" or node.child_by_field_name("body") is None
-            if name is not None and name.text and bare:
-                found.append((name.text.decode(), name))
-        stack.extend(reversed(node.named_children))
+_UNIT_TYPES: WeakKeyDictionary[Unit, list[Node]] = WeakKeyDictionary()
+
+
+def _type_uses(unit: Unit) -> list[Node]:
+    """Type names the unit writes (``struct gpio_dt_spec``, ``UART_HandleTypeDef``) and does not define.
+
+    Memoized per unit (units are shared between verifications of unchanged files).
+    """
+    found = _UNIT_TYPES.get(unit)
+    if found is None:
+        uses = QueryCursor(_TYPE_USES).captures(unit.root).get("use", [])
+        defined = {n.text for n in QueryCursor(_TYPE_DEFINITIONS).captures(unit.root).get("defined", [])}
+        found = _UNIT_TYPES[unit] = [n for n in uses if n.text not in defined]
     return found
 
 
@@ -102,7 +141,6 @@ def check_declared(ctx: Context) -> list[Evidence]:
     if model is None:
         return []
     program, catalog = ctx.program, ctx.catalog
-    defined_types = {n for n in model.types if n in program.variables}
     # Another variant's headers (an STM32H7 artifact judged as STM32F4): the family mismatch is
     # ``hal_conf_consistent``'s finding, and this model says nothing about that SDK.
     others = [m for v in catalog_variants(ctx.framework) if (m := header_model(ctx.framework, v)) not in (None, model)]
@@ -114,25 +152,28 @@ def check_declared(ctx: Context) -> list[Evidence]:
         if any(o.known(h) for o in others if o is not None for h in visible if model.known(h) is None):
             continue
         visible |= _configured(model, local)
-        uses: list[tuple[tuple[int, int], str, str, str]] = []  # (position, identifier, header, location)
+        uses: list[tuple[tuple[int, int], str, str, Node, str]] = []  # (position, name, header, node, function)
         for call in program.calls:
             if call.unit is unit and not call.macro and not program.is_local(call.name):
                 where = catalog.entries.get(call.name)
                 if where is not None:
-                    uses.append((call.node.start_point, call.name, where[0], call.location))
-        for name, node in _type_uses(unit):
+                    uses.append((call.node.start_point, call.name, where[0], call.node, call.function))
+        for node in _type_uses(unit):
+            name = (node.text or b"").decode()
             header = model.types.get(name)
-            if header is not None and name not in defined_types:
-                uses.append((node.start_point, name, header, unit.location(node, _enclosing(node))))
-        missing: dict[str, list[tuple[str, str]]] = {}  # header → (identifier, location) in source order
-        for _, name, header, location in sorted(uses):
+            if header is not None:
+                uses.append((node.start_point, name, header, node, ""))
+        missing: dict[str, list[tuple[str, Node, str]]] = {}  # header → (identifier, node, function) in order
+        for _, name, header, node, function in sorted(uses, key=lambda u: u[0]):
             if header not in visible and model.known(header) not in visible:
                 named = missing.setdefault(header, [])
-                if all(name != n for n, _ in named):
-                    named.append((name, location))
+                if all(name != n for n, _, _ in named):
+                    named.append((name, node, function))
         for header, named in missing.items():
             hint = _include_hint(header)
-            (first, location), rest = named[0], [n for n, _ in named[1:]]
+            first, node, function = named[0]
+            location = unit.location(node, function or _enclosing(node))
+            rest = [n for n, _, _ in named[1:]]
             also = f" (and {', '.join(rest[:6])}{', …' if len(rest) > 6 else ''})" if rest else ""
             found.append(
                 finding(

@@ -20,7 +20,8 @@ from tree_sitter import Language, Node, Parser
 
 from rac_fw.domains.firmware.verify.sdk import Rules
 
-_LANGUAGE = Language(tree_sitter_c.language())
+C_LANGUAGE = Language(tree_sitter_c.language())
+"""The C grammar every parse and query uses."""
 
 
 #: GNU C attribute keywords: blanked with their argument list in every framework.
@@ -34,7 +35,7 @@ def c_parser() -> Parser:
     """This thread's parser: a tree-sitter ``Parser`` must not be shared between threads (MCP sessions)."""
     parser: Parser | None = getattr(_THREAD, "parser", None)
     if parser is None:
-        parser = _THREAD.parser = Parser(_LANGUAGE)
+        parser = _THREAD.parser = Parser(C_LANGUAGE)
     return parser
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
-from tree_sitter import Node
+from tree_sitter import Node, Query, QueryCursor
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.verify.static.model import Unit, declarator_name, finding
+from rac_fw.domains.firmware.verify.static.preprocess import C_LANGUAGE
 from rac_fw.domains.firmware.verify.static.registry import register
 
 if TYPE_CHECKING:
@@ -57,17 +59,28 @@ def _identifier(node: Node | None) -> Node | None:
     return node
 
 
-def _referenced(unit: Unit) -> dict[str, int]:
+_IDENTIFIERS = Query(C_LANGUAGE, "(identifier) @name")
+
+
+_UNIT_FACTS: WeakKeyDictionary[Unit, tuple[list[tuple[str, Node, Node]], dict[bytes, int]]] = WeakKeyDictionary()
+
+
+def _referenced(unit: Unit) -> dict[bytes, int]:
     """Identifier → how many times the unit names it (declarations included)."""
-    counts: dict[str, int] = {}
-    stack = [unit.root]
-    while stack:
-        node = stack.pop()
-        if node.type == "identifier" and node.text:
-            name = node.text.decode()
-            counts[name] = counts.get(name, 0) + 1
-        stack.extend(node.named_children)
+    counts: dict[bytes, int] = {}
+    for node in QueryCursor(_IDENTIFIERS).captures(unit.root).get("name", []):
+        if node.text:
+            counts[node.text] = counts.get(node.text, 0) + 1
     return counts
+
+
+def _unit_facts(unit: Unit) -> tuple[list[tuple[str, Node, Node]], dict[bytes, int]]:
+    """(file-scope statics, identifier counts), memoized per unit (units are shared between verifications)."""
+    facts = _UNIT_FACTS.get(unit)
+    if facts is None:
+        statics = _file_statics(unit)
+        facts = _UNIT_FACTS[unit] = (statics, _referenced(unit) if statics else {})
+    return facts
 
 
 @register("no_unused_statics", "E_UNUSED_STATIC")
@@ -78,14 +91,13 @@ def check_unused_statics(ctx: Context) -> list[Evidence]:
     for unit in ctx.program.units:
         if not unit.path.endswith(".c"):
             continue
-        statics = _file_statics(unit)
+        statics, counts = _unit_facts(unit)
         if not statics:
             continue
-        counts = _referenced(unit)
         lines = unit.text.split("\n")
         for name, ident, declaration in statics:
             declared = "\n".join(lines[declaration.start_point[0] : declaration.end_point[0] + 1])
-            if counts.get(name, 0) > 1 or name in macro_words or _EXEMPT.search(declared):
+            if counts.get(name.encode(), 0) > 1 or name in macro_words or _EXEMPT.search(declared):
                 continue
             found.append(
                 finding(
