@@ -855,6 +855,10 @@ def test_undeclared_evidence_names_the_identifier_and_the_header_to_include() ->
         "#include <zephyr/kernel.h>", "#include <zephyr/kernel.h>\n#include <zephyr/drivers/gpio.h>"
     )
     assert _codes(fixed, "zephyr", None) == []
+    # A type the unit defines itself needs no SDK header.
+    own = {"src/main.c": "struct uart_config { int baud; };\nstatic struct uart_config cfg;\n"}
+    own["src/main.c"] += "int main(void) { return cfg.baud; }\n"
+    assert _codes({**own, "prj.conf": ""}, "zephyr", None) == []
 
 
 def test_header_model_facts_come_from_the_real_headers() -> None:

@@ -20,31 +20,17 @@ import re
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.verify.sdk import HeaderModel, catalog_variants, header_model
 from rac_fw.domains.firmware.verify.static.model import Unit, finding, function_name
-from rac_fw.domains.firmware.verify.static.preprocess import C_LANGUAGE
 from rac_fw.domains.firmware.verify.static.registry import register
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.verify.static.context import Context
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
-#: Every type name a unit writes, and the ones it defines itself (a tag with a body, a typedef name).
-_TYPE_USES = Query(C_LANGUAGE, "(type_identifier) @use")
-_TYPE_DEFINITIONS = Query(
-    C_LANGUAGE,
-    """
-    (struct_specifier name: (type_identifier) @defined body: (_))
-    (union_specifier name: (type_identifier) @defined body: (_))
-    (enum_specifier name: (type_identifier) @defined body: (_))
-    (type_definition declarator: (type_identifier) @defined)
-    """,
-)
-
-
 def _local(files: dict[str, str], name: str) -> str | None:
     """The artifact file an include names (``main.h`` → ``Inc/main.h``), if the artifact has it."""
     if name in files:
@@ -118,16 +104,27 @@ _UNIT_TYPES: WeakKeyDictionary[Unit, list[Node]] = WeakKeyDictionary()
 
 
 def _type_uses(unit: Unit) -> list[Node]:
-    """Type names the unit writes (``struct gpio_dt_spec``, ``UART_HandleTypeDef``) and does not define.
+    """Type names the unit writes (``struct gpio_dt_spec``, ``UART_HandleTypeDef``), in source order.
 
     Memoized per unit (units are shared between verifications of unchanged files).
     """
     found = _UNIT_TYPES.get(unit)
     if found is None:
-        uses = QueryCursor(_TYPE_USES).captures(unit.root).get("use", [])
-        defined = {n.text for n in QueryCursor(_TYPE_DEFINITIONS).captures(unit.root).get("defined", [])}
-        found = _UNIT_TYPES[unit] = [n for n in uses if n.text not in defined]
+        found = []
+        stack = [unit.root]
+        while stack:
+            node = stack.pop()
+            if node.type == "type_identifier":
+                found.append(node)
+            stack.extend(reversed(node.named_children))
+        _UNIT_TYPES[unit] = found
     return found
+
+
+def _defines_type(unit: Unit, name: str) -> bool:
+    """The unit defines ``name`` itself (a tag with a body or a typedef): then no SDK header is needed."""
+    word = re.escape(name)
+    return bool(re.search(rf"\b(?:struct|union|enum)\s+{word}\s*\{{|\btypedef\b[^;]*\b{word}\s*;", unit.text))
 
 
 def _include_hint(header: str) -> str:
@@ -166,6 +163,8 @@ def check_declared(ctx: Context) -> list[Evidence]:
         missing: dict[str, list[tuple[str, Node, str]]] = {}  # header → (identifier, node, function) in order
         for _, name, header, node, function in sorted(uses, key=lambda u: u[0]):
             if header not in visible and model.known(header) not in visible:
+                if node.type == "type_identifier" and _defines_type(unit, name):
+                    continue
                 named = missing.setdefault(header, [])
                 if all(name != n for n, _, _ in named):
                     named.append((name, node, function))
