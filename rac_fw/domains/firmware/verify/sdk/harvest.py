@@ -40,18 +40,22 @@ _C_WORDS = frozenset(
 
 
 def catalog_types(framework: str, variant: str | None) -> set[str]:
-    """Type names the catalog's signatures use (``struct gpio_dt_spec`` → ``gpio_dt_spec``)."""
+    """Type names the catalog's signatures use (``const struct gpio_dt_spec *spec`` → ``gpio_dt_spec``).
+
+    A parameter's last word is its name when it has more than one (``uint32_t ticks``); a return type is
+    all type. Macro parameters are names, not types.
+    """
     cat = catalog(framework, variant)
     names: set[str] = set()
     for name in cat.entries:
         entry = cat.get(name)
-        if entry is None:
+        if entry is None or entry.kind != "function":
             continue
-        for text in (*entry.params, entry.returns or ""):
-            for tag, word in _SIGNATURE_TYPE.findall(text):
-                last = re.sub(r"[\s*\[\]]+$", "", text).split()[-1:] if not tag else []
-                if tag or (word not in _C_WORDS and last and word != last[0].strip("*")):
-                    names.add(word)
+        for text, named in ((entry.returns or "", False), *((param, True) for param in entry.params)):
+            words = [word for _, word in _SIGNATURE_TYPE.findall(re.sub(r"\[[^\]]*\]", "", text))]
+            if named and len(words) > 1:
+                words = words[:-1]
+            names.update(words)
     return names - _C_WORDS
 
 
