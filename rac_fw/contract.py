@@ -48,6 +48,10 @@ class Receipt(_Message):
     realized: list[str] = Field(default_factory=list, description="Relations the realizer claims to hold.")
     claims_success: bool = True
     notes: list[str] = Field(default_factory=list)
+    bindings: list[str] = Field(
+        default_factory=list,
+        description="Every plan name the realizer bound, and to what (``operations[0].led led1 → …``).",
+    )
 
 
 class Realization(_Message):

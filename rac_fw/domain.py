@@ -79,6 +79,20 @@ class Domain(ABC):
         """Further documents this domain publishes (``rac-fw schema NAME``), e.g. a command's report."""
         return {}
 
+    def schema_index(self) -> dict[str, Any]:
+        """A compact guide to the action (``rac-fw schema NAME --index``); the full schema unless the
+        domain's action language is large enough to need an index (firmware: one line per operation)."""
+        return self.action_schema()
+
+    def tool_schema(self) -> dict[str, Any]:
+        """The payload schema a tool definition carries (``submit_<domain>``): the full action schema
+        unless the domain keeps it small and serves its parts on demand (:meth:`part_schema`)."""
+        return self.action_schema()
+
+    def part_schema(self, part: str) -> dict[str, Any]:
+        """The schema of one named part of the action (a firmware operation); LookupError if none."""
+        raise LookupError(f"the {self.name} action has no named parts: `rac-fw schema {self.name}` is all of it")
+
     # --- the five operations -------------------------------------------------------------------
     @abstractmethod
     def observe(self, task: str, detail: str | None = None) -> Observation:
@@ -147,14 +161,20 @@ def load_domain(name: str) -> Domain:
     return cls()
 
 
-def schema_for(name: str) -> dict[str, Any]:
+def schema_for(name: str, part: str | None = None, index: bool = False) -> dict[str, Any]:
     """The JSON Schema behind ``rac-fw schema NAME``: a contract message (feedback, observation, action),
-    a domain's action payload, or a document a domain publishes (e.g. firmware's ``plan-result``)."""
-    if name in MESSAGES:
+    a domain's action payload (or its ``index``, or one ``part`` of it such as a firmware operation),
+    or a document a domain publishes (e.g. firmware's ``plan-result``)."""
+    if name in MESSAGES and part is None and not index:
         return MESSAGES[name].model_json_schema()
     names = domain_names()
     if name in names:
-        return load_domain(name).action_schema()
+        plugin = load_domain(name)
+        if part is not None:
+            return plugin.part_schema(part)
+        return plugin.schema_index() if index else plugin.action_schema()
+    if part is not None or index:
+        raise LookupError(f"--op and --index apply to a domain's action; {name!r} is not a domain")
     published: list[str] = []
     for domain in names:
         models = load_domain(domain).message_models()

@@ -12,12 +12,13 @@ from rac_fw.domains.firmware.backends import get_backend, select_builder
 from rac_fw.domains.firmware.backends.base import BuildRequest
 from rac_fw.domains.firmware.backends.gcc import GccBuildResult
 from rac_fw.domains.firmware.facts.load import load_target
-from rac_fw.domains.firmware.lower import LoweringError, get_lowerer, lower, write_artifact
+from rac_fw.domains.firmware.lower import LoweringError, lower, write_artifact
 from rac_fw.domains.firmware.obligations import check
-from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.placement import placement
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import specs
 from rac_fw.domains.firmware.verify.elf import verify_elf
 from rac_fw.resources import data_dir
 
@@ -60,7 +61,7 @@ def operation_matrix(target_id: str) -> dict[str, Any]:
         {"op": "watchdog", "name": "wdt", "timeout_ms": 1000, "feed_interval_ms": 200},
     ]
     resources: dict[str, Any] = {}
-    if get_lowerer("baremetal").supports("dma_mem2mem", load_target(target_id)):
+    if realizes("baremetal", "dma_mem2mem", load_target(target_id)):
         resources["buffers"] = [
             {"name": "src", "size_bytes": 100, "role": "dma_mem"},
             {"name": "dst", "size_bytes": 100, "role": "dma_mem"},
@@ -70,7 +71,7 @@ def operation_matrix(target_id: str) -> dict[str, Any]:
 
 
 def test_every_baremetal_example_builds_for_every_cortex_m_target(tmp_path: Path) -> None:
-    supported = FRAMEWORKS["baremetal"].operations
+    supported = {s.kind for s in specs() if s.realization("baremetal") is not None}
     built: dict[str, set[str]] = {}
     for path in sorted(data_dir("examples").glob("*.yaml")):
         plan = load_plan(path)
@@ -154,11 +155,10 @@ def test_lowering_is_deterministic_and_facts_driven() -> None:
 
 
 def test_supports_follows_the_facts() -> None:
-    lowerer = get_lowerer("baremetal")
-    assert lowerer.supports("dma_mem2mem", load_target("stm32f407"))
-    assert not lowerer.supports("dma_mem2mem", load_target("nrf52840"))  # EasyDMA has no m2m
-    assert not lowerer.supports("uart_print", load_target("esp32s3"))  # not a Cortex-M
-    assert not lowerer.supports("i2c_transfer", load_target("stm32f407"))
+    assert realizes("baremetal", "dma_mem2mem", load_target("stm32f407"))
+    assert not realizes("baremetal", "dma_mem2mem", load_target("nrf52840"))  # EasyDMA has no m2m
+    assert not realizes("baremetal", "uart_print", load_target("esp32s3"))  # not a Cortex-M
+    assert not realizes("baremetal", "i2c_transfer", load_target("stm32f407"))
     assert select_builder("auto", "baremetal").name == "gcc"
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rac_fw.domains.firmware.baremetal import derive
 from rac_fw.domains.firmware.facts.load import load_target
+from rac_fw.domains.firmware.lower.baremetal import derive
 
 
 def test_usart_brr_matches_rm0090_oversampling_16() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
-from rac_fw.domains.firmware.baremetal.header import SCS_END, SCS_START, c_ident, device_header
 from rac_fw.domains.firmware.facts.load import load_target, peripheral
+from rac_fw.domains.firmware.lower.baremetal.header import SCS_END, SCS_START, c_ident, device_header
 from rac_fw.resources import data_dir
 
 #: Layouts sampled per target (every register of each, so gaps, unions and arrays are all covered).

@@ -12,10 +12,11 @@ import re
 import pytest
 
 from rac_fw.domains.firmware.facts.load import load_target
-from rac_fw.domains.firmware.lower import LoweringError, get_lowerer, lower
+from rac_fw.domains.firmware.lower import LoweringError, lower
 from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.load import parse_plan
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.verify.artifact import verify_sources
 
@@ -191,10 +192,9 @@ def test_same_plan_same_bytes() -> None:
 
 
 def test_supports_and_unsupported_operations() -> None:
-    lowerer = get_lowerer("espidf")
-    assert lowerer.supports("gpio_blink", TARGET) and lowerer.supports("isr_handoff", TARGET)
-    assert not lowerer.supports("sensor_read", TARGET)
-    assert not lowerer.supports("gpio_blink", load_target("stm32h743"))  # no IDF target on that board
+    assert realizes("espidf", "gpio_blink", TARGET) and realizes("espidf", "isr_handoff", TARGET)
+    assert not realizes("espidf", "sensor_read", TARGET)
+    assert not realizes("espidf", "gpio_blink", load_target("stm32h743"))  # no IDF target on that board
     plan = parse_plan(
         {"target": "esp32s3", "operations": [{"op": "sensor_read", "device": "die_temp", "channel": "die_temp"}]}
     )

@@ -15,12 +15,13 @@ import pytest
 
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.lower import LoweringError, get_lowerer, lower
+from rac_fw.domains.firmware.lower import LoweringError, lower
 from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.obligations.placement import buffer_needs, placement
 from rac_fw.domains.firmware.obligations.quantities import dcache_active
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.load import parse_plan
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.verify.artifact import verify_sources
 from tests.test_firmware_domain import DTCM_PLAN
@@ -271,9 +272,8 @@ def test_hostile_strings_and_verifier_verdict(case: tuple[Target, Plan, dict[str
 
 def test_thread_operations_are_unsupported() -> None:
     target = load_target("stm32h743")
-    lowerer = get_lowerer("hal")
-    assert lowerer.supports("dma_mem2mem", target) and not lowerer.supports("isr_handoff", target)
-    assert not lowerer.supports("gpio_blink", load_target("esp32s3"))
+    assert realizes("hal", "dma_mem2mem", target) and not realizes("hal", "isr_handoff", target)
+    assert not realizes("hal", "gpio_blink", load_target("esp32s3"))
     plan = parse_plan(
         {
             "target": "stm32h743",
@@ -505,7 +505,7 @@ def test_adc_dma_request_and_stream_come_from_the_facts(target_id: str) -> None:
     """With a UART receiving by DMA and a memory copy beside it, the ADC scan gets its own stream that the
     facts route ADC1 to; two channels become ranks 1 and 2 in plan order; every HAL return is checked."""
     target = load_target(target_id)
-    assert get_lowerer("hal").supports("adc_scan_dma", target)
+    assert realizes("hal", "adc_scan", target, "dma")
     pins = {"stm32f407": ("PA1", "PC1"), "stm32h743": ("PA3", "PC0")}[target_id]
     data = {
         "target": target_id,

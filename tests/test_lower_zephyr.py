@@ -31,6 +31,7 @@ from rac_fw.domains.firmware.lower.zephyr import ZEPHYR_VERSION
 from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.verify.artifact import verify_sources
 from rac_fw.resources import data_dir
 
@@ -245,19 +246,17 @@ def test_plan_names_cannot_collide_with_zephyr_symbols() -> None:
 
 
 def test_supports_is_decided_from_the_facts() -> None:
-    zephyr = frameworks()["zephyr"]
     nrf, native, h7 = load_target("nrf52840"), load_target("native_sim"), load_target("stm32h743")
-    assert zephyr.supports("gpio_blink", native) and zephyr.supports("adc_periodic", native)
-    assert not zephyr.supports("pwm_fade", native), "native_sim has no PWM node"
-    assert not zephyr.supports("dma_mem2mem", nrf), "EasyDMA cannot copy memory to memory"
-    assert zephyr.supports("dma_mem2mem", h7) and zephyr.supports("watchdog", h7)
+    assert realizes("zephyr", "gpio_blink", native) and realizes("zephyr", "adc_periodic", native)
+    assert not realizes("zephyr", "pwm_fade", native), "native_sim has no PWM node"
+    assert not realizes("zephyr", "dma_mem2mem", nrf), "EasyDMA cannot copy memory to memory"
+    assert realizes("zephyr", "dma_mem2mem", h7) and realizes("zephyr", "watchdog", h7)
     f4 = load_target("stm32f407")
-    assert zephyr.supports("dma_periph_rx", nrf), "UARTE0 receives through its own EasyDMA"
-    assert zephyr.supports("dma_periph_rx", f4), "the facts map USART2_RX to a DMA1 stream and channel"
-    assert not zephyr.supports("dma_periph_rx", _without_rx_route(h7)), "no request route known: not guessed"
-    assert not zephyr.supports("flash_store", h7)
+    assert realizes("zephyr", "dma_periph_rx", nrf), "UARTE0 receives through its own EasyDMA"
+    assert realizes("zephyr", "dma_periph_rx", f4), "the facts map USART2_RX to a DMA1 stream and channel"
+    assert not realizes("zephyr", "dma_periph_rx", _without_rx_route(h7)), "no request route known: not guessed"
     hal_only = dataclasses.replace(h7, frameworks=("hal",))
-    assert not zephyr.supports("gpio_blink", hal_only), "a target whose facts list no Zephyr support"
+    assert not realizes("zephyr", "gpio_blink", hal_only), "a target whose facts list no Zephyr support"
 
 
 def test_unsupported_detail_is_evidence_whose_relaxation_fixes_the_plan() -> None:

@@ -162,8 +162,6 @@ CASES = [
     ), "E_RAM_BUDGET", ["SRAM4", "src"], ["bytes"]),
     Case("radio-conflict-adc2", "esp32s3", plan({"op": "adc_read", "channel": {"pin": "GPIO11"}}, wifi=True),
          "E_RADIO_CONFLICT", ["GPIO11", "ADC2", "wifi"]),
-    Case("flash-alignment", "nrf52840", plan({"op": "flash_store", "size_bytes": 10, "offset_bytes": 6}),
-         "E_FLASH_ALIGNMENT", ["flash_store", "nrf52840"], ["bytes"], fully_valid_after=False),
     Case("watchdog-window", "stm32f407", plan({"op": "watchdog", "timeout_ms": 1000, "feed_interval_ms": 900}),
          "E_WATCHDOG_WINDOW", ["watchdog", "main"], ["ms"]),
     Case("watchdog-range", "stm32f407", plan({"op": "watchdog", "timeout_ms": 60_000, "feed_interval_ms": 1000}),

@@ -57,12 +57,17 @@ def domains() -> None:
 def schema(
     name: Annotated[str, typer.Argument(
         metavar="NAME", help="A domain (its action schema), or feedback, observation, action, plan-result.")],
+    op: Annotated[str | None, typer.Option(
+        "--op", metavar="OP", help="One part of a domain's action: a firmware operation kind, or resources.")] = None,
+    index: Annotated[bool, typer.Option(
+        "--index", help="The domain's compact index (firmware: one line per operation), not its schema.")] = False,
 ) -> None:
-    """Print a JSON Schema: a domain's action payload, or a message of the versioned protocol."""
+    """Print a JSON Schema: a domain's action payload (its index, or one operation), or a protocol message."""
     try:
-        console.print_json(json.dumps(schema_for(name)))
+        console.print_json(json.dumps(schema_for(name, part=op, index=index)))
     except LookupError as exc:
-        fail_with([Evidence(code="E_UNKNOWN_SCHEMA", message=str(exc), location="NAME", objects=[name])])
+        where, obj = ("--op", str(op)) if op is not None and name in domain_names() else ("NAME", name)
+        fail_with([Evidence(code="E_UNKNOWN_SCHEMA", message=str(exc), location=where, objects=[obj])])
 
 
 def tasks(domain: str) -> None:

@@ -33,6 +33,7 @@ from rac_fw.contract import Action, Evidence, Feedback, Status, canonical_json, 
 from rac_fw.domain import UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
 from rac_fw.metering import measure, tokenizer_name
 from rac_fw.runtime import DEFAULT_BUDGET, Episode
+from rac_fw.schemas import inline_refs
 
 
 @dataclass
@@ -109,23 +110,6 @@ def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     return wrapper
 
 
-def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """Inline ``$defs`` references so a model's schema can sit inside a tool's parameter schema."""
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                return walk(defs[ref.removeprefix("#/$defs/")])
-            return {k: walk(v) for k, v in node.items() if k != "$defs"}
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    return walk(schema)
-
-
 def _feedback_result(session: Session, feedback: Feedback) -> dict[str, Any]:
     body = feedback.model_dump(mode="json")
     body["session"] = session.id
@@ -153,10 +137,14 @@ class Tools:
         return {"targets": load_domain("firmware").tasks()}
 
     def schema(
-        self, name: Annotated[str, Field(description="A domain, or feedback, observation, action, plan-result")]
+        self,
+        name: Annotated[str, Field(description="A domain, or feedback, observation, action, plan-result")],
+        op: Annotated[str | None, Field(description="One part of a domain's action (firmware: an operation "
+                                        "kind, or resources)")] = None,
+        index: Annotated[bool, Field(description="The domain's compact index instead of its schema")] = False,
     ) -> dict[str, Any]:
-        """JSON Schema of a domain's action payload, or of a message of the versioned protocol."""
-        return schema_for(name)
+        """JSON Schema of a domain's action (its index, or one operation), or of a protocol message."""
+        return schema_for(name, part=op, index=index)
 
     def observe(
         self,
@@ -329,9 +317,7 @@ def build_server(config: ServerConfig) -> Any:
 
 def _add_firmware_tools(server: Any, fw: FirmwareTools) -> None:
     """Firmware tools; ``plan`` advertises the Plan model's schema (generated, like submit_<domain>)."""
-    from rac_fw.domains.firmware.plan.model import Plan
-
-    PlanType = Annotated[dict[str, Any], WithJsonSchema(inline_refs(Plan.model_json_schema()))]
+    PlanType = Annotated[dict[str, Any], WithJsonSchema(inline_refs(load_domain("firmware").tool_schema()))]
     Framework = Annotated[str | None, Field(description="zephyr, espidf, hal or baremetal (default: target's)")]
     Session_ = Annotated[str, Field(description="A firmware session from start_episode(firmware, TARGET)")]
     Builder = Annotated[str, Field(description="auto, gcc, west, platformio or idf")]
@@ -352,7 +338,8 @@ def _add_firmware_tools(server: Any, fw: FirmwareTools) -> None:
 
     docs: dict[Callable[..., dict[str, Any]], str] = {
         plan: "Validate, lower and verify a firmware plan (one proposal of the session's budget); on a clean "
-              "verdict the artifact is written. " + (Plan.__doc__ or "").strip(),
+              "verdict the artifact is written. The plan is submit_firmware's payload (its description has the "
+              "operation index; schema(name='firmware', op=KIND) gives an operation's fields).",
         build: "Build the session's newest clean artifact with a builder (missing tools come back as evidence).",
         run: "Build and run the newest artifact in QEMU or on a bench board; console expectations become verdicts.",
         flash: "Flash the newest artifact to a bench board (only with --allow-flash and a bench naming the board; "
@@ -370,7 +357,7 @@ def _add_domain_submit(server: Any, tools: Tools, domain: str) -> None:
         dom = load_domain(domain)
     except Exception:  # a broken plugin must not take the server down; list_domains still shows it
         return
-    model_schema = inline_refs(dom.action_schema())
+    model_schema = inline_refs(dom.tool_schema())
     PayloadType = Annotated[dict[str, Any], WithJsonSchema(model_schema)]
 
     def submit_domain(session: str, payload: PayloadType) -> dict[str, Any]:
@@ -384,4 +371,9 @@ def _add_domain_submit(server: Any, tools: Tools, domain: str) -> None:
     submit_domain.__annotations__ = {"session": str, "payload": PayloadType, "return": dict[str, Any]}
     description = (f"Submit one {domain} action for a session opened with start_episode. "
                    + (dom.action_model.__doc__ or "").strip())
+    index = dom.schema_index()
+    if index != dom.action_schema():
+        # The payload schema above is an envelope; the index says what goes inside, schema(op=…) the rest.
+        description += (f" Index of the action's parts (schema(name={domain!r}, op=PART) gives one part's "
+                        "fields): " + json.dumps(index, separators=(",", ":"), ensure_ascii=False))
     server.add_tool(guarded(submit_domain), name=f"submit_{domain}", description=description)

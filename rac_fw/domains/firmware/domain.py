@@ -26,6 +26,7 @@ from rac_fw.domains.firmware.facts import observe as facts_observe
 from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations import check, resolve_framework
+from rac_fw.domains.firmware.plan import catalog
 from rac_fw.domains.firmware.plan.load import PlanError, parse_plan
 from rac_fw.domains.firmware.plan.model import Plan
 
@@ -53,6 +54,15 @@ class FirmwareDomain(Domain):
 
     def tasks(self) -> list[str]:
         return target_ids()
+
+    def schema_index(self) -> dict[str, Any]:
+        return catalog.index()
+
+    def part_schema(self, part: str) -> dict[str, Any]:
+        return catalog.op_schema(part)
+
+    def tool_schema(self) -> dict[str, Any]:
+        return catalog.envelope_schema()
 
     def message_models(self) -> dict[str, type[BaseModel]]:
         from rac_fw.domains.firmware.pipeline import PlanReport

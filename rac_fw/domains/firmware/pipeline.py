@@ -22,6 +22,7 @@ from rac_fw.contract import Evidence, Feedback, Receipt, Relaxation, Status, Ver
 from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.lower import Lowered, LoweringError, UnknownFramework, lower, write_artifact
+from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.plan.load import PlanError, load_plan, parse_plan
 from rac_fw.domains.firmware.plan.model import Plan
 
@@ -263,7 +264,7 @@ def console_expectations(plan: Plan, facts: Target, framework: str) -> tuple[str
         from rac_fw.domains.firmware.verify.console import plan_expectations
 
         return plan_expectations(plan, facts.board.console.uart if facts.board.console else None)
-    return tuple(re.escape(str(op.message)) for op in plan.operations if op.op == "uart_print")
+    return tuple(re.escape(op.message) for op in plan.operations if isinstance(op, UartPrint))
 
 
 def _build_and_run(

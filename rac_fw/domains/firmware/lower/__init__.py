@@ -11,6 +11,7 @@ ignores.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -24,7 +25,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import jinja2
 
-from rac_fw.contract import Evidence, Receipt, sha256_of
+from rac_fw.contract import Evidence, Receipt, Relaxation, sha256_of
+from rac_fw.domains.firmware.bind import BoundPlan, bind
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.resources import data_dir
 
 if TYPE_CHECKING:
@@ -55,19 +58,16 @@ class Lowered:
 
 
 class Lowerer(Protocol):
-    """What a framework module registers: which operations it can emit and how to emit a plan."""
+    """What a framework module registers: how to emit a bound plan.
+
+    Which operations it can emit is not the lowerer's to say: each op spec declares its realizations
+    and ``ops.matrix`` answers for obligations and lowerers alike.
+    """
 
     name: str
 
-    def supports(self, op_name: str, target: Target) -> bool:
-        """True when operation ``op_name`` can be realized with this framework on ``target``.
-
-        Obligations ask this to return E_TARGET_UNSUPPORTED *before* lowering is attempted.
-        """
-        ...
-
-    def lower(self, plan: Plan, target: Target) -> Lowered:
-        """Emit the framework's complete source tree for a plan already validated for ``target``."""
+    def lower(self, bound: BoundPlan) -> Lowered:
+        """Emit the framework's complete source tree for a plan validated and bound for its target."""
         ...
 
 
@@ -130,8 +130,37 @@ def get_lowerer(name: str) -> Lowerer:
 
 
 def lower(plan: Plan, target: Target, framework: str) -> Lowered:
-    """Lower a validated ``plan`` for ``target`` with ``framework``; pure, deterministic."""
-    return get_lowerer(framework).lower(plan, target)
+    """Bind a validated ``plan`` for ``target`` and lower it with ``framework``; pure, deterministic.
+
+    The receipt lists every binding, so an agent sees exactly which LED, pin or instance was chosen.
+    """
+    bound = bind(plan, target, framework)
+    lowered = get_lowerer(framework).lower(bound)
+    receipt = lowered.receipt.model_copy(update={"bindings": list(bound.bindings)})
+    return dataclasses.replace(lowered, receipt=receipt)
+
+
+def unsupported_operations(bound: BoundPlan) -> list[Evidence]:
+    """E_TARGET_UNSUPPORTED for each operation the framework does not realize on the target (the
+    obligations reject these first; a lowering called directly still refuses them with evidence)."""
+    found: list[Evidence] = []
+    for index, op in enumerate(bound.plan.operations):
+        if not realizes(bound.framework, op.op, bound.target):
+            found.append(
+                Evidence(
+                    code="E_TARGET_UNSUPPORTED",
+                    message=f"{op.op} cannot be realized with {bound.framework} on {bound.target.id}",
+                    location=f"operations[{index}]",
+                    objects=[op.op, bound.target.id],
+                    relaxations=[
+                        Relaxation(
+                            description=f"remove operations[{index}] ({op.op})",
+                            patch=[{"op": "remove", "path": ["operations", index]}],
+                        )
+                    ],
+                )
+            )
+    return found
 
 
 @cache

@@ -23,40 +23,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
-from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Target
-from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, template_env
+from rac_fw.domains.firmware.bind import BoundPlan, UnboundName
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.lower import (
+    Lowered,
+    LoweringError,
+    register_framework,
+    template_env,
+    unsupported_operations,
+)
 from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
-from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
+from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
 
 #: ESP-IDF release the templates are written against (also in templates/espidf/VERSION).
 IDF_VERSION = "v5.4"
-
-#: Operation kinds this lowering realizes. ``sensor_read`` is the Zephyr sensor API,
-#: ``dma_periph_rx`` has no generic ESP-IDF driver (each peripheral driver owns its GDMA channel) and
-#: ``flash_store`` is not implemented here.
-SUPPORTED = frozenset(
-    {
-        "gpio_blink", "gpio_input_irq", "gpio_read", "uart_print", "uart_rx_irq", "uart_line_read",
-        "i2c_transfer", "spi_transfer", "adc_read", "adc_periodic", "adc_scan", "pwm_fixed", "pwm_fade",
-        "timer_periodic", "timer_oneshot", "watchdog", "dma_mem2mem", "isr_handoff",
-        "producer_consumer", "shared_state_mutex", "lock_order", "log",
-    }
-)  # fmt: skip
-
-#: Which template file (templates/espidf/<family>.c.j2) renders each operation kind.
-FAMILY = {
-    "gpio_blink": "gpio", "gpio_input_irq": "gpio", "gpio_read": "gpio",
-    "uart_print": "uart", "uart_rx_irq": "uart", "uart_line_read": "uart",
-    "i2c_transfer": "bus", "spi_transfer": "bus",
-    "adc_read": "adc", "adc_periodic": "adc", "adc_scan": "adc",
-    "pwm_fixed": "pwm", "pwm_fade": "pwm",
-    "timer_periodic": "timer", "timer_oneshot": "timer",
-    "watchdog": "watchdog", "dma_mem2mem": "dma", "isr_handoff": "handoff",
-    "producer_consumer": "threads", "shared_state_mutex": "threads", "lock_order": "threads",
-    "log": "log",
-}  # fmt: skip
 
 #: The ``idf_component_register`` REQUIRES each family needs (ESP-IDF 5.3+ split driver components).
 REQUIRES = {
@@ -92,11 +76,10 @@ def _unsupported(where: str | None, message: str) -> LoweringError:
 
 
 @dataclass
-class _Build:
+class EspIdfBuild:
     """What lowering one plan accumulates: per-op views plus the shared peripherals and config."""
 
-    plan: Plan
-    target: Target
+    bound: BoundPlan
     views: list[dict[str, Any]] = field(default_factory=list)
     requires: set[str] = field(default_factory=lambda: {"freertos", "log", "esp_driver_gpio"})
     sdkconfig: dict[str, str] = field(default_factory=dict)
@@ -109,6 +92,14 @@ class _Build:
     gpio_isr_flags: str | None = None
     chosen: dict[str, str] = field(default_factory=dict)
     """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
+
+    @property
+    def plan(self) -> Plan:
+        return self.bound.plan
+
+    @property
+    def target(self) -> Target:
+        return self.bound.target
 
     # --- name resolution -------------------------------------------------------------------------
     def symbol(self, index: int, op: Any) -> str:
@@ -123,15 +114,11 @@ class _Build:
 
     def io(self, name: str, kind: str, where: str) -> tuple[int, bool]:
         """A board LED/button (by name or devicetree label) or a plan pin → (GPIO number, active_low)."""
-        board = self.target.board
-        items: tuple[BoardLed | BoardButton, ...] = board.leds if kind == "led" else board.buttons
-        for item in items:
-            if name in (item.name.lower(), (item.dt_label or "").replace("-", "_")):
-                return self.gpio(item.pin, where), item.active_low
-        use = self.plan.pin_use(name)
-        if use is None:
-            raise _unsupported(where, f"{name!r} is neither a board {kind} nor a resources.pins entry")
-        return self.gpio(use.pin, where), False
+        try:
+            endpoint = self.bound.endpoint("led" if kind == "led" else "button", name)
+        except UnboundName:
+            raise _unsupported(where, f"{name!r} is neither a board {kind} nor a resources.pins entry") from None
+        return self.gpio(endpoint.pin, where), endpoint.active_low
 
     def signal_pin(self, signal: str, where: str) -> int:
         """GPIO of the plan pin declared with ``signal`` (e.g. ``I2C0_SDA``); else the first free pin the
@@ -148,6 +135,37 @@ class _Build:
         self.chosen[signal] = free[0].name
         return self.gpio(free[0].name, where)
 
+    # --- what op specs' ESP-IDF view functions call -------------------------------------------------
+    def uart(self, instance: str | None, baud: int | None, where: str, rx_ring: int = 0) -> dict[str, Any]:
+        return _uart(self, instance, baud, where, rx_ring)
+
+    def adc_channel(self, channel: Any, where: str) -> dict[str, Any]:
+        return _adc_channel(self, channel, where)
+
+    def adc_bitwidth(self, bits: int) -> str:
+        return _adc_bitwidth(self, bits)
+
+    def ledc(self, period_us: int, where: str) -> dict[str, Any]:
+        return _ledc(self, period_us, where)
+
+    def buffer(self, name: str, where: str) -> dict[str, Any]:
+        return _buffer(self, name, where)
+
+    def intr_flags(self, priority: int | None) -> str:
+        return _intr_flags(self, priority)
+
+    @staticmethod
+    def port(instance: str, where: str) -> int:
+        return _port(instance, where)
+
+    @staticmethod
+    def unsupported(where: str | None, message: str) -> LoweringError:
+        return _unsupported(where, message)
+
+    def chip_table(self, key: str) -> dict[str, Any]:
+        """A chip table of the target pack (``watchdog``, ``adc``…), empty when absent."""
+        return extra(self.target, key)
+
     def thread(self, name: str | None, role: str) -> dict[str, Any]:
         """Task parameters for a role played by plan thread ``name`` (defaults when None)."""
         thread = self.plan.thread(name) if name else None
@@ -163,14 +181,14 @@ def _port(instance: str, where: str) -> int:
     return int(match.group(1))
 
 
-def _intr_flags(build: _Build, priority: int | None) -> str:
+def _intr_flags(build: EspIdfBuild, priority: int | None) -> str:
     """``esp_intr_alloc`` flags for an ISR priority (levels 1..rtos_safe_max_level), else default 0."""
     top = int(extra(build.target, "interrupts").get("rtos_safe_max_level", 3))
     return f"ESP_INTR_FLAG_LEVEL{priority}" if priority is not None and 1 <= priority <= top else "0"
 
 
 # --- per-family view builders ---------------------------------------------------------------------
-def _uart(build: _Build, instance: str | None, baud: int | None, where: str, rx_ring: int = 0) -> dict[str, Any]:
+def _uart(build: EspIdfBuild, instance: str | None, baud: int | None, where: str, rx_ring: int = 0) -> dict[str, Any]:
     console = build.target.board.console
     name = instance or (console.uart if console else "UART0")
     port = _port(name, where)
@@ -189,7 +207,7 @@ def _uart(build: _Build, instance: str | None, baud: int | None, where: str, rx_
     return entry
 
 
-def _adc_channel(build: _Build, channel: Any, where: str) -> dict[str, Any]:
+def _adc_channel(build: EspIdfBuild, channel: Any, where: str) -> dict[str, Any]:
     pin = getattr(channel, "pin", None)
     if pin is None:
         raise _unsupported(where, "ESP-IDF needs the analog input pin of the channel")
@@ -204,12 +222,12 @@ def _adc_channel(build: _Build, channel: Any, where: str) -> dict[str, Any]:
     return {"unit": unit, "channel": int(match.group(2)), "pin": pin, "signal": signal}
 
 
-def _adc_bitwidth(build: _Build, bits: int) -> str:
+def _adc_bitwidth(build: EspIdfBuild, bits: int) -> str:
     supported = [int(b) for b in extra(build.target, "adc").get("resolution_bits", [12])]
     return f"ADC_BITWIDTH_{bits}" if bits in supported else "ADC_BITWIDTH_DEFAULT"
 
 
-def _ledc(build: _Build, period_us: int, where: str) -> dict[str, Any]:
+def _ledc(build: EspIdfBuild, period_us: int, where: str) -> dict[str, Any]:
     """LEDC timer + resolution: the widest duty resolution with freq · 2^bits ≤ the LEDC clock."""
     facts = next(
         (e for e in extra(build.target, "pwm").values() if isinstance(e, dict) and "max_resolution_bits" in e), None
@@ -226,12 +244,12 @@ def _ledc(build: _Build, period_us: int, where: str) -> dict[str, Any]:
         if len(build.ledc_timers) >= int(facts.get("timers", 4)):
             raise _unsupported(where, "more distinct PWM frequencies than LEDC timers")
         build.ledc_timers[key] = len(build.ledc_timers)
-    channel = sum(1 for v in build.views if v["op"].op in ("pwm_fixed", "pwm_fade"))
+    channel = sum(1 for v in build.views if v["family"] == "pwm")
     return {"freq_hz": freq_hz, "bits": bits, "max_duty": (1 << bits), "timer": build.ledc_timers[key],
             "channel": channel, "source_hz": source_hz}  # fmt: skip
 
 
-def _buffer(build: _Build, name: str, where: str) -> dict[str, Any]:
+def _buffer(build: EspIdfBuild, name: str, where: str) -> dict[str, Any]:
     buffer = build.plan.buffer(name)
     if buffer is None:
         raise _unsupported(where, f"unknown buffer {name!r}")
@@ -239,136 +257,26 @@ def _buffer(build: _Build, name: str, where: str) -> dict[str, Any]:
             "element": buffer.element_bytes}  # fmt: skip
 
 
-def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
-    """The template view of one operation (every derived number included)."""
+def _template(kind: str) -> str:
+    """The template file (``templates/espidf/<family>.c.j2``) whose macro renders operation ``kind``."""
+    realization = spec(kind).realization("espidf")
+    return realization.template if realization is not None else ""
+
+
+def _view(build: EspIdfBuild, index: int, op: Any) -> dict[str, Any]:
+    """The template view of one operation: the common names plus what its op spec's view derives."""
     sym = build.symbol(index, op)
-    where = f"operations[{index}]"
-    view: dict[str, Any] = {"op": op, "sym": sym, "family": FAMILY[op.op], "index": index,
+    view: dict[str, Any] = {"op": op, "sym": sym, "family": _template(op.op), "index": index,
                             "label": c_string_literal(sym)}  # fmt: skip
-    kind = op.op
-    if kind == "gpio_blink":
-        view["gpio"], view["active_low"] = build.io(op.led, "led", where)
-        view["half_ms"] = max(1, op.period_ms // 2)
-        view["task"] = build.thread(None, sym)
-    elif kind in ("gpio_input_irq", "gpio_read"):
-        view["gpio"], view["active_low"] = build.io(op.button, "button", where)
-        pull = getattr(op, "pull", None) or ("up" if view["active_low"] else "down")
-        view["pull"] = pull
-        if kind == "gpio_input_irq":
-            view["intr"] = {"rising": "GPIO_INTR_POSEDGE", "falling": "GPIO_INTR_NEGEDGE", "both": "GPIO_INTR_ANYEDGE"}[
-                op.edge
-            ]
-            build.gpio_isr_flags = _intr_flags(build, op.irq_priority)
-        else:
-            view["task"] = build.thread(None, sym)
-    elif kind in ("uart_print", "uart_rx_irq", "uart_line_read"):
-        ring = getattr(op, "ring_bytes", 0) or getattr(op, "max_line", 0) * 2
-        view["uart"] = _uart(build, op.uart, op.baud, where, rx_ring=0 if kind == "uart_print" else ring)
-        if kind == "uart_print":
-            view["message"] = c_string_literal(op.message + "\n")
-        elif view["uart"].setdefault("reader", sym) != sym:
-            raise _unsupported(where, f"UART{view['uart']['port']} is already read by {view['uart']['reader']}")
-        view["task"] = build.thread(None, sym)
-    elif kind == "i2c_transfer":
-        device = build.plan.device(op.device)
-        if device is None or device.bus != "i2c":
-            raise _unsupported(f"{where}.device", f"{op.device!r} is not an i2c device")
-        port = _port(device.controller, where)
-        sda = build.signal_pin(f"{device.controller}_SDA", where)
-        scl = build.signal_pin(f"{device.controller}_SCL", where)
-        build.i2c_buses.setdefault(port, {"port": port, "sda": sda, "scl": scl, "devices": {}})
-        build.i2c_buses[port]["devices"][device.name] = {
-            "name": device.name,
-            "address": device.address,
-            "hz": device.frequency_hz,
-        }
-        view.update(device=device.name, port=port, task=build.thread(None, sym))
-    elif kind == "spi_transfer":
-        device = build.plan.device(op.device)
-        if device is None or device.bus != "spi" or device.chip_select is None:
-            raise _unsupported(f"{where}.device", f"{op.device!r} is not an spi device")
-        host = f"SPI{_port(device.controller, where)}_HOST"
-        if host not in build.spi_buses:
-            pins = {k: build.signal_pin(f"{device.controller}_{k.upper()}", where) for k in ("sck", "mosi", "miso")}
-            build.spi_buses[host] = {"host": host, **pins, "devices": {}, "max_bytes": 0}
-        bus = build.spi_buses[host]
-        length = (1 if op.register_index is not None else 0) + max(op.write_bytes, op.read_bytes)
-        bus["max_bytes"] = max(bus["max_bytes"], length)
-        handle = f"{device.name}_m{op.mode}"
-        cs = build.gpio(device.chip_select, f"{where}.chip_select")
-        bus["devices"][handle] = {"name": handle, "mode": op.mode, "hz": device.frequency_hz, "cs": cs}
-        view.update(device=handle, host=host, length=length, task=build.thread(None, sym))
-    elif kind in ("adc_read", "adc_periodic", "adc_scan"):
-        channels = op.channels if kind == "adc_scan" else [op.channel]
-        view["channels"] = [_adc_channel(build, c, f"{where}.channel") for c in channels]
-        view["bitwidth"] = _adc_bitwidth(build, op.resolution_bits)
-        view["interval_ms"] = getattr(op, "interval_ms", None)
-        view["task"] = build.thread(None, sym)
-        if kind == "adc_scan" and op.buffer is not None:
-            view["buffer"] = _buffer(build, op.buffer, f"{where}.buffer")
-    elif kind in ("pwm_fixed", "pwm_fade"):
-        view["gpio"], active_low = build.io(op.output, "led", where)
-        view["invert"] = int(active_low)
-        view["ledc"] = _ledc(build, op.period_us, where)
-        top = view["ledc"]["max_duty"]
-        if kind == "pwm_fixed":
-            view["duty"] = round(op.duty_percent / 100 * top)
-        else:
-            view["step"] = max(1, round(op.step_percent / 100 * top))
-            view["task"] = build.thread(None, sym)
-    elif kind in ("timer_periodic", "timer_oneshot"):
-        view["alarm_us"] = max(1, round(op.period_s * 1_000_000))
-        view["reload"] = kind == "timer_periodic"
-    elif kind == "watchdog":
-        facts = extra(build.target, "watchdog").get("TASK_WDT", {})
-        high = int(facts.get("max_timeout_ms", 60_000))
-        low = int(facts.get("min_timeout_ms", 1000))
-        seconds = min(max(math.ceil(op.timeout_ms / 1000), low // 1000), high // 1000)
-        build.sdkconfig.update({
-            "CONFIG_ESP_TASK_WDT_EN": "y", "CONFIG_ESP_TASK_WDT_INIT": "y", "CONFIG_ESP_TASK_WDT_PANIC": "y",
-            "CONFIG_ESP_TASK_WDT_TIMEOUT_S": str(seconds), "CONFIG_ESP_SYSTEM_PANIC_PRINT_REBOOT": "y",
-        })  # fmt: skip
-        view["task"] = build.thread(op.feed_thread, op.feed_thread or sym)
-    elif kind == "dma_mem2mem":
-        view["src"], view["dst"] = _buffer(build, op.src, f"{where}.src"), _buffer(build, op.dst, f"{where}.dst")
-        view["bytes"] = min(view["src"]["size"], view["dst"]["size"])
-        view["task"] = build.thread(None, sym)
-    elif kind == "isr_handoff":
-        source = build.plan.operation(op.source)
-        view["from_isr"] = (
-            source is not None
-            and source.op in ISR_OPERATIONS
-            and source.op
-            not in (
-                "uart_rx_irq",  # the UART driver owns the ISR; our reader task hands off in task context
-            )
-        )
-        view["task"] = build.thread(op.thread, f"{op.thread}_{sym}")
-        view["source_label"] = c_string_literal(op.source)
-    elif kind == "producer_consumer":
-        view["producer_task"] = build.thread(op.producer, f"{op.producer}_{sym}")
-        view["consumer_task"] = build.thread(op.consumer, f"{op.consumer}_{sym}")
-    elif kind == "shared_state_mutex":
-        build.locks.setdefault(op.lock, op.priority_inheritance)
-        view["tasks"] = [build.thread(t, f"{t}_{sym}") for t in op.threads]
-    elif kind == "lock_order":
-        for lock in op.locks:
-            build.locks.setdefault(lock, True)
-        view["tasks"] = [build.thread(t, f"{t}_{sym}") for t in op.threads]
-    elif kind == "log":
-        view["format"] = c_string_literal(op.message)
-        view["fields"] = [
-            (c_string_literal(f" {v}="), v)
-            for v in op.values
-            if (o := build.plan.operation(v)) is not None and o.op in VALUE_OPERATIONS
-        ]
-        view["macro"] = {"dbg": "ESP_LOGD", "inf": "ESP_LOGI", "wrn": "ESP_LOGW", "err": "ESP_LOGE"}[op.level]
-        view["task"] = build.thread(None, sym)
-    view["value"] = kind in VALUE_OPERATIONS
+    realization = spec(op.op).realization("espidf")
+    if realization is None or realization.view is None:
+        raise LookupError(f"{op.op} has no ESP-IDF view in its op spec")
+    view.update(realization.view(build, index, op))
+    view["value"] = spec(op.op).has(Flag.VALUE)
     return view
 
 
-def _sdkconfig(build: _Build) -> dict[str, str]:
+def _sdkconfig(build: EspIdfBuild) -> dict[str, str]:
     """The complete set of options the project depends on (sdkconfig.defaults is regenerated whole)."""
     target = build.target.board.idf_target or build.target.id
     cpu_hz = clock_hz(build.target, "CPU", "espidf") or 160_000_000
@@ -407,20 +315,20 @@ class EspIdfLowerer:
 
     name = "espidf"
 
-    def supports(self, op_name: str, target: Target) -> bool:
-        return op_name in SUPPORTED and target.board.idf_target is not None
-
-    def lower(self, plan: Plan, target: Target) -> Lowered:
-        build = _Build(plan, target)
+    def lower(self, bound: BoundPlan) -> Lowered:
+        plan, target = bound.plan, bound.target
+        problems = unsupported_operations(bound)
+        if problems or target.board.idf_target is None:
+            missing = Evidence(code="E_TARGET_UNSUPPORTED", message=f"{target.id} names no ESP-IDF target")
+            raise LoweringError(problems or [missing])
+        build = EspIdfBuild(bound)
         for index, op in enumerate(plan.operations):
-            if not self.supports(op.op, target):
-                raise _unsupported(f"operations[{index}]", f"{op.op} is not realizable with ESP-IDF on {target.id}")
             build.views.append(_view(build, index, op))
         for view in build.views:
             view["handoffs"] = [
-                h for h in build.views if h["op"].op == "isr_handoff" and h["op"].source == view["op"].name
+                h for h in build.views if spec(h["op"].op).has(Flag.HANDOFF) and h["op"].source == view["op"].name
             ]
-            build.requires |= REQUIRES[view["family"]]
+            build.requires |= REQUIRES.get(view["family"], set())
         if plan.resources.buffers:
             build.requires.add("heap")
         env = template_env("espidf")

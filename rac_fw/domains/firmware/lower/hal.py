@@ -7,8 +7,8 @@ SPI baud prescaler, DMA stream/channel and the interrupt vector names. Templates
 
 Without an RTOS the application is a super-loop: periodic work runs when ``HAL_GetTick()`` passes its
 deadline, interrupt handlers only record events (volatile counters and a ring) that the loop consumes.
-Thread operations (isr_handoff, producer_consumer, shared_state_mutex, lock_order) therefore do not
-exist here; ``supports`` says so and the obligations report E_TARGET_UNSUPPORTED.
+Thread operations therefore do not exist here: their op specs declare no ``hal`` realization, and the
+obligations report E_TARGET_UNSUPPORTED from the support matrix.
 
 DMA buffers go to the region ``obligations.placement.buffer_needs`` picks (section
 ``.dma.<REGION>.<buffer>``, the bare-metal linker convention), aligned as it says; where the region is
@@ -30,25 +30,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
+from rac_fw.domains.firmware.bind import BoundPlan, UnboundName
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, template_env
+from rac_fw.domains.firmware.facts.query import dmamux_line, request_routable
+from rac_fw.domains.firmware.lower import (
+    Lowered,
+    LoweringError,
+    register_framework,
+    template_env,
+    unsupported_operations,
+)
 from rac_fw.domains.firmware.obligations.placement import buffer_needs
 from rac_fw.domains.firmware.obligations.quantities import clock_hz, dcache_active, extra, hardware_timer
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.model import VALUE_OPERATIONS, Plan
+from rac_fw.domains.firmware.plan.registry import spec
 
 #: STM32Cube HAL driver releases the templates are written against (also in templates/hal/VERSION).
 HAL_VERSIONS = {"STM32F4": "STM32Cube HAL F4 v1.8.3", "STM32H7": "STM32Cube HAL H7 v1.11.3"}
-
-#: Operation kinds this lowering realizes (no RTOS: no thread operations; no sensor API; no flash driver).
-SUPPORTED = frozenset(
-    {
-        "gpio_blink", "gpio_input_irq", "gpio_read", "uart_print", "uart_rx_irq", "uart_line_read",
-        "i2c_transfer", "spi_transfer", "adc_read", "adc_periodic", "adc_scan", "pwm_fixed", "pwm_fade",
-        "timer_periodic", "timer_oneshot", "watchdog", "dma_mem2mem", "dma_periph_rx", "log",
-    }
-)  # fmt: skip
 
 #: Flash wait states by HCLK upper bound (Hz): RM0090 Table 10 (2.7-3.6 V) and RM0433 Table 17 (VOS1).
 FLASH_LATENCY = {
@@ -59,20 +59,6 @@ FLASH_LATENCY = {
 _PIN = re.compile(r"^P([A-K])(\d+)$")
 _ANALOG = re.compile(r"^ADC(\d)_INP?(\d+)$")
 _TIM_CHANNEL = re.compile(r"^(TIM\d+)_CH(\d)$")
-
-
-def _dmamux_line(target: Target, request: str) -> tuple[str, int, tuple[str, ...]] | None:
-    """(mux, request line, controllers behind it) for ``request`` from ``extra.dmamux`` (STM32H7), else None."""
-    for mux, table in extra(target, "dmamux").items():
-        lines = table.get("requests") if isinstance(table, dict) else None
-        if isinstance(lines, dict) and request in lines:
-            return str(mux), int(lines[request]), tuple(str(c) for c in table.get("controllers") or ())
-    return None
-
-
-def _adc_dma_routable(target: Target, unit: str) -> bool:
-    """The facts route ADC ``unit``'s DMA request: a fixed (stream, channel) mapping (STM32F4) or a DMAMUX line."""
-    return any(c.routes(unit) for c in target.dma) or _dmamux_line(target, unit) is not None
 
 
 def _unsupported(where: str | None, message: str) -> LoweringError:
@@ -182,8 +168,7 @@ def _clocks(target: Target, family: str) -> dict[str, Any]:
 class _Build:
     """Everything one plan needs, collected per peripheral so shared instances are initialized once."""
 
-    plan: Plan
-    target: Target
+    bound: BoundPlan
     family: str
     views: list[dict[str, Any]] = field(default_factory=list)
     modules: set[str] = field(default_factory=lambda: {"RCC", "GPIO", "CORTEX", "FLASH", "PWR", "DMA"})
@@ -200,6 +185,14 @@ class _Build:
     watchdog: dict[str, Any] | None = None
     chosen: dict[str, str] = field(default_factory=dict)
     """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
+
+    @property
+    def plan(self) -> Plan:
+        return self.bound.plan
+
+    @property
+    def target(self) -> Target:
+        return self.bound.target
 
     @property
     def h7(self) -> bool:
@@ -236,14 +229,11 @@ class _Build:
 
     def io(self, name: str, kind: str, where: str) -> tuple[Pin, bool]:
         """A board LED/button (name or devicetree label) or a plan pin → (pin, active_low)."""
-        board = self.target.board
-        for item in board.leds if kind == "led" else board.buttons:
-            if name in (item.name.lower(), (item.dt_label or "").replace("-", "_")):
-                return _pin(self.target, item.pin, where), item.active_low
-        use = self.plan.pin_use(name)
-        if use is None:
-            raise _unsupported(where, f"{name!r} is neither a board {kind} nor a resources.pins entry")
-        return _pin(self.target, use.pin, where), False
+        try:
+            endpoint = self.bound.endpoint("led" if kind == "led" else "button", name)
+        except UnboundName:
+            raise _unsupported(where, f"{name!r} is neither a board {kind} nor a resources.pins entry") from None
+        return _pin(self.target, endpoint.pin, where), endpoint.active_low
 
     def signal_pin(self, signal: str, where: str) -> Pin:
         """The plan pin declared with ``signal``; else the first free pin the pin facts route it to
@@ -411,9 +401,10 @@ class _Build:
             raise _unsupported(f"{where}.buffer", f"{buffer['name']} must hold {count} elements of 2 or 4 bytes "
                                "(the ADC data register is wider than a byte), one per channel")  # fmt: skip
         instance = unit["instance"]
-        if not _adc_dma_routable(self.target, instance):
+        if not request_routable(self.target, instance):
             raise _unsupported(where, f"the {self.target.id} facts route no DMA request for {instance}")
-        mux = _dmamux_line(self.target, instance) if not any(c.requests for c in self.target.dma) else None
+        line = dmamux_line(self.target, instance) if not any(c.requests for c in self.target.dma) else None
+        mux = (line.mux, line.line, line.controllers) if line is not None else None
         dma = self.dma_stream(instance, None, where, among=mux[2] if mux else ())
         dma.update(owner=view, priority=5 if getattr(view["op"], "irq_priority", None) is None
                    else view["op"].irq_priority, mux=mux)  # fmt: skip
@@ -431,7 +422,10 @@ def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
         (getattr(op, f) for f in ("interval_ms", "repeat_interval_ms", "feed_interval_ms") if getattr(op, f, None)),
         None,
     )
-    if kind == "gpio_blink":
+    realization = spec(kind).realization("hal")
+    if realization is not None and realization.view is not None:
+        view.update(realization.view(build, index, op))
+    elif kind == "gpio_blink":
         pin, active_low = build.io(op.led, "led", where)
         build.ports.add(pin.port)
         build.outputs[pin.name] = {"pin": pin, "idle": "GPIO_PIN_SET" if active_low else "GPIO_PIN_RESET"}
@@ -691,23 +685,16 @@ class HalLowerer:
 
     name = "hal"
 
-    def supports(self, op_name: str, target: Target) -> bool:
-        """``op_name`` is an operation kind, or ``adc_scan_dma`` (an adc_scan into a buffer by DMA): realized
-        where the facts route some ADC unit's DMA request."""
-        if target.board.hal_family not in HAL_VERSIONS:
-            return False
-        if op_name == "adc_scan_dma":
-            return any(_adc_dma_routable(target, str(u)) for u in extra(target, "adc").get("units", ()))
-        return op_name in SUPPORTED
-
-    def lower(self, plan: Plan, target: Target) -> Lowered:
+    def lower(self, bound: BoundPlan) -> Lowered:
+        plan, target = bound.plan, bound.target
         family = target.board.hal_family or ""
         if family not in HAL_VERSIONS:
             raise _unsupported(None, f"{target.id} has no STM32Cube HAL family in its board facts")
-        build = _Build(plan, target, family)
+        problems = unsupported_operations(bound)
+        if problems:
+            raise LoweringError(problems)
+        build = _Build(bound, family)
         for index, op in enumerate(plan.operations):
-            if not self.supports(op.op, target):
-                raise _unsupported(f"operations[{index}]", f"{op.op} is not realizable with the STM32 HAL")
             build.views.append(_view(build, index, op))
         prefix = family.lower() + "xx"  # stm32f4xx / stm32h7xx
         cache = build.cache_on

@@ -16,7 +16,6 @@ from rac_fw.domains.firmware.obligations import (
     adc,
     bus,
     dma,
-    flash,
     irq,
     memory,
     peripherals,
@@ -48,7 +47,6 @@ RULES: tuple[Rule, ...] = (
     adc.check,
     irq.check,
     bus.check,
-    flash.check,
     watchdog.check,
     threads.check,
 )
@@ -82,7 +80,6 @@ CODES = (
     "E_ISR_BLOCKING",
     "E_I2C_ADDRESS",
     "E_CLOCK_RANGE",
-    "E_FLASH_ALIGNMENT",
     "E_WATCHDOG_RANGE",
     "E_WATCHDOG_WINDOW",
     "E_LOCK_ORDER",

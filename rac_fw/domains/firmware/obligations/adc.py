@@ -6,8 +6,10 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.obligations.quantities import extra
+from rac_fw.domains.firmware.ops.adc.adc_periodic import AdcPeriodic
+from rac_fw.domains.firmware.ops.adc.adc_read import AdcRead
+from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcPeriodic, AdcRead, AdcScan
 
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:

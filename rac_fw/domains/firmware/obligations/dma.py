@@ -25,9 +25,10 @@ from rac_fw.domains.firmware.obligations.placement import (
     placement,
     request_instance,
 )
+from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
+from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
+from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcScan
-from rac_fw.domains.firmware.plan.ops.dma import DmaMem2Mem, DmaPeriphRx
 from rac_fw.domains.firmware.plan.resources import Buffer
 
 

@@ -1,18 +1,14 @@
-"""What each lowering framework offers, as data: operations it realizes, threads, timers, stack floors.
+"""What each lowering framework offers, as data: threads, timers, devicetree, stack floors.
 
 These are facts about the *software* (Zephyr 4.x, ESP-IDF 5.x, STM32Cube HAL, rac-fw's bare-metal
 runtime), not about a chip; chip facts come from the target pack. Obligations ask this table instead
-of testing framework names in their logic.
+of testing framework names in their logic. Which *operations* a framework realizes is not here: each
+op spec declares its realizations and ``ops.matrix`` answers from them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from rac_fw.domains.firmware.plan.model import OPERATION_KINDS
-
-_ALL_OPS = frozenset(OPERATION_KINDS)
-_THREAD_OPS = frozenset({"isr_handoff", "producer_consumer", "shared_state_mutex", "lock_order"})
 
 
 @dataclass(frozen=True)
@@ -20,8 +16,6 @@ class FrameworkRules:
     """The capabilities and limits of one lowering framework."""
 
     name: str
-    operations: frozenset[str]
-    """Operation kinds the framework's lowering realizes."""
     threads: bool
     """An RTOS scheduler exists (threads, queues, mutexes)."""
     kernel_timer: bool
@@ -46,7 +40,6 @@ class FrameworkRules:
 FRAMEWORKS: dict[str, FrameworkRules] = {
     "zephyr": FrameworkRules(
         name="zephyr",
-        operations=_ALL_OPS,
         threads=True,
         kernel_timer=True,
         owns_systick=True,
@@ -57,7 +50,6 @@ FRAMEWORKS: dict[str, FrameworkRules] = {
     ),
     "espidf": FrameworkRules(
         name="espidf",
-        operations=_ALL_OPS - {"sensor_read"},
         threads=True,
         kernel_timer=True,
         owns_systick=True,
@@ -69,7 +61,6 @@ FRAMEWORKS: dict[str, FrameworkRules] = {
     ),
     "hal": FrameworkRules(
         name="hal",
-        operations=_ALL_OPS - _THREAD_OPS - {"sensor_read"} | {"adc_scan_dma"},
         threads=False,
         kernel_timer=True,
         owns_systick=True,
@@ -80,18 +71,6 @@ FRAMEWORKS: dict[str, FrameworkRules] = {
     ),
     "baremetal": FrameworkRules(
         name="baremetal",
-        operations=frozenset(
-            {
-                "gpio_blink",
-                "uart_print",
-                "uart_rx_irq",
-                "timer_periodic",
-                "timer_oneshot",
-                "adc_read",
-                "dma_mem2mem",
-                "watchdog",
-            }
-        ),
         threads=False,
         kernel_timer=False,
         owns_systick=False,

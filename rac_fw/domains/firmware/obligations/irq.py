@@ -13,9 +13,9 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.obligations.quantities import irq_range
+from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
+from rac_fw.domains.firmware.ops.log.log import Log
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.handoff import IsrHandoff
-from rac_fw.domains.firmware.plan.ops.log import Log
 
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:

@@ -13,6 +13,7 @@ import difflib
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Pin, Target
+from rac_fw.domains.firmware.facts.query import normalized
 from rac_fw.domains.firmware.obligations.evidence import add, relax, replace, violation
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, radio_blocked_adc
 from rac_fw.domains.firmware.obligations.refs import (
@@ -22,7 +23,6 @@ from rac_fw.domains.firmware.obligations.refs import (
     claims,
     describe_pin,
     free_pins,
-    normalized,
     wired_signals,
 )
 from rac_fw.domains.firmware.plan.model import Plan

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 from rac_fw.domains.firmware.facts.model import DmaController, MemoryRegion, Target
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, dcache_active, extra
+from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
+from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
+from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
+from rac_fw.domains.firmware.plan.channels import AdcPinChannel
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcPinChannel, AdcScan
-from rac_fw.domains.firmware.plan.ops.dma import DmaMem2Mem, DmaPeriphRx
 
 #: Region kinds that never hold a data buffer.
 NOT_BUFFER_RAM = frozenset({"flash", "rom", "itcm", "backup"})

@@ -10,8 +10,8 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations.evidence import Path, relax, replace, violation
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, extra, radio_blocked_adc
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.dma import DmaPeriphRx
 
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:

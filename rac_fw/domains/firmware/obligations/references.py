@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import ambiguous_board_name, board_button, board_led, exact_name, normalized
 from rac_fw.domains.firmware.obligations.evidence import Path, add, relax, remove, replace, violation
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.placement import (
@@ -20,18 +21,21 @@ from rac_fw.domains.firmware.obligations.placement import (
     controller_named,
     serving_controllers,
 )
-from rac_fw.domains.firmware.obligations.refs import board_button, board_led, claims, free_pins, normalized
+from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
+from rac_fw.domains.firmware.ops.bus.i2c_transfer import I2cTransfer
+from rac_fw.domains.firmware.ops.bus.spi_transfer import SpiTransfer
+from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
+from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
+from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
+from rac_fw.domains.firmware.ops.log.log import Log
+from rac_fw.domains.firmware.ops.sensor.sensor_read import SensorRead
+from rac_fw.domains.firmware.ops.threads.lock_order import LockOrder
+from rac_fw.domains.firmware.ops.threads.producer_consumer import ProducerConsumer
+from rac_fw.domains.firmware.ops.threads.shared_state_mutex import SharedStateMutex
+from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
 from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcScan
-from rac_fw.domains.firmware.plan.ops.bus import I2cTransfer, SpiTransfer
-from rac_fw.domains.firmware.plan.ops.dma import DmaMem2Mem, DmaPeriphRx
-from rac_fw.domains.firmware.plan.ops.gpio import GpioBlink, GpioInputIrq, GpioRead
-from rac_fw.domains.firmware.plan.ops.handoff import IsrHandoff
-from rac_fw.domains.firmware.plan.ops.log import Log
-from rac_fw.domains.firmware.plan.ops.pwm import PwmFade, PwmFixed
-from rac_fw.domains.firmware.plan.ops.sensor import SensorRead
-from rac_fw.domains.firmware.plan.ops.threads import LockOrder, ProducerConsumer, SharedStateMutex
-from rac_fw.domains.firmware.plan.ops.watchdog import Watchdog
+from rac_fw.domains.firmware.plan.registry import spec
 
 CODE_DUPLICATE = "E_DUPLICATE_NAME"
 CODE_UNKNOWN = "E_UNKNOWN_RESOURCE"
@@ -95,10 +99,21 @@ class _Refs:
         board = board_led(self.target, name) if output else board_button(self.target, name)
         if board is not None:
             return
+        what = "LED" if output else "button"
+        twins = ambiguous_board_name(self.target, name, led=output)
+        if twins is not None:
+            self.unknown(
+                f"{what} {name!r} could mean "
+                + " or ".join(f"{exact_name(c)} ({c.name}, {c.pin})" for c in twins.candidates)
+                + ": spell the devicetree label or the board name exactly",
+                path,
+                [name, *(exact_name(c) for c in twins.candidates)],
+                [relax(f"use {exact_name(c)} ({c.pin})", replace(path, exact_name(c))) for c in twins.candidates],
+            )
+            return
         items = self.target.board.leds if output else self.target.board.buttons
         labels = [normalized(x.dt_label or x.name) for x in items]
         labels += [p.name for p in self.plan.resources.pins if p.function == "GPIO"]
-        what = "LED" if output else "button"
         options = _choices(name, labels, path, what)
         free = free_pins(self.target, self.taken, "GPIO")
         if free:
@@ -209,13 +224,9 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     dma_roles = ("dma_mem", "dma_rx", "dma_tx")
     for i, op in enumerate(plan.operations):
         base: Path = ["operations", i]
-        if isinstance(op, GpioBlink):
-            refs.endpoint(op.led, [*base, "led"], output=True)
-        elif isinstance(op, PwmFixed | PwmFade):
-            refs.endpoint(op.output, [*base, "output"], output=True)
-        elif isinstance(op, GpioInputIrq | GpioRead):
-            refs.endpoint(op.button, [*base, "button"], output=False)
-        elif isinstance(op, I2cTransfer):
+        for field_name, role in spec(op.op).endpoints.items():
+            refs.endpoint(getattr(op, field_name), [*base, field_name], output=role == "led")
+        if isinstance(op, I2cTransfer):
             refs.device(op.device, [*base, "device"], "i2c")
         elif isinstance(op, SpiTransfer):
             refs.device(op.device, [*base, "device"], "spi")

@@ -9,41 +9,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Pin, Target
+from rac_fw.domains.firmware.facts.model import Pin, Target
+from rac_fw.domains.firmware.facts.query import board_button, board_led
+from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
+from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
+from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
+from rac_fw.domains.firmware.plan.channels import AdcDtChannel, AdcPinChannel
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcDtChannel, AdcPinChannel
-from rac_fw.domains.firmware.plan.ops.gpio import GpioBlink, GpioInputIrq, GpioRead
-from rac_fw.domains.firmware.plan.ops.pwm import PwmFade, PwmFixed
-from rac_fw.domains.firmware.plan.ops.uart import UartLineRead, UartPrint, UartRxIrq
 from rac_fw.domains.firmware.plan.paths import PathPart
+from rac_fw.domains.firmware.plan.registry import spec
 
 UartOp = UartPrint | UartRxIrq | UartLineRead
-
-
-def normalized(name: str) -> str:
-    """Board names and labels compared the way a plan may spell them: ``LD1_GREEN``/``pwm-led0``."""
-    return name.lower().replace("-", "_")
-
-
-def _by_label_or_name(items: tuple[BoardLed, ...] | tuple[BoardButton, ...], name: str) -> Any:
-    """Devicetree labels win over vendor names (nRF52840-DK: ``led1`` is LED2, not ``LED1``)."""
-    key = normalized(name)
-    by_label = next((x for x in items if x.dt_label and normalized(x.dt_label) == key), None)
-    return by_label or next((x for x in items if normalized(x.name) == key), None)
-
-
-def board_led(target: Target, name: str) -> BoardLed | None:
-    """A board LED by devicetree label (``led0``, ``pwm_led0``) or vendor name (``LD1_GREEN``)."""
-    found: BoardLed | None = _by_label_or_name(target.board.leds, name)
-    return found
-
-
-def board_button(target: Target, name: str) -> BoardButton | None:
-    """A board button by devicetree label (``sw0``) or vendor name (``B1_USER``)."""
-    found: BoardButton | None = _by_label_or_name(target.board.buttons, name)
-    return found
 
 
 def endpoint_pin(plan: Plan, target: Target, name: str, output: bool) -> str | None:
@@ -95,21 +72,21 @@ def claims(plan: Plan, target: Target) -> list[Claim]:
             found.append(Claim(device.chip_select, "GPIO", device.name, f"cs:{device.name}", path, True))
     for i, op in enumerate(plan.operations):
         base: list[PathPart] = ["operations", i]
-        if isinstance(op, GpioBlink | PwmFixed | PwmFade):
-            field = "led" if isinstance(op, GpioBlink) else "output"
-            name = op.led if isinstance(op, GpioBlink) else op.output
-            driven = plan.pin_use(name)
-            led = None if driven else board_led(target, name)
-            if driven is not None:
-                key = f"pin:{driven.name}"
-                found.append(Claim(driven.pin, driven.function, driven.name, key, [*base, field], False, driver=i))
-            elif led is not None:
-                found.append(Claim(led.pin, "GPIO", led.name, f"led:{led.name}", [*base, field], False, driver=i))
-        elif isinstance(op, GpioInputIrq | GpioRead):
-            button = None if plan.pin_use(op.button) else board_button(target, op.button)
-            if button is not None:
-                found.append(Claim(button.pin, "GPIO", button.name, f"in:{button.name}", [*base, "button"], False))
-        elif isinstance(op, UartPrint | UartRxIrq | UartLineRead):
+        for field, role in spec(op.op).endpoints.items():
+            name = getattr(op, field)
+            declared = plan.pin_use(name)
+            if role == "led":
+                led = None if declared else board_led(target, name)
+                if declared is not None:
+                    key = f"pin:{declared.name}"
+                    found.append(Claim(declared.pin, declared.function, declared.name, key, [*base, field], False, i))
+                elif led is not None:
+                    found.append(Claim(led.pin, "GPIO", led.name, f"led:{led.name}", [*base, field], False, driver=i))
+            else:
+                button = None if declared else board_button(target, name)
+                if button is not None:
+                    found.append(Claim(button.pin, "GPIO", button.name, f"in:{button.name}", [*base, field], False))
+        if isinstance(op, UartPrint | UartRxIrq | UartLineRead):
             console = target.board.console
             if console is not None and is_console(target, uart_instance(target, op)):
                 for pin, suffix in ((console.tx, "TX"), (console.rx, "RX")):

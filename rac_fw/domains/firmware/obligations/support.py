@@ -1,9 +1,9 @@
 """E_TARGET_UNSUPPORTED: an operation or setting that cannot exist on this target with this framework.
 
-Support comes from two tables: what the framework realizes (``frameworks.FRAMEWORKS``) and what the
-chip has (its facts: ADC, PWM, watchdog, DMA, flash, radio, SysTick). Alternatives are computed: a
-framework of this target that realizes every operation of the plan, another timer source, a pin
-channel instead of a devicetree one, or dropping the operation.
+Support comes from the op specs' support matrix (``ops.matrix.realizes``: what each framework
+realizes, given the facts) and from what the chip has (its facts: ADC, PWM, watchdog, DMA, radio,
+SysTick). Alternatives are computed: a framework of this target that realizes every operation of the
+plan, another timer source, a pin channel instead of a devicetree one, or dropping the operation.
 """
 
 from __future__ import annotations
@@ -14,16 +14,18 @@ from rac_fw.domains.firmware.obligations.evidence import Path, relax, remove, re
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.quantities import (
     extra,
-    flash_geometry,
     systick,
     timer_names,
     watchdog_range,
 )
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
+from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
+from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.channels import AdcDtChannel
+from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.adc import AdcDtChannel, AdcScan
-from rac_fw.domains.firmware.plan.ops.timer import TimerOneshot, TimerPeriodic
 
 CODE = "E_TARGET_UNSUPPORTED"
 
@@ -39,32 +41,13 @@ def _hardware_missing(target: Target, framework: str, op: Operation) -> str | No
         return f"{target.id} has no watchdog usable with {framework}"
     if kind.startswith("dma_") and not target.dma:
         return f"{target.id} has no DMA controller"
-    if kind == "flash_store" and flash_geometry(target) is None:
-        return f"{target.id} states no flash geometry"
     return None
-
-
-def realizable(framework: str, kind: str, target: Target, registered_only: bool = False) -> bool:
-    """The framework's table lists ``kind`` and its registered lowerer agrees for ``target``.
-
-    A framework without a registered lowerer is judged by the table alone (the lowering step then
-    reports it), except for suggestions (``registered_only``), which never point at a missing lowerer.
-    """
-    rules = FRAMEWORKS.get(framework)
-    if rules is None or kind not in rules.operations:
-        return False
-    from rac_fw.domains.firmware.lower import frameworks  # the lowerers import obligations: import late
-
-    lowerer = frameworks().get(framework)
-    if lowerer is None:
-        return not registered_only
-    return lowerer.supports(kind, target)
 
 
 def _capable_frameworks(plan: Plan, target: Target) -> list[str]:
     """Frameworks of this target with a lowerer that realizes every operation kind of the plan."""
     kinds = {op.op for op in plan.operations}
-    return [f for f in target.frameworks if all(realizable(f, kind, target, registered_only=True) for kind in kinds)]
+    return [f for f in target.frameworks if all(realizes(f, kind, target) for kind in kinds)]
 
 
 def _timer_source(target: Target, framework: str, op: TimerPeriodic | TimerOneshot, path: Path) -> list[Evidence]:
@@ -112,7 +95,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     for i, op in enumerate(plan.operations):
         path: Path = ["operations", i]
         missing = _hardware_missing(target, framework, op)
-        if missing is None and not realizable(framework, op.op, target):
+        if missing is None and not realizes(framework, op.op, target):
             missing = f"the {framework} lowering does not realize {op.op}"
             options = [relax(f"use framework {f}", replace(["framework"], f)) for f in capable]
         else:
@@ -142,10 +125,10 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 )
         if isinstance(op, TimerPeriodic | TimerOneshot):
             found += _timer_source(target, framework, op, [*path, "source"])
-        if isinstance(op, AdcScan) and op.buffer is not None and not realizable(framework, "adc_scan_dma", target):
+        if isinstance(op, AdcScan) and op.buffer is not None and not realizes(framework, op.op, target, "dma"):
             # The scan into a DMA buffer is its own capability: a framework whose ADC driver owns the DMA
             # (Zephyr) or whose lowering scans with the CPU must say so rather than pretend.
-            dma_capable = [f for f in target.frameworks if realizable(f, "adc_scan_dma", target, registered_only=True)]
+            dma_capable = [f for f in target.frameworks if realizes(f, op.op, target, "dma")]
             options = [relax(f"use framework {f}", replace(["framework"], f)) for f in dma_capable]
             options.append(relax("scan with the CPU (no DMA buffer)", remove([*path, "buffer"])))
             found.append(

@@ -13,6 +13,7 @@ import math
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import normalized
 from rac_fw.domains.firmware.obligations.evidence import Path, add, measure, relax, replace, violation
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.quantities import (
@@ -24,10 +25,12 @@ from rac_fw.domains.firmware.obligations.quantities import (
     systick,
     timer_names,
 )
-from rac_fw.domains.firmware.obligations.refs import claims, endpoint_pin, free_pins, normalized
+from rac_fw.domains.firmware.obligations.refs import claims, endpoint_pin, free_pins
+from rac_fw.domains.firmware.ops.pwm.pwm_fade import PwmFade
+from rac_fw.domains.firmware.ops.pwm.pwm_fixed import PwmFixed
+from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
+from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.pwm import PwmFade, PwmFixed
-from rac_fw.domains.firmware.plan.ops.timer import TimerOneshot, TimerPeriodic
 
 #: Largest relative error between the requested and the produced period.
 PERIOD_TOLERANCE = 0.01

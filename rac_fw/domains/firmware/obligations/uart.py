@@ -12,8 +12,10 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.obligations.quantities import achievable_bauds, uart_baud
 from rac_fw.domains.firmware.obligations.refs import uart_instance
+from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
+from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
+from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.ops.uart import UartLineRead, UartPrint, UartRxIrq
 
 #: Largest tolerated baud error between two ends (each side may be off by up to half of ~4 %).
 BAUD_LIMIT_PERCENT = 2.0

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ValidationError
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.documents import DocumentError, read_document
+from rac_fw.domains.firmware.plan.channels import AdcDtChannel, AdcPinChannel
 from rac_fw.domains.firmware.plan.model import OPERATION_KINDS, OPERATION_MODELS, Plan, op_kind
-from rac_fw.domains.firmware.plan.ops.adc import AdcDtChannel, AdcPinChannel
 from rac_fw.domains.firmware.plan.paths import PathPart, format_path
 from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
 

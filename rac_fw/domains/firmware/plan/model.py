@@ -1,49 +1,26 @@
 """The Plan: target, named resources, memory budget and a list of typed operations.
 
-``operations`` is a discriminated union on ``op``; each operation model lives in ``plan/ops/<family>.py``
-with a docstring stating its meaning. ``Plan.model_json_schema()`` is what ``rac-fw schema firmware``
-publishes to agents.
+``operations`` is a discriminated union on ``op`` over every op spec the registry finds; each model
+lives in its op module (``ops/<family>/<op>.py``) with a docstring stating its meaning.
+``Plan.model_json_schema()`` is what ``rac-fw schema firmware`` publishes to agents.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Literal, Union, get_args
 
 from pydantic import Field, StringConstraints
 
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
-from rac_fw.domains.firmware.plan.ops.adc import AdcPeriodic, AdcRead, AdcScan
-from rac_fw.domains.firmware.plan.ops.bus import I2cTransfer, SpiTransfer
-from rac_fw.domains.firmware.plan.ops.dma import DmaMem2Mem, DmaPeriphRx
-from rac_fw.domains.firmware.plan.ops.flash import FlashStore
-from rac_fw.domains.firmware.plan.ops.gpio import GpioBlink, GpioInputIrq, GpioRead
-from rac_fw.domains.firmware.plan.ops.handoff import IsrHandoff
-from rac_fw.domains.firmware.plan.ops.log import Log
-from rac_fw.domains.firmware.plan.ops.pwm import PwmFade, PwmFixed
-from rac_fw.domains.firmware.plan.ops.sensor import SensorRead
-from rac_fw.domains.firmware.plan.ops.threads import LockOrder, ProducerConsumer, SharedStateMutex
-from rac_fw.domains.firmware.plan.ops.timer import TimerOneshot, TimerPeriodic
-from rac_fw.domains.firmware.plan.ops.uart import UartLineRead, UartPrint, UartRxIrq
-from rac_fw.domains.firmware.plan.ops.watchdog import Watchdog
+from rac_fw.domains.firmware.plan.registry import flagged, specs
 from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
+from rac_fw.domains.firmware.plan.spec import Flag
 
-#: Every operation model, in catalog order.
-OPERATION_MODELS: tuple[type[Operation], ...] = (
-    GpioBlink, GpioInputIrq, GpioRead,
-    UartPrint, UartRxIrq, UartLineRead,
-    I2cTransfer, SpiTransfer,
-    AdcRead, AdcPeriodic, AdcScan,
-    PwmFixed, PwmFade,
-    TimerPeriodic, TimerOneshot,
-    Watchdog,
-    DmaMem2Mem, DmaPeriphRx,
-    IsrHandoff,
-    ProducerConsumer, SharedStateMutex, LockOrder,
-    SensorRead,
-    Log,
-    FlashStore,
-)  # fmt: skip
+#: Every operation model, in catalog order (from the op registry).
+OPERATION_MODELS: tuple[type[Operation], ...] = tuple(s.model for s in specs())
+#: Every operation kind (the ``op`` values), in catalog order.
+OPERATION_KINDS: tuple[str, ...] = tuple(s.kind for s in specs())
 
 
 def op_kind(model: type[Operation]) -> str:
@@ -51,34 +28,16 @@ def op_kind(model: type[Operation]) -> str:
     return str(get_args(model.model_fields["op"].annotation)[0])
 
 
-#: Every operation kind (the ``op`` values), in catalog order.
-OPERATION_KINDS: tuple[str, ...] = tuple(op_kind(m) for m in OPERATION_MODELS)
-
-AnyOperation = Annotated[
-    GpioBlink | GpioInputIrq | GpioRead
-    | UartPrint | UartRxIrq | UartLineRead
-    | I2cTransfer | SpiTransfer
-    | AdcRead | AdcPeriodic | AdcScan
-    | PwmFixed | PwmFade
-    | TimerPeriodic | TimerOneshot
-    | Watchdog
-    | DmaMem2Mem | DmaPeriphRx
-    | IsrHandoff
-    | ProducerConsumer | SharedStateMutex | LockOrder
-    | SensorRead
-    | Log
-    | FlashStore,
-    Field(discriminator="op"),
-]  # fmt: skip
+if TYPE_CHECKING:
+    AnyOperation = Operation
+else:
+    # The discriminated union of every registered model: pydantic picks the model by ``op``.
+    AnyOperation = Annotated[Union[OPERATION_MODELS], Field(discriminator="op")]  # noqa: UP007
 
 #: Operations whose callback runs in interrupt context (an ``isr_handoff`` may name them as source).
-ISR_OPERATIONS = frozenset(
-    {"gpio_input_irq", "uart_rx_irq", "timer_periodic", "timer_oneshot", "dma_mem2mem", "dma_periph_rx"}
-)
+ISR_OPERATIONS = flagged(Flag.ISR_CONTEXT)
 #: Operations that produce a value a ``log`` may print.
-VALUE_OPERATIONS = frozenset(
-    {"adc_read", "adc_periodic", "adc_scan", "gpio_read", "sensor_read", "i2c_transfer", "spi_transfer"}
-)
+VALUE_OPERATIONS = flagged(Flag.VALUE)
 
 TargetId = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
 Framework = Literal["zephyr", "espidf", "hal", "baremetal"]
@@ -129,7 +88,3 @@ class Plan(PlanModel):
         for index, operation in enumerate(self.operations):
             if not ops or operation.op in ops:
                 yield index, operation
-
-    def handoffs_from(self, source: str) -> list[IsrHandoff]:
-        """The ``isr_handoff`` operations whose source is the operation named ``source``."""
-        return [o for o in self.operations if isinstance(o, IsrHandoff) and o.source == source]

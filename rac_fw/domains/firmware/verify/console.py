@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rac_fw.contract import Evidence, Magnitude, Relaxation, Verdict
-from rac_fw.domains.firmware.plan.ops.uart import UartPrint
+from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.plan.model import Plan

@@ -10,33 +10,69 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.lower import template_env
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.bind import BoundPlan
+from rac_fw.domains.firmware.facts.query import dt_labels
+from rac_fw.domains.firmware.lower import LoweringError, template_env
 from rac_fw.domains.firmware.lower.zephyr.model import (
     C_PREFIX,
-    FAMILY,
-    RX_RING_OPERATIONS,
     AppModel,
     ThreadPart,
-    labels,
+    alias_macro,
+    dt_property,
+    unsupported,
 )
+from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
-from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
+
+
+def family(kind: str) -> str:
+    """The template file (``templates/zephyr/<family>.c.j2``) whose macro renders operation ``kind``."""
+    realization = spec(kind).realization("zephyr")
+    return realization.template if realization is not None else ""
 
 
 class BuilderCore:
     """Shared state and naming for one lowering run."""
 
-    def __init__(self, plan: Plan, target: Target, app: AppModel) -> None:
-        self.plan, self.target, self.app = plan, target, app
+    def __init__(self, bound: BoundPlan, app: AppModel) -> None:
+        self.bound, self.plan, self.target, self.app = bound, bound.plan, bound.target, app
         self.env = template_env("zephyr")
-        self.board = target.board.zephyr_board or ""
-        self.labels = labels(target)
+        self.board = self.target.board.zephyr_board or ""
+        self.labels = dt_labels(self.target)
         # Every generated identifier carries the ``app_`` prefix so no plan name can collide with a
         # Zephyr symbol (an operation named ``wdt`` must not define ``wdt_setup``).
         self.current = 0
         """Index of the operation being lowered (thread parts are named after it)."""
-        self.ids: dict[int, str] = {i: C_PREFIX + (op.name or f"{op.op}{i}") for i, op in enumerate(plan.operations)}
+        self.ids: dict[int, str] = {
+            i: C_PREFIX + (op.name or f"{op.op}{i}") for i, op in enumerate(self.plan.operations)
+        }
+
+    # --- what op specs' Zephyr view functions call beyond the views' own helpers ------------------
+    @staticmethod
+    def c_name(plan_name: str) -> str:
+        """The C identifier of a plan-named object (lock, buffer): prefixed so it never hits a Zephyr symbol."""
+        return C_PREFIX + plan_name
+
+    @staticmethod
+    def dt_property(name: str) -> str:
+        return dt_property(name)
+
+    @staticmethod
+    def alias_macro(alias: str) -> str:
+        return alias_macro(alias)
+
+    @staticmethod
+    def unsupported(location: str, message: str, objects: list[str], relax: list[Relaxation]) -> LoweringError:
+        """The error for a plan detail Zephyr cannot realize on this board, with its relaxations."""
+        return unsupported(location, message, objects, relax)
+
+    @staticmethod
+    def refuse(evidence: list[Evidence]) -> LoweringError:
+        """A lowering error carrying ``evidence`` as it is (another code than E_TARGET_UNSUPPORTED)."""
+        return LoweringError(evidence)
 
     def op_id(self, name: str) -> str | None:
         """C identifier prefix of the operation named ``name`` (None when no such operation)."""
@@ -73,7 +109,7 @@ class BuilderCore:
         return [
             {"id": self.ids[i], "mechanism": o.mechanism}
             for i, o in enumerate(self.plan.operations)
-            if o.op == "isr_handoff" and o.source == name
+            if isinstance(o, IsrHandoff) and o.source == name
         ]
 
     def source_kind(self, name: str) -> str:
@@ -82,6 +118,8 @@ class BuilderCore:
         op = self.plan.operation(name)
         if op is None:
             return ""
-        return "rx_ring" if op.op in RX_RING_OPERATIONS else FAMILY.get(op.op, "")
+        if spec(op.op).has(Flag.RX_RING):
+            return "rx_ring"
+        return family(op.op)
 
     # gpio ---------------------------------------------------------------------------------------

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rac_fw.contract import Relaxation
+from rac_fw.domains.firmware.bind import UnboundName
 from rac_fw.domains.firmware.facts.model import Pin, Target
+from rac_fw.domains.firmware.facts.query import console_rx_dma
 from rac_fw.domains.firmware.lower.zephyr.core import BuilderCore
-from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, alias_macro, dt_property, labels, unsupported
+from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, alias_macro, dt_property, unsupported
 
 
 @dataclass(frozen=True)
@@ -33,49 +35,24 @@ class RxDmaRoute:
 
 
 def console_rx_route(target: Target) -> RxDmaRoute | None:
-    """The DMA path of the console UART's receiver, decided from the facts (None: no known path).
+    """The devicetree form of the console receiver's DMA path (``facts.query.console_rx_dma`` decides it).
 
-    In the order the facts allow: a controller without allocatable channels (``channels: 0``, nRF
-    EasyDMA) is built into the peripheral and needs no ``dmas``; a controller with a fixed request
-    mapping (``DmaController.routes``, RM0090 Tables 42/43 on STM32F4) gives the stream and channel
-    cells of ``st,stm32-dma-v1`` (stream, channel, config, features); a request multiplexer described by
-    ``extra.dmamux.<MUX>`` (``requests``: request → request-line ID, ``controllers``: controller → its
-    first mux channel) gives the ``st,stm32-dmamux`` cells (mux channel, request ID, config), using the
-    controller's last stream so the low ones stay free for ``dma_request_channel``. Without such a fact
-    the mapping is unknown and this answers None rather than guessing.
+    A UART that owns its DMA (nRF EasyDMA) needs no ``dmas``; a fixed request mapping gives the
+    ``st,stm32-dma-v1`` cells (stream, channel, config, features); a request multiplexer the
+    ``st,stm32-dmamux`` cells (mux channel, request line, config).
     """
-    from rac_fw.domains.firmware.obligations.placement import serving_controllers
-
-    console = target.board.console
-    if console is None:
+    path = console_rx_dma(target)
+    if path is None:
         return None
-    request = f"{console.uart}_RX"
-    known = labels(target)
-    controllers = serving_controllers(target, request)
-    for controller in controllers:
-        label = controller.name.lower()
-        if controller.channels == 0:
-            return RxDmaRoute(request, controller.name, None)
-        fixed = controller.routes(request)
-        if fixed and label in known:
-            stream, channel = fixed[0]
-            cells = f"{stream} {channel} STM32_DMA_PERIPH_RX STM32_DMA_FIFO_FULL"
-            return RxDmaRoute(request, controller.name, f"<&{label} {cells}>", (label,))
-    muxes = target.extra.get("dmamux")
-    for mux_name, mux in muxes.items() if isinstance(muxes, dict) else ():
-        if not isinstance(mux, dict):
-            continue
-        line = (mux.get("requests") or {}).get(request)
-        firsts = mux.get("controllers") or {}
-        mux_label = str(mux_name).lower()
-        for controller in controllers:
-            first = firsts.get(controller.name)
-            label = controller.name.lower()
-            if isinstance(line, int) and isinstance(first, int) and {label, mux_label} <= known:
-                channel = first + max(controller.channels, 1) - 1
-                dmas = f"<&{mux_label} {channel} {line} STM32_DMA_PERIPH_RX>"
-                return RxDmaRoute(request, controller.name, dmas, (label, mux_label))
-    return None
+    label = path.controller.name.lower()
+    if path.builtin:
+        return RxDmaRoute(path.request, path.controller.name, None)
+    if path.mux is not None:
+        mux = path.mux.mux.lower()
+        dmas = f"<&{mux} {path.channel} {path.mux.line} STM32_DMA_PERIPH_RX>"
+        return RxDmaRoute(path.request, path.controller.name, dmas, (label, mux))
+    cells = f"{path.stream} {path.channel} STM32_DMA_PERIPH_RX STM32_DMA_FIFO_FULL"
+    return RxDmaRoute(path.request, path.controller.name, f"<&{label} {cells}>", (label,))
 
 
 class DevicetreeFacts(BuilderCore):
@@ -96,36 +73,38 @@ class DevicetreeFacts(BuilderCore):
         raise unsupported("resources.pins", f"pin {pin_name} has no Zephyr GPIO controller", [pin_name], [])
 
     def gpio_spec(self, role: str, name: str, where: str, kind: str, op_id: str) -> str:
-        """``GPIO_DT_SPEC_GET(...)`` for a board LED/button (by name or label) or a declared pin."""
-        self.app.includes.add("zephyr/drivers/gpio.h")  # struct gpio_dt_spec, GPIO_DT_SPEC_GET, gpio_*_dt
+        """``GPIO_DT_SPEC_GET(...)`` for the board LED/button or declared pin the plan name is bound to."""
+        self.app.includes.add("zephyr/drivers/gpio.h")  # declares struct gpio_dt_spec and GPIO_DT_SPEC_GET
         board = self.target.board
-        items = board.leds if kind == "led" else board.buttons
-        for item in items:
-            if name in (item.name, item.name.lower(), item.dt_label):
-                if item.dt_label and item.dt_label in board.dt_aliases:
-                    return f"GPIO_DT_SPEC_GET(DT_ALIAS({alias_macro(item.dt_label)}), gpios)"
-                if item.dt_label:
-                    return f"GPIO_DT_SPEC_GET(DT_NODELABEL({item.dt_label}), gpios)"
-                prop = dt_property(f"{op_id}-{role}-gpios")
-                self.app.user_props[prop] = self.gpio_ref(item.pin, item.active_low)
-                return f"GPIO_DT_SPEC_GET(DT_PATH(zephyr_user), {alias_macro(prop)})"
-        pin = self.plan.pin_use(name)
-        if pin is not None:
-            prop = dt_property(f"{op_id}-{role}-gpios")
-            self.app.user_props[prop] = self.gpio_ref(pin.pin, active_low=False)
-            return f"GPIO_DT_SPEC_GET(DT_PATH(zephyr_user), {alias_macro(prop)})"
-        choices = [i.dt_label or i.name for i in items]
-        raise unsupported(
-            where,
-            f"{name!r} is neither a board {kind} ({', '.join(choices) or 'none'}) nor a declared pin",
-            [name],
-            [
-                Relaxation(
-                    description=f"use board {kind} {c}", patch=[{"op": "replace", "path": where.split("."), "value": c}]
-                )
-                for c in choices[:3]
-            ],
-        )
+        try:
+            endpoint = self.bound.endpoint("led" if kind == "led" else "button", name)
+        except UnboundName:
+            items = board.leds if kind == "led" else board.buttons
+            choices = [i.dt_label or i.name for i in items]
+            raise unsupported(
+                where,
+                f"{name!r} is neither a board {kind} ({', '.join(choices) or 'none'}) nor a declared pin",
+                [name],
+                [
+                    Relaxation(
+                        description=f"use board {kind} {c}",
+                        patch=[{"op": "replace", "path": where.split("."), "value": c}],
+                    )
+                    for c in choices[:3]
+                ],
+            ) from None
+        label = endpoint.dt_label
+        if label and label in board.dt_aliases:
+            return f"GPIO_DT_SPEC_GET(DT_ALIAS({alias_macro(label)}), gpios)"
+        if label:
+            return f"GPIO_DT_SPEC_GET(DT_NODELABEL({label}), gpios)"
+        prop = dt_property(f"{op_id}-{role}-gpios")
+        self.app.user_props[prop] = self.gpio_ref(endpoint.pin, endpoint.active_low)
+        return f"GPIO_DT_SPEC_GET(DT_PATH(zephyr_user), {alias_macro(prop)})"
+
+    def console_rx_route(self) -> RxDmaRoute | None:
+        """The console receiver's DMA route on this board (see :func:`console_rx_route`)."""
+        return console_rx_route(self.target)
 
     def console(self) -> tuple[str, int]:
         """Devicetree label of the console UART and its board baud rate."""
@@ -180,7 +159,7 @@ class DevicetreeFacts(BuilderCore):
         candidates = [lower, re.sub(r"^(twim|twis|twi)", "i2c", lower), re.sub(r"^(spim|spis)", "spi", lower)]
         return next((c for c in candidates if c in self.labels), None)
 
-    def _bus_device(self, index: int, op: Any, bus: str) -> tuple[Any, str]:
+    def bus_device(self, index: int, op: Any, bus: str) -> tuple[Any, str]:
         device = self.plan.device(op.device)
         if device is None or device.bus != bus:
             raise unsupported(
@@ -217,7 +196,7 @@ class DevicetreeFacts(BuilderCore):
         self.app.includes.add("zephyr/sys/atomic.h")
         return device, label
 
-    def _adc_facts(self) -> dict[str, Any]:
+    def adc_facts(self) -> dict[str, Any]:
         adc = self.target.extra.get("adc")
         return adc if isinstance(adc, dict) else {}
 
@@ -228,7 +207,7 @@ class DevicetreeFacts(BuilderCore):
         plan the board's default analog input (fact ``adc.board_default_pin``) is used, else the first
         analog pin the board does not wire to a LED, button or reserved function.
         """
-        facts = self._adc_facts()
+        facts = self.adc_facts()
         if pin_name is None:
             default = facts.get("board_default_pin")
             if isinstance(default, str):
@@ -258,14 +237,14 @@ class DevicetreeFacts(BuilderCore):
             raise unsupported(where, f"{pin_name} carries no single-ended ADC input", [pin_name], [])
         return pin, signal
 
-    def _adc_channel(self, index: int, where: str, channel: Any, resolution: int) -> int:
+    def adc_channel(self, index: int, where: str, channel: Any, resolution: int) -> int:
         """Register one ADC channel in zephyr,user io-channels; return its index in that list."""
         if hasattr(channel, "channel_index"):
             slot, pin_name = channel.channel_index, channel.pin
         else:
             slot, pin_name = None, channel.pin
         found = self._adc_pin(where, pin_name)
-        facts = self._adc_facts()
+        facts = self.adc_facts()
         pin, signal = found if found is not None else (None, "")
         nrf = re.fullmatch(r"AIN(\d+)", signal)
         stm = re.fullmatch(r"ADC(\d+)_INP?(\d+)", signal)
@@ -332,7 +311,8 @@ class DevicetreeFacts(BuilderCore):
 
     def pwm_spec(self, index: int, output: str) -> str:
         board = self.target.board
-        led = next((x for x in board.leds if output in (x.name, x.name.lower(), x.dt_label)), None)
+        bound = self.bound.endpoints.get(("led", output))
+        led = bound.board_item if bound is not None else None
         if led is not None and led.dt_label:
             alias = f"pwm-{led.dt_label}"
             if alias in board.dt_aliases:

@@ -8,39 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rac_fw.contract import Evidence, Relaxation
-from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.lower import LoweringError
 
 #: Zephyr release every template and devicetree idiom here was checked against.
 ZEPHYR_VERSION = "4.1"
-
-#: Operation → template family (``templates/zephyr/<family>.c.j2``).
-FAMILY: dict[str, str] = {
-    "gpio_blink": "gpio",
-    "gpio_input_irq": "gpio",
-    "gpio_read": "gpio",
-    "uart_print": "uart",
-    "uart_rx_irq": "uart",
-    "uart_line_read": "uart",
-    "i2c_transfer": "i2c",
-    "spi_transfer": "spi",
-    "adc_read": "adc",
-    "adc_periodic": "adc",
-    "adc_scan": "adc",
-    "pwm_fixed": "pwm",
-    "pwm_fade": "pwm",
-    "timer_periodic": "timer",
-    "timer_oneshot": "timer",
-    "watchdog": "watchdog",
-    "dma_mem2mem": "dma",
-    "dma_periph_rx": "uart",
-    "isr_handoff": "handoff",
-    "producer_consumer": "threads",
-    "shared_state_mutex": "threads",
-    "lock_order": "threads",
-    "sensor_read": "sensor",
-    "log": "log",
-}
 
 #: Kconfig symbols each family needs (beyond what the board's defconfig already sets).
 KCONFIG: dict[str, tuple[str, ...]] = {
@@ -58,30 +29,7 @@ KCONFIG: dict[str, tuple[str, ...]] = {
 
 #: Interrupt-driven UART receive needs the IRQ API and the ring buffer library.
 UART_IRQ_KCONFIG = ("CONFIG_UART_INTERRUPT_DRIVEN", "CONFIG_RING_BUFFER")
-#: DMA reception through the asynchronous UART API hands bytes to threads through a ring buffer.
-UART_ASYNC_KCONFIG = ("CONFIG_UART_ASYNC_API", "CONFIG_RING_BUFFER")
-#: Operations whose interrupt side fills ``<id>_ring`` with received bytes for a thread to drain.
-RX_RING_OPERATIONS = frozenset({"uart_rx_irq", "uart_line_read", "dma_periph_rx"})
-#: How often the main loop drains a UART receive ring when no handoff thread does it (ms).
-UART_DRAIN_MS = 10
-#: Characters of line silence after which the async UART driver reports what it has received.
-UART_RX_IDLE_CHARS = 10
-#: Period of the shared-state and lock-order demonstration threads (ms).
-LOCK_PERIOD_MS = 100
-#: How long a thread waits for a lock before backing off (ms): finite, so a bug shows as a count.
-LOCK_TIMEOUT_MS = 50
-#: How often a lock-free ring consumer polls when the ring is empty (ms).
-RING_POLL_MS = 10
 
-#: Board devicetree node labels of on-chip sensors the Zephyr sensor API reads (die temperature, Vref, Vbat).
-SENSOR_LABELS = ("die_temp", "temp", "vref", "vbat")
-#: A plan's sensor name → the node labels Zephyr's SoC devicetrees give that sensor, in preference
-#: order: the die temperature sensor is ``die_temp`` (``st,stm32-temp-cal``) on STM32 and ``temp``
-#: (``nordic,nrf-temp``) on nRF52.
-SENSOR_SYNONYMS: dict[str, tuple[str, ...]] = {"die_temp": ("die_temp", "temp"), "temp": ("temp", "die_temp")}
-#: Sensor node label → driver Kconfig symbols beyond CONFIG_SENSOR. ``TEMP_NRF5`` (drivers/sensor/nordic/
-#: temp/Kconfig) defaults to y once the node is enabled; naming it makes a missing driver a Kconfig error.
-SENSOR_DRIVER_KCONFIG: dict[str, tuple[str, ...]] = {"temp": ("CONFIG_TEMP_NRF5",)}
 #: Prefix of every C identifier derived from a plan name (operations, threads, locks, buffers).
 C_PREFIX = "app_"
 
@@ -153,12 +101,6 @@ def unsupported(location: str, message: str, objects: list[str], relax: list[Rel
             )
         ]
     )
-
-
-def labels(target: Target) -> set[str]:
-    """Every node label the board devicetree defines (node labels plus alias and chosen targets)."""
-    board = target.board
-    return set(board.dt_node_labels) | set(board.dt_aliases.values()) | set(board.dt_chosen.values())
 
 
 def dt_property(name: str) -> str:

@@ -12,8 +12,11 @@ from typing import Any
 
 from rac_fw.contract import Receipt
 from rac_fw.domains.firmware.lower import Lowered
-from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, FAMILY, ZEPHYR_VERSION, Step, unsupported
+from rac_fw.domains.firmware.lower.zephyr.core import family
+from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, ZEPHYR_VERSION, Step, unsupported
 from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
 from rac_fw.resources import data_dir
 
 
@@ -22,18 +25,21 @@ class Builder(OperationViews):
 
     def lower_op(self, index: int, op: Any) -> None:
         """Render operation ``index`` through its family macro and record its setup, step and threads."""
-        family = FAMILY[op.op]
+        template = family(op.op)
         self.current = index
-        view = getattr(self, f"view_{op.op}")(index, op)
+        realization = spec(op.op).realization("zephyr")
+        if realization is None or realization.view is None:
+            raise LookupError(f"{op.op} has no Zephyr view in its op spec")
+        view = realization.view(self, index, op)
         self.name_view(view, index)
         view["op"] = op
-        self.app.need(family)
-        render = self.macro(family, op.op)
+        self.app.need(template)
+        render = self.macro(template, op.op)
         if render is None:
-            raise LookupError(f"templates/zephyr/{family}.c.j2 has no macro {op.op}")
+            raise LookupError(f"templates/zephyr/{template}.c.j2 has no macro {op.op}")
         text = render(view).strip("\n")
         if text:
-            (self.app.early_globals if op.op == "isr_handoff" else self.app.globals).append(text)
+            (self.app.early_globals if spec(op.op).has(Flag.HANDOFF) else self.app.globals).append(text)
         if view.get("setup"):
             self.app.setups.append({"id": view["id"], "tag": view["tag"]})
         step = view.get("step")

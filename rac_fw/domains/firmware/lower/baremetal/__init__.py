@@ -1,0 +1,779 @@
+"""The ``baremetal`` framework: register-level C for Cortex-M targets, with no RTOS and no vendor SDK.
+
+The tree it emits is self-contained (``build.json`` tells the gcc builder how to compile it):
+
+- ``include/device.h`` from the SVD facts, ``include/armv7m.h`` (architecture), ``include/rac.h``;
+- ``src/startup.c`` (vector table from the SVD interrupts, reset handler, fault handlers),
+  ``src/rt.c`` (console formatting, semihosting exit), ``src/main.c`` (the plan's operations);
+- ``link.ld`` from the memory facts and ``obligations.placement``.
+
+Which register layout an operation is written for is asked of the facts (does the USART have ``SR``
+and ``DR``, or ``ISR`` and ``TDR``? is the ADC an ``SAADC``?), never of the target id. Every value
+programmed into a register comes from ``baremetal.derive`` over facts; plan strings reach C only
+through ``c_string_literal``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from rac_fw.contract import Evidence, Receipt, Relaxation
+from rac_fw.domains.firmware.bind import BoundPlan, UnboundName
+from rac_fw.domains.firmware.facts.load import interrupts, peripheral
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import watchdog_instance
+from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, template_env
+from rac_fw.domains.firmware.lower.baremetal import derive
+from rac_fw.domains.firmware.lower.baremetal.derive import DerivationError, PinRef
+from rac_fw.domains.firmware.lower.baremetal.header import c_ident, device_header, layout_name
+from rac_fw.domains.firmware.lower.baremetal.linker import DmaBufferLayout, linker_script
+from rac_fw.domains.firmware.obligations.placement import buffer_controller, buffer_needs, default_ram, placement
+from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, core_clock_hz
+from rac_fw.domains.firmware.ops.adc.adc_read import AdcRead
+from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
+from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
+from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
+from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
+from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
+from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
+from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.matrix import realizes
+from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.verify.console import operation_label
+
+FRAMEWORK = "baremetal"
+#: How long the uart_rx_irq self-test listens for a line of input before moving on.
+RX_WINDOW_MS = 1000
+#: Longest a timer or blink self-test waits before the sequence moves on.
+SELF_TEST_US = 2_000_000
+#: Longest half period the blink self-test waits between its four toggles.
+BLINK_TEST_HALF_MS = 100
+#: Upper bound of any single peripheral wait that has no natural duration (DMA, ADC, enable acks).
+PERIPHERAL_TIMEOUT_US = 100_000
+_DIGITS = re.compile(r"(\d+)$")
+
+
+class BaremetalError(DerivationError):
+    """The plan asks for something the bare-metal lowering cannot derive from this target's facts.
+
+    ``fix`` optionally names a field of the failing operation and the value that the lowering can
+    realize; it becomes the evidence's relaxation (a patch at that operation's path).
+    """
+
+    def __init__(self, message: str, fix: tuple[str, Any] | None = None):
+        super().__init__(message)
+        self.fix = fix
+
+
+# --- facts about register layouts ------------------------------------------------------------------
+
+
+def _registers(target: Target, instance: str) -> dict[str, dict[str, tuple[int, int]]]:
+    """Register → field → (lsb, width) for an instance's layout (flattened names as in device.h)."""
+    return {
+        c_ident(r.name): {f.name: (f.lsb, f.width) for f in r.fields} for r in peripheral(target.id, instance).registers
+    }
+
+
+@dataclass
+class Regs:
+    """An instance's register layout, with checked macro names for the templates."""
+
+    target: Target
+    instance: str
+    layout: str = ""
+    regs: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.instance not in self.target.peripherals:
+            raise BaremetalError(f"{self.target.id} has no peripheral {self.instance} in its SVD facts")
+        self.layout = layout_name(self.target, self.instance)
+        self.regs = _registers(self.target, self.instance)
+
+    def has(self, *names: str) -> bool:
+        return all(n in self.regs for n in names)
+
+    def field(self, reg: str, name: str) -> tuple[int, int]:
+        try:
+            return self.regs[reg][name]
+        except KeyError:
+            raise BaremetalError(f"{self.instance}: no field {reg}.{name} in the SVD facts") from None
+
+    def m(self, reg: str, name: str) -> str:
+        """The ``_Msk`` macro of a field (checked to exist, so the C compiles)."""
+        self.field(reg, name)
+        return f"{self.layout}_{reg}_{name}_Msk"
+
+    def p(self, reg: str, name: str) -> str:
+        self.field(reg, name)
+        return f"{self.layout}_{reg}_{name}_Pos"
+
+
+def _group(target: Target, instance: str) -> str:
+    found = target.peripherals.get(instance)
+    return found.group if found else ""
+
+
+def _irq(target: Target, instance: str) -> tuple[int, str]:
+    """(IRQ number, vector handler name) of an instance, from the SVD interrupt facts."""
+    rows = interrupts(target.id)
+    row = next((r for r in rows if r[1] == instance), None) or next((r for r in rows if instance in r[2]), None)
+    if row is None:
+        raise BaremetalError(f"{target.id}: {instance} has no interrupt in the SVD facts")
+    return row[0], f"{c_ident(row[1])}_IRQHandler"
+
+
+def _is_cortex_m(target: Target) -> bool:
+    return target.core.arch.startswith("cortex-m") and target.svd_device is not None
+
+
+# --- the lowerer -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Block:
+    """One rendered template with its context: contributes to decls/tick/setup/after/loop."""
+
+    template: str
+    ctx: dict[str, Any]
+
+
+@dataclass
+class _Build:
+    """Everything gathered while lowering one plan."""
+
+    bound: BoundPlan
+    core_hz: int
+    blocks: list[_Block] = field(default_factory=list)
+    drivers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dma: list[DmaBufferLayout] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    claimed: dict[str, str] = field(default_factory=dict)
+    """Peripheral instance → the operation label that owns it (one owner per hardware timer)."""
+
+    @property
+    def plan(self) -> Plan:
+        return self.bound.plan
+
+    @property
+    def target(self) -> Target:
+        return self.bound.target
+
+    # --- what op specs' bare-metal view functions call --------------------------------------------
+    def base(self, index: int, op: Any) -> dict[str, Any]:
+        """The id and console label every operation block has."""
+        return _base(self, index, op)
+
+    def gpio_pin(self, name: str) -> dict[str, Any]:
+        """A pin as a GPIO (port, number, clock gate or PSEL) for the family's GPIO template macros."""
+        return _pin(self, name, "GPIO")
+
+    def gpio_template(self) -> str:
+        """The GPIO template (``ops/gpio_stm32.c.j2`` / ``ops/gpio_nrf.c.j2``) the facts' pin routing needs."""
+        return _gpio_template(self.target)
+
+    def emit(self, template: str, ctx: dict[str, Any]) -> None:
+        """Add a rendered block (``templates/baremetal/<template>.c.j2``) with its context."""
+        self.blocks.append(_Block(f"{template}.c.j2", ctx))
+
+    def budget_us(self, timeout_us: int) -> int:
+        return derive.poll_budget(self.core_hz, timeout_us)
+
+    def priority(self, requested: int | None) -> int:
+        bits = self.target.core.nvic_priority_bits or 3
+        return requested if requested is not None else (1 << bits) // 2
+
+
+class BaremetalLowerer:
+    """Registered as framework ``baremetal`` for every Cortex-M target with SVD facts."""
+
+    name = FRAMEWORK
+
+    def lower(self, bound: BoundPlan) -> Lowered:
+        plan, target = bound.plan, bound.target
+        if not _is_cortex_m(target):
+            raise BaremetalError(f"the baremetal framework needs a Cortex-M target with SVD facts, not {target.id}")
+        core_hz = core_clock_hz(target, FRAMEWORK)
+        if core_hz is None:
+            raise BaremetalError(f"{target.id}: no baremetal core clock in the facts")
+        build = _Build(bound, core_hz)
+        with _located("board.console", target):
+            _console(build)
+        with _located("resources.buffers", target):
+            _dma_buffers(build)
+        emitters: dict[type, Callable[[_Build, int, Any], None]] = {
+            GpioBlink: _gpio_blink,
+            UartPrint: _uart_print,
+            UartRxIrq: _uart_rx_irq,
+            TimerPeriodic: _timer,
+            TimerOneshot: _timer,
+            AdcRead: _adc_read,
+            DmaMem2Mem: _dma_mem2mem,
+            Watchdog: _watchdog,
+        }
+        for index, op in enumerate(plan.operations):
+            with _located(f"operations[{index}]", target, op.op):
+                realization = spec(op.op).realization(FRAMEWORK)
+                emit = realization.view if realization is not None and realization.view else emitters.get(type(op))
+                if emit is None or not realizes(FRAMEWORK, op.op, target):
+                    raise BaremetalError(f"{op.op} is not supported by baremetal on {target.id}")
+                emit(build, index, op)
+        return _assemble(build)
+
+
+@contextmanager
+def _located(location: str, target: Target, *objects: str) -> Iterator[None]:
+    """Turn a derivation failure into the pipeline's ``LoweringError`` with located evidence."""
+    try:
+        yield
+    except DerivationError as exc:
+        relaxations = []
+        fix = getattr(exc, "fix", None)
+        path = re.fullmatch(r"operations\[(\d+)\]", location)
+        if fix is not None and path is not None:
+            field, value = fix
+            relaxations.append(Relaxation(
+                description=f"set {location}.{field} to {value}",
+                patch=[{"op": "replace", "path": ["operations", int(path.group(1)), field], "value": value}],
+            ))
+        evidence = Evidence(
+            code="E_TARGET_UNSUPPORTED",
+            message=f"baremetal on {target.id}: {exc}",
+            location=location,
+            objects=[*objects, target.id],
+            relaxations=relaxations,
+        )
+        raise LoweringError([evidence]) from exc
+
+
+register_framework(FRAMEWORK, BaremetalLowerer())
+
+
+# --- pins and UART drivers ---------------------------------------------------------------------------
+
+
+def _pin(build: _Build, name: str, signal: str) -> dict[str, Any]:
+    target = build.target
+    ref: PinRef = derive.pin_ref(name)
+    facts = target.pins.get(name)
+    if facts is None:
+        raise BaremetalError(f"{target.id} has no pin {name}")
+    info: dict[str, Any] = {"name": name, "port": ref.port, "number": ref.number, "signal": signal}
+    if facts.routing == "af":
+        info["gate"] = derive.clock_gate(target, ref.port)
+        if signal not in ("GPIO", "ANALOG"):
+            af = facts.af(signal)
+            if af is None:
+                raise BaremetalError(f"{name} cannot carry {signal} (no alternate function in the pin facts)")
+            info["af"] = af
+    else:
+        info["psel"] = ref.port_index << 5 | ref.number
+    return info
+
+
+def _gpio_template(target: Target) -> str:
+    return "ops/gpio_stm32.c.j2" if "RCC" in target.peripherals else "ops/gpio_nrf.c.j2"
+
+
+def _uart_driver(build: _Build, instance: str, baud: int | None, console: bool) -> dict[str, Any]:
+    """The driver context for one UART instance (created once; the console is created first)."""
+    if instance in build.drivers:
+        return build.drivers[instance]
+    target = build.target
+    board_console = target.board.console
+    tx: str | None
+    rx: str | None
+    if console and board_console is not None:
+        tx, rx = board_console.tx, board_console.rx
+        rate = baud or board_console.baud
+    else:
+        tx = _plan_pin(build, f"{instance}_TX")
+        rx = _plan_pin(build, f"{instance}_RX", required=False)
+        rate = baud or (board_console.baud if board_console else 115200)
+    regs = Regs(target, instance)
+    fn = "rac_console" if console else f"uart_{instance.lower()}"
+    ctx: dict[str, Any] = {
+        "inst": instance,
+        "fn": fn,
+        "m": regs.m,
+        "gpio_template": _gpio_template(target),
+        "putc": f"{fn}_putc",
+        "init": None if console else f"{fn}_init",
+        "putc_sig": f"void {fn}_putc(char ch)" if console else f"static void {fn}_putc(char ch)",
+        "init_sig": f"void {fn}_init(void)" if console else f"static void {fn}_init(void)",
+        "tx_pin": _pin(build, str(tx), f"{instance}_TX"),
+        "rx_pin": _pin(build, rx, f"{instance}_RX") if rx else None,
+        "char_budget": build.budget_us(2 * 10_000_000 // rate + 100),
+        "rate": rate,
+    }
+    if _group(target, instance) == "UARTE":
+        ctx.update(template="ops/uart_uarte.c.j2", layout="uarte", baud=derive.uarte_baudrate(target, rate))
+    elif regs.has("SR", "DR", "BRR"):
+        hz = derive.peripheral_clock_hz(target, instance, "uart")
+        ctx.update(
+            template="ops/uart_usart.c.j2",
+            layout="sr",
+            status="SR",
+            tx="DR",
+            rx="DR",
+            gate=derive.clock_gate(target, instance),
+            kernel_hz=hz,
+            baud=derive.usart_brr(hz, rate),
+            clock=derive.chip_extra(target, "uart")[instance]["clock"],
+        )
+    elif regs.has("ISR", "TDR", "RDR", "BRR"):
+        hz = derive.peripheral_clock_hz(target, instance, "uart")
+        ctx.update(
+            template="ops/uart_usart.c.j2",
+            layout="isr",
+            status="ISR",
+            tx="TDR",
+            rx="RDR",
+            gate=derive.clock_gate(target, instance),
+            kernel_hz=hz,
+            baud=derive.usart_brr(hz, rate),
+            clock=derive.chip_extra(target, "uart")[instance]["clock"],
+        )
+    else:
+        raise BaremetalError(f"{instance}: no UART register layout the baremetal templates know")
+    build.drivers[instance] = ctx
+    build.blocks.append(_Block(ctx["template"], ctx))
+    return ctx
+
+
+def _plan_pin(build: _Build, signal: str, required: bool = True) -> str | None:
+    use = next((p for p in build.plan.resources.pins if p.function == signal), None)
+    if use is None and required:
+        raise BaremetalError(f"{signal} needs a pin in resources.pins (function {signal})")
+    return use.pin if use else None
+
+
+def _console(build: _Build) -> None:
+    console = build.target.board.console
+    if console is None:
+        raise BaremetalError(f"{build.target.id} has no board console UART in its facts")
+    _uart_driver(build, console.uart, None, console=True)
+
+
+def _uart_of(build: _Build, instance: str | None, baud: int | None) -> dict[str, Any]:
+    console = build.target.board.console
+    name = instance or (console.uart if console else "")
+    is_console = console is not None and name == console.uart
+    if console is not None and is_console and baud is not None and baud != console.baud:
+        raise BaremetalError(
+            f"the console {name} runs at {console.baud} baud; print elsewhere for {baud}", fix=("baud", console.baud)
+        )
+    return _uart_driver(build, name, baud, console=is_console)
+
+
+def _base(build: _Build, index: int, op: Any) -> dict[str, Any]:
+    label = operation_label(index, op.op, op.name)
+    return {"id": f"op{index}", "label": label, "label_literal": c_string_literal(label)}
+
+
+# --- operations ----------------------------------------------------------------------------------------
+
+
+def _gpio_blink(build: _Build, index: int, op: GpioBlink) -> None:
+    target = build.target
+    try:
+        endpoint = build.bound.led(op.led)
+    except UnboundName:
+        raise BaremetalError(f"led {op.led!r} is neither a board LED nor a declared pin") from None
+    led = endpoint.board_item
+    pin_name, what = endpoint.pin, f"board LED {led.name}" if led is not None else f"pin {op.led}"
+    ctx = _base(build, index, op) | {
+        "pin": _pin(build, pin_name, "GPIO"),
+        "what": what,
+        "half_ms": max(1, op.period_ms // 2),
+        "test_half_ms": min(BLINK_TEST_HALF_MS, max(1, op.period_ms // 2)),
+        "max_toggles": 2 * op.count if op.count else None,
+        "gpio_template": _gpio_template(target),
+    }
+    build.blocks.append(_Block("ops/gpio_blink.c.j2", ctx))
+
+
+def _uart_print(build: _Build, index: int, op: UartPrint) -> None:
+    driver = _uart_of(build, op.uart, op.baud)
+    ctx = _base(build, index, op) | {
+        "message_literal": c_string_literal(op.message),
+        "putc": driver["putc"],
+        "init": driver["init"],
+        "inst": driver["inst"],
+        "baud": driver["rate"],
+        "interval_ms": op.repeat_interval_ms,
+    }
+    build.blocks.append(_Block("ops/uart_print.c.j2", ctx))
+
+
+def _uart_rx_irq(build: _Build, index: int, op: UartRxIrq) -> None:
+    driver = _uart_of(build, op.uart, op.baud)
+    if driver["rx_pin"] is None:
+        raise BaremetalError(f"{driver['inst']} has no RX pin (add {driver['inst']}_RX to resources.pins)")
+    irq, handler = _irq(build.target, driver["inst"])
+    ring = 1 << max(3, (op.ring_bytes - 1).bit_length())
+    ctx = (
+        _base(build, index, op)
+        | {key: driver[key] for key in ("inst", "putc", "init", "m", "layout")}
+        | {
+            "status": driver.get("status"),
+            "rx": driver.get("rx"),
+            "irq": irq,
+            "handler": handler,
+            "priority": build.priority(op.irq_priority),
+            "ring": ring,
+            "echo": op.echo,
+            "window_ms": RX_WINDOW_MS,
+            "window_budget": build.budget_us(4 * RX_WINDOW_MS * 1000),
+        }
+    )
+    build.blocks.append(_Block("ops/uart_rx_irq.c.j2", ctx))
+
+
+def _timer(build: _Build, index: int, op: TimerPeriodic | TimerOneshot) -> None:
+    target = build.target
+    period_us = op.period_ms * 1000 if op.period_ms is not None else int(op.period_us or 0)
+    # The self-test awaits three periods (one for a one-shot) when that takes at most SELF_TEST_US;
+    # a longer timer is only reported as armed, so the test sequence stays short.
+    wanted = 1 if isinstance(op, TimerOneshot) else 3
+    count = wanted if period_us * wanted <= SELF_TEST_US else (1 if period_us <= SELF_TEST_US else 0)
+    ctx = _base(build, index, op) | {
+        "source": op.source,
+        "period_us": period_us,
+        "oneshot": isinstance(op, TimerOneshot),
+        "count": count,
+        # Bounded wait: the awaited periods plus half a period and a millisecond, at the core clock.
+        "budget": build.budget_us(period_us * max(count, 1) + period_us // 2 + 1000),
+    }
+    if op.source == "systick":
+        if period_us % 1000:
+            raise BaremetalError(
+                f"a systick timer runs on the 1 ms time base; {period_us} us is not a whole number of ms"
+            )
+        ctx.update(kind="systick", period_ms=period_us // 1000)
+    elif op.source == "kernel":
+        raise BaremetalError("baremetal has no kernel timer; use systick or a timer instance")
+    else:
+        instance = op.source
+        if instance in build.claimed:
+            raise BaremetalError(f"{instance} is already used by {build.claimed[instance]}")
+        build.claimed[instance] = ctx["label"]
+        regs = Regs(target, instance)
+        facts = derive.chip_extra(target, "timers").get(instance)
+        if not isinstance(facts, dict):
+            raise BaremetalError(f"{target.id}: no timer facts for {instance} (extra.timers)")
+        irq, handler = _irq(target, instance)
+        ctx.update(
+            inst=instance,
+            m=regs.m,
+            irq=irq,
+            handler=handler,
+            priority=build.priority(op.irq_priority),
+            clock=facts["clock"],
+        )
+        hz = derive.clock_hz(target, str(facts["clock"]))
+        if regs.has("PSC", "ARR"):
+            ctx.update(
+                kind="stm32_tim",
+                gate=derive.clock_gate(target, instance),
+                setting=derive.stm32_timer(hz, period_us / 1e6, int(facts["bits"])),
+            )
+        elif _group(target, instance) == "TIMER":
+            setting = derive.nrf_timer(hz, period_us / 1e6, int(facts["bits"]), facts.get("prescalers", (1,)))
+            ctx.update(kind="nrf_timer", setting=setting)
+        else:
+            raise BaremetalError(f"{instance}: no timer register layout the baremetal templates know")
+    build.blocks.append(_Block("ops/timer.c.j2", ctx))
+
+
+def _adc_read(build: _Build, index: int, op: AdcRead) -> None:
+    target = build.target
+    pin_name = getattr(op.channel, "pin", None)
+    if pin_name is None:
+        raise BaremetalError("channel: baremetal needs the analog pin (channel.pin)")
+    facts = target.pins.get(pin_name)
+    if facts is None or not facts.analog:
+        raise BaremetalError(f"{pin_name} is not an analog input in the {target.id} pin facts")
+    signal = facts.analog[0]
+    digits = _DIGITS.search(signal.split("_")[-1])
+    if digits is None:
+        raise BaremetalError(f"cannot read a channel number from {signal}")
+    channel = int(digits[1])
+    adc = derive.chip_extra(target, "adc")
+    bits = op.resolution_bits
+    ctx = _base(build, index, op) | {
+        "signal": signal,
+        "channel": channel,
+        "bits": bits,
+        "max_code": (1 << bits) - 1,
+        "convert_mv": op.convert_mv,
+        "gpio_template": _gpio_template(target),
+        "budget": build.budget_us(PERIPHERAL_TIMEOUT_US),
+    }
+    unit = adc_unit_of(signal)
+    if unit.startswith("ADC") and unit != "ADC":
+        regs = Regs(target, unit)
+        common_name = _adc_common(target, unit)
+        common = Regs(target, common_name)
+        smpr = next((r for r in ("SMPR1", "SMPR2") if f"SMP{channel}" in regs.regs.get(r, {})), None)
+        if smpr is None:
+            raise BaremetalError(f"{unit}: no sampling-time field SMP{channel}")
+        ctx.update(
+            inst=unit,
+            common=common_name,
+            m=regs.m,
+            p=regs.p,
+            mc=common.m,
+            pc=common.p,
+            gate=derive.clock_gate(target, unit),
+            pin=_pin(build, pin_name, "ANALOG"),
+            smpr=smpr,
+            smp_shift=regs.field(smpr, f"SMP{channel}")[0],
+            full_scale_mv=int(adc.get("vref_mv", 3300)),
+        )
+        bus_hz = derive.clock_hz(target, str(adc.get("clock", "HCLK")))
+        limit = int(adc.get("max_clock_hz", bus_hz))
+        divider = next((int(d) for d in adc.get("clock_prescalers", [1]) if bus_hz // int(d) <= limit), 0)
+        if not divider:
+            raise BaremetalError(f"{unit}: no ADC clock prescaler keeps {bus_hz} Hz under {limit} Hz")
+        ctx.update(bus_hz=bus_hz, adc_hz=bus_hz // divider, divider=divider)
+        if regs.has("SR", "CR2", "SQR3"):
+            res_codes = {12: 0, 10: 1, 8: 2, 6: 3}
+            if bits not in res_codes:
+                raise BaremetalError(f"{unit} converts with 12, 10, 8 or 6 bits, not {bits}")
+            # ADCPRE (RM0090 §13.13.16): 00 = /2, 01 = /4, 10 = /6, 11 = /8.
+            ctx.update(layout="adc_v1", prescaler_code=divider // 2 - 1, res_code=res_codes[bits])
+        elif regs.has("ISR", "CFGR", "PCSEL"):
+            if bits > 16:
+                raise BaremetalError(f"{unit} converts with at most 16 bits, not {bits}")
+            # CKMODE (RM0433 §25.7.x ADCx_CCR): 01 = adc_hclk/1, 10 = /2, 11 = /4.
+            ctx.update(
+                layout="adc_v2", prescaler_code={1: 1, 2: 2, 4: 3}[divider], boost=bus_hz // divider > 20_000_000
+            )
+        else:
+            raise BaremetalError(f"{unit}: no ADC register layout the baremetal templates know")
+    else:
+        instance = str((adc.get("units") or ["SAADC"])[0])
+        regs = Regs(target, instance)
+        res_codes = {8: 0, 10: 1, 12: 2, 14: 3}
+        if bits not in res_codes:
+            raise BaremetalError(f"{instance} converts with 8, 10, 12 or 14 bits, not {bits}")
+        reference = adc.get("reference") or {}
+        ctx.update(
+            layout="saadc",
+            inst=instance,
+            m=regs.m,
+            p=regs.p,
+            res_code=res_codes[bits],
+            pin={"name": pin_name},
+            full_scale_mv=int(reference.get("internal_mv", 600)) * 6,
+        )
+    build.blocks.append(_Block("ops/adc_read.c.j2", ctx))
+
+
+def _adc_common(target: Target, unit: str) -> str:
+    commons = sorted(n for n in target.peripherals if "Common" in n)
+    digit = unit[-1]
+    matching = [n for n in commons if digit in n.replace("_Common", "")]
+    chosen = matching or commons
+    if not chosen:
+        raise BaremetalError(f"{target.id}: no ADC common block in the SVD facts")
+    return chosen[0]
+
+
+def _dma_buffers(build: _Build) -> None:
+    """Lay out every DMA buffer of the plan where ``obligations.placement`` put it."""
+    plan, target = build.plan, build.target
+    regions = placement(plan, target)
+    dcache = target.core.dcache
+    for buffer in plan.resources.buffers:
+        if buffer.role == "scratch":
+            continue
+        controller = buffer_controller(plan, target, buffer.name)
+        needs = buffer_needs(plan, target, FRAMEWORK, buffer.name)
+        if controller is None:
+            build.notes.append(f"buffer {buffer.name} is used by no DMA operation: not emitted")
+            continue
+        if needs is None or buffer.name not in regions:
+            raise BaremetalError(f"buffer {buffer.name}: no region for it in the facts")
+        size = buffer.size_bytes
+        if dcache is not None:
+            size = -(-size // dcache.line_bytes) * dcache.line_bytes
+        build.dma.append(
+            DmaBufferLayout(buffer.name, controller.name, regions[buffer.name], size, needs.alignment_bytes)
+        )
+
+
+def _buffer_decl(layout: DmaBufferLayout) -> dict[str, str]:
+    decl = f"static volatile uint8_t {layout.symbol}[{layout.size}]; /* {layout.region}, {layout.align}-byte aligned */"
+    return {"symbol": layout.symbol, "decl": decl}
+
+
+def _dma_mem2mem(build: _Build, index: int, op: DmaMem2Mem) -> None:
+    target = build.target
+    layouts = {b.name: b for b in build.dma}
+    src, dst = layouts.get(op.src), layouts.get(op.dst)
+    if src is None or dst is None:
+        raise BaremetalError("src/dst must be DMA buffers in resources.buffers")
+    instance = src.master
+    regs = Regs(target, instance)
+    stream = "ST0"
+    buffer = build.plan.buffer(op.src)
+    element = buffer.element_bytes if buffer else 1
+    size_bytes = buffer.size_bytes if buffer else src.size
+    # Every stream-0 flag-clear bit (CFEIF0, CDMEIF0, CTEIF0, CHTIF0, CTCIF0), by name, lowest bit first.
+    clears = sorted((lsb, name) for name, (lsb, _) in regs.regs["LIFCR"].items() if name.endswith("IF0"))
+    ctx = _base(build, index, op) | {
+        "inst": instance,
+        "m": regs.m,
+        "p": regs.p,
+        "gate": derive.clock_gate(target, instance),
+        "stream": stream,
+        "isr": "LISR",
+        "ifcr": "LIFCR",
+        "tc_mask": regs.m("LISR", "TCIF0"),
+        "te_mask": regs.m("LISR", "TEIF0"),
+        "clear_mask": " | ".join(regs.m("LIFCR", name) for _, name in clears),
+        "src": _buffer_decl(src),
+        "dst": _buffer_decl(dst),
+        "bytes": size_bytes,
+        "element": element,
+        "transfers": size_bytes // element,
+        "size_code": {1: 0, 2: 1, 4: 2}[element],
+        "verify": op.verify,
+        "budget": build.budget_us(PERIPHERAL_TIMEOUT_US),
+    }
+    build.blocks.append(_Block("ops/dma_mem2mem.c.j2", ctx))
+
+
+def _watchdog(build: _Build, index: int, op: Watchdog) -> None:
+    target = build.target
+    found = watchdog_instance(target)
+    if found is None:
+        raise BaremetalError(f"{target.id}: no independent watchdog in the facts")
+    instance, facts = found
+    regs = Regs(target, instance)
+    if regs.has("KR", "PR", "RLR"):
+        kind, setting = "iwdg", derive.iwdg(op.timeout_ms, facts)
+    elif regs.has("CRV", "RREN"):
+        kind, setting = "nrf_wdt", derive.nrf_wdt(op.timeout_ms, facts)
+    else:
+        raise BaremetalError(f"{instance}: no watchdog register layout the baremetal templates know")
+    ctx = _base(build, index, op) | {
+        "inst": instance,
+        "m": regs.m,
+        "kind": kind,
+        "setting": setting,
+        "clock_hz": facts.get("clock_hz"),
+        "feed_ms": op.feed_interval_ms,
+        "budget": build.budget_us(PERIPHERAL_TIMEOUT_US),
+    }
+    build.blocks.append(_Block("ops/watchdog.c.j2", ctx))
+
+
+# --- assembling the tree ---------------------------------------------------------------------------------
+
+
+def _vectors(target: Target) -> tuple[list[str | None], list[str]]:
+    """Vector table entries after the initial SP, and the handlers to declare weak."""
+    system: list[str | None] = [
+        "Reset_Handler", "NMI_Handler", "HardFault_Handler", "MemManage_Handler", "BusFault_Handler",
+        "UsageFault_Handler", None, None, None, None, "SVC_Handler", "DebugMon_Handler", None,
+        "PendSV_Handler", "SysTick_Handler",
+    ]  # fmt: skip
+    device: list[str | None] = [None] * target.irq_count
+    for number, name, _ in interrupts(target.id):
+        device[number] = f"{c_ident(name)}_IRQHandler"
+    entries = system + device
+    strong = {"Reset_Handler", "HardFault_Handler"}
+    weak = [name for name in entries if name and name not in strong]
+    return entries, list(dict.fromkeys(weak))
+
+
+def build_config(target: Target) -> dict[str, Any]:
+    """``build.json``: what the gcc builder compiles and links, derived from the core facts."""
+    core = target.core
+    cpu = [f"-mcpu={core.arch}", "-mthumb"]
+    cpu += [f"-mfpu={core.fpu}", "-mfloat-abi=hard"] if core.fpu else ["-mfloat-abi=soft"]
+    return {
+        "format": 1,
+        "target": target.id,
+        "sources": ["src/startup.c", "src/rt.c", "src/main.c"],
+        "cflags": cpu + [
+            "-std=gnu11", "-Os", "-g", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-fno-common",
+            "-ffunction-sections", "-fdata-sections", "-fno-tree-loop-distribute-patterns", "-Iinclude",
+        ],
+        "ldflags": cpu + [
+            "-nostdlib", "-Wl,--gc-sections", "-Wl,--orphan-handling=error", "-Wl,--no-warn-rwx-segments",
+        ],
+        "libs": ["-lgcc"],
+        "linker_script": "link.ld",
+        "image": "firmware.elf",
+    }  # fmt: skip
+
+
+def _render_block(block: _Block) -> dict[str, str]:
+    env = template_env(FRAMEWORK)
+    module = env.get_template(block.template).make_module({"c": block.ctx})
+    parts: dict[str, str] = {}
+    for part in ("decls", "tick", "setup", "after", "loop"):
+        macro = getattr(module, part, None)
+        if macro is not None:
+            text = str(macro(block.ctx)).strip("\n")
+            if text.strip():
+                parts[part] = text
+    return parts
+
+
+def _assemble(build: _Build) -> Lowered:
+    target, plan = build.target, build.plan
+    env = template_env(FRAMEWORK)
+    rendered = [_render_block(b) for b in build.blocks]
+    collect: dict[str, list[str]] = {
+        k: [r[k] for r in rendered if k in r] for k in ("decls", "tick", "setup", "after", "loop")
+    }
+    vectors, weak = _vectors(target)
+    ram = default_ram(target)
+    files = {
+        "include/armv7m.h": env.get_template("armv7m.h").render(),
+        "include/device.h": device_header(target),
+        "include/rac.h": env.get_template("rac.h.j2").render(
+            target=target, core_hz=build.core_hz, prio_bits=target.core.nvic_priority_bits or 3
+        ),
+        "src/rt.c": env.get_template("rt.c.j2").render(),
+        "src/startup.c": env.get_template("startup.c.j2").render(
+            target=target,
+            vectors=vectors,
+            vector_count=len(vectors) + 1,
+            weak_handlers=weak,
+            fpu=target.core.fpu is not None,
+            zero_sections=sorted({b.region for b in build.dma}),
+        ),
+        "src/main.c": env.get_template("main.c.j2").render(
+            target=target,
+            plan_id=plan.target or target.id,
+            target_literal=c_string_literal(target.id),
+            core_hz=build.core_hz,
+            systick_load=derive.systick_reload(build.core_hz, 1000),
+            decls=collect["decls"],
+            tick=collect["tick"],
+            setups=collect["setup"],
+            after=collect["after"],
+            loops=collect["loop"],
+        ),
+        "link.ld": linker_script(target, build.dma, plan.stack_bytes, plan.heap_bytes, ram.name if ram else None),
+        "build.json": json.dumps(build_config(target), indent=2) + "\n",
+    }
+    receipt = Receipt(
+        realized=[f"operations[{i}] {op.op}" for i, op in enumerate(plan.operations)]
+        + [f"buffer {b.name} in {b.region} ({b.symbol})" for b in build.dma],
+        notes=build.notes,
+    )
+    return Lowered(framework=FRAMEWORK, target=target.id, files=files, receipt=receipt)

@@ -1,0 +1,1 @@
+"""ADC operations: one conversion, periodic sampling, and a multi-channel scan."""

@@ -1,0 +1,61 @@
+"""The ``adc_scan`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.facts.query import adc_dma_routable, has_dt_label
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class AdcScan(Operation):
+    """Convert several channels of one ADC unit in sequence, every ``interval_ms``.
+
+    With ``buffer`` (a dma_rx buffer) the sequence is transferred by DMA; the buffer must hold one
+    ``element_bytes`` item per channel.
+    """
+
+    op: Literal["adc_scan"]
+    channels: list[AdcChannel] = Field(min_length=1, max_length=16)
+    interval_ms: int = Field(default=1000, ge=1, le=3_600_000)
+    convert_mv: bool = True
+    resolution_bits: Resolution = 12
+    buffer: Name | None = Field(default=None, description="dma_rx buffer receiving the scan by DMA.")
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: AdcScan) -> dict[str, Any]:
+    return b.adc_view(index, op, list(op.channels), op.interval_ms, None)
+
+
+def _espidf(b: EspIdfBuild, index: int, op: AdcScan) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    view: dict[str, Any] = {
+        "channels": [b.adc_channel(c, f"{where}.channel") for c in op.channels],
+        "bitwidth": b.adc_bitwidth(op.resolution_bits),
+        "interval_ms": op.interval_ms,
+        "task": b.thread(None, b.symbol(index, op)),
+    }
+    if op.buffer is not None:
+        view["buffer"] = b.buffer(op.buffer, f"{where}.buffer")
+    return view
+
+
+SPEC = OpSpec(
+    model=AdcScan,
+    family="adc",
+    flags=frozenset({Flag.VALUE}),
+    realizations={
+        "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),
+        "espidf": Realization(template="adc", view=_espidf),
+        "hal": Realization(template="ops", features={"dma": adc_dma_routable}),
+    },
+)

@@ -1,0 +1,14 @@
+"""I2C and SPI register transactions to a named device, with finite timeouts and retries.
+
+This package holds one op spec per module; shared field types live here."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+Timeout = Annotated[int, Field(ge=1, le=10_000, description="Per-attempt bus timeout in milliseconds.")]
+
+
+Retries = Annotated[int, Field(ge=0, le=10, description="Extra attempts after a bus error/NACK/timeout.")]

@@ -1,0 +1,77 @@
+"""The ``i2c_transfer`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.facts.query import has_dt_label
+from rac_fw.domains.firmware.ops.bus import Retries, Timeout
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class I2cTransfer(Operation):
+    """Write ``write_bytes`` to (and/or read ``read_bytes`` from) a device register, write-then-read.
+
+    ``register_index`` is the register index inside the external device (its own map), not a memory address.
+    """
+
+    op: Literal["i2c_transfer"]
+    device: Name = Field(description="An i2c device declared in resources.devices.")
+    register_index: int = Field(
+        ge=0, le=0xFF, description="Device register index the transaction starts at (not an address)."
+    )
+    write_bytes: int = Field(default=0, ge=0, le=32, description="Payload bytes written after the index.")
+    read_bytes: int = Field(default=1, ge=0, le=32, description="Bytes read back after a repeated start.")
+    timeout_ms: Timeout = 100
+    retries: Retries = 2
+    interval_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Repeat period, or once.")
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: I2cTransfer) -> dict[str, Any]:
+    device, label = b.bus_device(index, op, "i2c")
+    b.app.includes.add("zephyr/drivers/i2c.h")
+    return {
+        "bus": label,
+        "address": f"0x{device.address:02x}",
+        "register": f"0x{op.register_index:02x}",
+        "write_bytes": op.write_bytes,
+        "read_bytes": op.read_bytes,
+        "attempts": op.retries + 1,
+        "timeout_ms": op.timeout_ms,
+        "setup": True,
+        "step": {"period_ms": op.interval_ms},
+    }
+
+
+def _espidf(b: EspIdfBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    device = b.plan.device(op.device)
+    if device is None or device.bus != "i2c":
+        raise b.unsupported(f"{where}.device", f"{op.device!r} is not an i2c device")
+    port = b.port(device.controller, where)
+    sda = b.signal_pin(f"{device.controller}_SDA", where)
+    scl = b.signal_pin(f"{device.controller}_SCL", where)
+    b.i2c_buses.setdefault(port, {"port": port, "sda": sda, "scl": scl, "devices": {}})
+    b.i2c_buses[port]["devices"][device.name] = {"name": device.name, "address": device.address,
+                                                 "hz": device.frequency_hz}  # fmt: skip
+    return {"device": device.name, "port": port, "task": b.thread(None, b.symbol(index, op))}
+
+
+SPEC = OpSpec(
+    model=I2cTransfer,
+    family="bus",
+    flags=frozenset({Flag.VALUE}),
+    realizations={
+        "zephyr": Realization(template="i2c", view=_zephyr, available=lambda t: has_dt_label(t, r"i2c\d*")),
+        "espidf": Realization(template="bus", view=_espidf),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -1,0 +1,91 @@
+"""The ``spi_transfer`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.facts.query import has_dt_label
+from rac_fw.domains.firmware.ops.bus import Retries, Timeout
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class SpiTransfer(Operation):
+    """Full-duplex SPI transaction to a device: optional register index, then write/read payload."""
+
+    op: Literal["spi_transfer"]
+    device: Name = Field(description="An spi device declared in resources.devices.")
+    register_index: int | None = Field(
+        default=None, ge=0, le=0xFF, description="Device register index sent first, if any."
+    )
+    write_bytes: int = Field(default=0, ge=0, le=256)
+    read_bytes: int = Field(default=1, ge=0, le=256)
+    mode: Literal[0, 1, 2, 3] = Field(default=0, description="SPI mode (CPOL<<1 | CPHA).")
+    timeout_ms: Timeout = 100
+    retries: Retries = 2
+    interval_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Repeat period, or once.")
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
+
+    oid = b.ids[index]
+    device, label = b.bus_device(index, op, "spi")
+    b.app.includes.update({"zephyr/drivers/spi.h", "zephyr/drivers/gpio.h"})
+    prop = b.dt_property(f"{oid}-cs-gpios")
+    b.app.user_props[prop] = b.gpio_ref(device.chip_select, active_low=True)
+    mode = []
+    if op.mode & 2:
+        mode.append("SPI_MODE_CPOL")
+    if op.mode & 1:
+        mode.append("SPI_MODE_CPHA")
+    header = 1 if op.register_index is not None else 0
+    return {
+        "bus": label,
+        "cs_prop": b.alias_macro(prop),
+        "frequency": device.frequency_hz,
+        "operation": " | ".join(["SPI_OP_MODE_MASTER", "SPI_TRANSFER_MSB", "SPI_WORD_SET(8)", *mode]),
+        "register": f"0x{op.register_index:02x}" if op.register_index is not None else None,
+        "length": header + max(op.write_bytes, op.read_bytes),
+        "header": header,
+        "read_bytes": op.read_bytes,
+        "attempts": op.retries + 1,
+        "setup": True,
+        "step": {"period_ms": op.interval_ms},
+    }
+
+
+def _espidf(b: EspIdfBuild, index: int, op: SpiTransfer) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    device = b.plan.device(op.device)
+    if device is None or device.bus != "spi" or device.chip_select is None:
+        raise b.unsupported(f"{where}.device", f"{op.device!r} is not an spi device")
+    host = f"SPI{b.port(device.controller, where)}_HOST"
+    if host not in b.spi_buses:
+        pins = {k: b.signal_pin(f"{device.controller}_{k.upper()}", where) for k in ("sck", "mosi", "miso")}
+        b.spi_buses[host] = {"host": host, **pins, "devices": {}, "max_bytes": 0}
+    bus = b.spi_buses[host]
+    length = (1 if op.register_index is not None else 0) + max(op.write_bytes, op.read_bytes)
+    bus["max_bytes"] = max(bus["max_bytes"], length)
+    handle = f"{device.name}_m{op.mode}"
+    cs = b.gpio(device.chip_select, f"{where}.chip_select")
+    bus["devices"][handle] = {"name": handle, "mode": op.mode, "hz": device.frequency_hz, "cs": cs}
+    return {"device": handle, "host": host, "length": length, "task": b.thread(None, b.symbol(index, op))}
+
+
+SPEC = OpSpec(
+    model=SpiTransfer,
+    family="bus",
+    flags=frozenset({Flag.VALUE}),
+    realizations={
+        "zephyr": Realization(template="spi", view=_zephyr, available=lambda t: has_dt_label(t, r"spi\d*")),
+        "espidf": Realization(template="bus", view=_espidf),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -1,0 +1,1 @@
+"""DMA operations: memory-to-memory copy and peripheral-to-memory reception."""

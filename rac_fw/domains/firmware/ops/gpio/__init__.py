@@ -1,0 +1,1 @@
+"""GPIO operations: blink an LED, react to a button edge, poll a button."""

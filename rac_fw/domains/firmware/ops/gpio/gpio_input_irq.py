@@ -1,0 +1,69 @@
+"""The ``gpio_input_irq`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import IrqPriority, Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class GpioInputIrq(Operation):
+    """Configure a button input with an edge interrupt and software debounce.
+
+    The interrupt only records the event; to process it in a thread add an ``isr_handoff`` whose
+    ``source`` is this operation's ``name``.
+    """
+
+    op: Literal["gpio_input_irq"]
+    button: Name = Field(description="Board button (name or label such as sw0) or a declared GPIO pin.")
+    edge: Literal["rising", "falling", "both"] = Field(description="Electrical edge that raises the IRQ.")
+    debounce_ms: int = Field(default=20, ge=0, le=1000, description="Ignore further edges for this long.")
+    pull: Literal["up", "down", "none"] | None = Field(
+        default=None, description="Internal pull resistor; None = what the board wiring needs."
+    )
+    irq_priority: IrqPriority | None = None
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: GpioInputIrq) -> dict[str, Any]:
+    oid = b.ids[index]
+    b.app.includes.add("zephyr/sys/atomic.h")
+    pull = {"up": "GPIO_PULL_UP", "down": "GPIO_PULL_DOWN"}.get(op.pull or "", "")
+    edge = {"rising": "GPIO_INT_EDGE_RISING", "falling": "GPIO_INT_EDGE_FALLING", "both": "GPIO_INT_EDGE_BOTH"}
+    return {
+        "id": oid,
+        "spec": b.gpio_spec("button", op.button, f"operations.{index}.button", "button", oid),
+        "flags": "GPIO_INPUT" + (f" | {pull}" if pull else ""),
+        "edge": edge[op.edge],
+        "debounce_ms": op.debounce_ms,
+        "handoffs": b.handoffs(index),
+        "setup": True,
+    }
+
+
+def _espidf(b: EspIdfBuild, index: int, op: GpioInputIrq) -> dict[str, Any]:
+    gpio, active_low = b.io(op.button, "button", f"operations[{index}]")
+    edges = {"rising": "GPIO_INTR_POSEDGE", "falling": "GPIO_INTR_NEGEDGE", "both": "GPIO_INTR_ANYEDGE"}
+    b.gpio_isr_flags = b.intr_flags(op.irq_priority)
+    return {"gpio": gpio, "active_low": active_low, "pull": op.pull or ("up" if active_low else "down"),
+            "intr": edges[op.edge]}  # fmt: skip
+
+
+SPEC = OpSpec(
+    model=GpioInputIrq,
+    family="gpio",
+    flags=frozenset({Flag.ISR_CONTEXT}),
+    endpoints={"button": "button"},
+    realizations={
+        "zephyr": Realization(template="gpio", view=_zephyr),
+        "espidf": Realization(template="gpio", view=_espidf),
+        "hal": Realization(template="ops"),
+    },
+)

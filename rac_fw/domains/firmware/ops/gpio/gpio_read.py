@@ -1,0 +1,53 @@
+"""The ``gpio_read`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class GpioRead(Operation):
+    """Poll a button's logical level (active level already accounted for) every ``interval_ms``."""
+
+    op: Literal["gpio_read"]
+    button: Name = Field(description="Board button (name or label such as sw0) or a declared GPIO pin.")
+    interval_ms: int = Field(default=100, ge=1, le=3_600_000, description="Polling period.")
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: GpioRead) -> dict[str, Any]:
+    oid = b.ids[index]
+    b.app.includes.add("zephyr/sys/atomic.h")
+    return {
+        "id": oid,
+        "spec": b.gpio_spec("button", op.button, f"operations.{index}.button", "button", oid),
+        "setup": True,
+        "step": {"period_ms": op.interval_ms},
+    }
+
+
+def _espidf(b: EspIdfBuild, index: int, op: GpioRead) -> dict[str, Any]:
+    gpio, active_low = b.io(op.button, "button", f"operations[{index}]")
+    return {"gpio": gpio, "active_low": active_low, "pull": "up" if active_low else "down",
+            "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
+
+
+SPEC = OpSpec(
+    model=GpioRead,
+    family="gpio",
+    flags=frozenset({Flag.VALUE}),
+    endpoints={"button": "button"},
+    realizations={
+        "zephyr": Realization(template="gpio", view=_zephyr),
+        "espidf": Realization(template="gpio", view=_espidf),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -1,0 +1,78 @@
+"""The ``gpio_set`` operation: its model, its spec and its realization on every framework."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.baremetal import _Build as BaremetalBuild
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import _Build as HalBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class GpioSet(Operation):
+    """Switch an LED or output pin on (active) or off at start-up and keep it there.
+
+    ``led`` names a board LED (devicetree label such as ``led1``, or the board's name for it) or a pin
+    declared in ``resources.pins`` with function GPIO. ``active`` is the logical state: an active-low LED
+    is driven low to be on; the tool takes the polarity from the board facts.
+    """
+
+    op: Literal["gpio_set"]
+    led: Name
+    active: bool = Field(default=True, description="Logical state: true = lit / asserted, false = dark / released.")
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: GpioSet) -> dict[str, Any]:
+    oid = b.ids[index]
+    return {
+        "id": oid,
+        "spec": b.gpio_spec("led", op.led, f"operations.{index}.led", "led", oid),
+        "flags": "GPIO_OUTPUT_ACTIVE" if op.active else "GPIO_OUTPUT_INACTIVE",
+        "setup": True,
+    }
+
+
+def _espidf(b: EspIdfBuild, index: int, op: GpioSet) -> dict[str, Any]:
+    gpio, active_low = b.io(op.led, "led", f"operations[{index}]")
+    return {"gpio": gpio, "level": int(op.active != active_low)}
+
+
+def _hal(b: HalBuild, index: int, op: GpioSet) -> dict[str, Any]:
+    # CubeMX's way: MX_GPIO_Init writes the output level before it configures the pin, so the pin
+    # never glitches to the other level; nothing remains for the loop.
+    pin, active_low = b.io(op.led, "led", f"operations[{index}]")
+    b.ports.add(pin.port)
+    b.outputs[pin.name] = {"pin": pin, "idle": "GPIO_PIN_SET" if op.active != active_low else "GPIO_PIN_RESET"}
+    return {"pin": pin}
+
+
+def _baremetal(b: BaremetalBuild, index: int, op: GpioSet) -> None:
+    endpoint = b.bound.led(op.led)
+    ctx = b.base(index, op) | {
+        "pin": b.gpio_pin(endpoint.pin),
+        "high": op.active != endpoint.active_low,
+        "active": op.active,
+        "gpio_template": b.gpio_template(),
+    }
+    b.emit("ops/gpio_set", ctx)
+
+
+SPEC = OpSpec(
+    model=GpioSet,
+    family="gpio",
+    endpoints={"led": "led"},
+    realizations={
+        "zephyr": Realization(template="gpio", view=_zephyr),
+        "espidf": Realization(template="gpio_set", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
+        "baremetal": Realization(template="ops/gpio_set", view=_baremetal),
+    },
+)

@@ -1,0 +1,80 @@
+"""The ``isr_handoff`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.ops.handoff import RING_POLL_MS
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class IsrHandoff(Operation):
+    """Pass each event of the ISR-context operation ``source`` to ``thread``.
+
+    msgq: a bounded message queue of ``depth`` items of ``item_bytes``; semaphore: a counting
+    semaphore (no payload); ring_atomic: a lock-free single-producer/single-consumer ring with atomic
+    indices. The ISR side never waits: ``put_timeout_ms`` must be 0 (E_ISR_BLOCKING otherwise).
+    """
+
+    op: Literal["isr_handoff"]
+    source: Name = Field(
+        description="Name of the interrupt-context operation (gpio_input_irq, uart_rx_irq, timer_*, dma_*)."
+    )
+    mechanism: Literal["msgq", "semaphore", "ring_atomic"]
+    thread: Name = Field(description="Receiving thread (resources.threads).")
+    depth: int = Field(default=8, ge=1, le=256, description="Queue/ring capacity in items.")
+    item_bytes: int = Field(default=4, ge=1, le=64, description="Payload per event (msgq, ring_atomic).")
+    put_timeout_ms: int = Field(
+        default=0, ge=0, le=10_000, description="How long the ISR may wait for room: must be 0."
+    )
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: IsrHandoff) -> dict[str, Any]:
+
+    b.app.includes.update({"zephyr/sys/atomic.h", "string.h"})
+    kind = b.source_kind(op.source)
+    source_id = b.op_id(op.source) or op.source
+    view: dict[str, Any] = {
+        "id": b.ids[index],
+        "mechanism": op.mechanism,
+        "depth": op.depth,
+        "item_bytes": op.item_bytes,
+        "align": 4 if op.item_bytes % 4 == 0 else 1,
+        "source": source_id,
+        "source_kind": kind,
+        "source_message": c_string_literal(f"{op.source}: event ") + ' "%u\\n"',
+        "poll_ms": RING_POLL_MS,
+    }
+    source_op = b.plan.operation(op.source)
+    view["echo"] = bool(getattr(source_op, "echo", False))
+    view["thread_parts"] = [(op.thread, b.thread_part("handoff", "isr_handoff", view))]
+    return view
+
+
+def _espidf(b: EspIdfBuild, index: int, op: IsrHandoff) -> dict[str, Any]:
+    source = b.plan.operation(op.source)
+    # The UART driver owns its ISR (its reader task hands off in task context): only true ISR sources post FromISR.
+    from_isr = source is not None and spec(source.op).has(Flag.ISR_CONTEXT) and not spec(source.op).has(Flag.RX_RING)
+    return {"from_isr": from_isr, "task": b.thread(op.thread, f"{op.thread}_{b.symbol(index, op)}"),
+            "source_label": c_string_literal(op.source)}  # fmt: skip
+
+
+SPEC = OpSpec(
+    model=IsrHandoff,
+    family="handoff",
+    flags=frozenset({Flag.HANDOFF}),
+    realizations={
+        "zephyr": Realization(template="handoff", view=_zephyr),
+        "espidf": Realization(template="handoff", view=_espidf),
+    },
+)

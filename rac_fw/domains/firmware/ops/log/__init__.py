@@ -1,0 +1,1 @@
+"""Console logging of a label and the latest values of named operations."""

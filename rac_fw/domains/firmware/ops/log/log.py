@@ -1,0 +1,93 @@
+"""The ``log`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.fields import Message, Name
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class Log(Operation):
+    """Print ``message`` followed by ``name=value`` for each operation named in ``values``.
+
+    Values come from value-producing operations (adc_*, gpio_read, sensor_read, i2c_transfer,
+    spi_transfer). ``in_isr_of`` would log from inside that operation's interrupt handler, which is
+    blocking and forbidden (E_ISR_BLOCKING); log from a handoff thread instead.
+    """
+
+    op: Literal["log"]
+    message: Message
+    values: list[Name] = Field(default_factory=list, max_length=8)
+    level: Literal["dbg", "inf", "wrn", "err"] = "inf"
+    interval_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Repeat period, or once.")
+    in_isr_of: Name | None = Field(default=None, description="Operation whose ISR would run this log.")
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: Log) -> dict[str, Any]:
+    if op.in_isr_of is not None:
+        raise b.refuse(
+            [
+                Evidence(
+                    code="E_ISR_BLOCKING",
+                    message="logging from interrupt context is not generated; log from a thread",
+                    location=f"operations[{index}].in_isr_of",
+                    objects=[op.in_isr_of],
+                    relaxations=[
+                        Relaxation(
+                            description="log from the main loop",
+                            patch=[{"op": "remove", "path": ["operations", index, "in_isr_of"]}],
+                        )
+                    ],
+                )
+            ]
+        )
+    b.app.includes.add("zephyr/logging/log.h")
+    values = []
+    for name in op.values:
+        oid = b.op_id(name)
+        if oid is None:
+            raise b.unsupported(f"operations[{index}].values", f"no operation named {name!r}", [name], [])
+        b.app.includes.add("zephyr/sys/atomic.h")
+        values.append({"label": c_string_literal(name), "id": oid})
+    # The value formats are the tool's own text; the names travel as escaped %s arguments.
+    fmt = '"' + " %s=%ld" * len(values) + '"' if values else ""
+    return {
+        "macro": {"dbg": "LOG_DBG", "inf": "LOG_INF", "wrn": "LOG_WRN", "err": "LOG_ERR"}[op.level],
+        "message": c_string_literal(op.message),
+        "format": fmt,
+        "values": values,
+        "step": {"period_ms": op.interval_ms},
+    }
+
+
+def _espidf(b: EspIdfBuild, index: int, op: Log) -> dict[str, Any]:
+    producing = [v for v in op.values if (o := b.plan.operation(v)) is not None and spec(o.op).has(Flag.VALUE)]
+    return {
+        "format": c_string_literal(op.message),
+        "fields": [(c_string_literal(f" {v}="), v) for v in producing],
+        "macro": {"dbg": "ESP_LOGD", "inf": "ESP_LOGI", "wrn": "ESP_LOGW", "err": "ESP_LOGE"}[op.level],
+        "task": b.thread(None, b.symbol(index, op)),
+    }
+
+
+SPEC = OpSpec(
+    model=Log,
+    family="log",
+    flags=frozenset(),
+    realizations={
+        "zephyr": Realization(template="log", view=_zephyr),
+        "espidf": Realization(template="log", view=_espidf),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -1,0 +1,62 @@
+"""The ``pwm_fixed`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.ops.pwm import OUTPUT_DESCRIPTION, has_pwm_leds
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class PwmFixed(Operation):
+    """Drive ``output`` with a constant PWM period and duty cycle."""
+
+    op: Literal["pwm_fixed"]
+    output: Name = Field(description=OUTPUT_DESCRIPTION)
+    period_us: int = Field(ge=1, le=1_000_000, description="PWM period in microseconds.")
+    duty_percent: float = Field(ge=0, le=100, description="High time as a percentage of the period.")
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: PwmFixed) -> dict[str, Any]:
+    b.app.includes.add("zephyr/drivers/pwm.h")
+    period_ns = op.period_us * 1000
+    return {
+        "spec": b.pwm_spec(index, op.output),
+        "period_ns": period_ns,
+        "pulse_ns": round(period_ns * op.duty_percent / 100),
+        "setup": True,
+        "step": {"period_ms": None},
+    }
+
+
+def _espidf(b: EspIdfBuild, index: int, op: PwmFixed) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    gpio, active_low = b.io(op.output, "led", where)
+    ledc = b.ledc(op.period_us, where)
+    return {
+        "gpio": gpio,
+        "invert": int(active_low),
+        "ledc": ledc,
+        "duty": round(op.duty_percent / 100 * ledc["max_duty"]),
+    }
+
+
+SPEC = OpSpec(
+    model=PwmFixed,
+    family="pwm",
+    flags=frozenset(),
+    endpoints={"output": "led"},
+    realizations={
+        "zephyr": Realization(template="pwm", view=_zephyr, available=has_pwm_leds),
+        "espidf": Realization(template="pwm", view=_espidf),
+        "hal": Realization(template="ops"),
+    },
+)

@@ -1,0 +1,59 @@
+"""The ``producer_consumer`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class ProducerConsumer(Operation):
+    """``producer`` puts an item every ``period_ms`` into a bounded queue that ``consumer`` drains."""
+
+    op: Literal["producer_consumer"]
+    producer: Name = Field(description="Producing thread (resources.threads).")
+    consumer: Name = Field(description="Consuming thread (resources.threads).")
+    queue_depth: int = Field(ge=1, le=256, description="Queue capacity in items.")
+    item_bytes: int = Field(ge=1, le=256, description="Size of one item.")
+    period_ms: int = Field(default=100, ge=1, le=3_600_000, description="Production period.")
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: ProducerConsumer) -> dict[str, Any]:
+    b.app.includes.update({"zephyr/sys/atomic.h", "string.h"})
+    view: dict[str, Any] = {
+        "id": b.ids[index],
+        "depth": op.queue_depth,
+        "item_bytes": op.item_bytes,
+        "align": 4 if op.item_bytes % 4 == 0 else 1,
+        "period_ms": op.period_ms,
+    }
+    view["thread_parts"] = [
+        (op.producer, b.thread_part("threads", "producer", view)),
+        (op.consumer, b.thread_part("threads", "consumer", view)),
+    ]
+    return view
+
+
+def _espidf(b: EspIdfBuild, index: int, op: ProducerConsumer) -> dict[str, Any]:
+    sym = b.symbol(index, op)
+    return {"producer_task": b.thread(op.producer, f"{op.producer}_{sym}"),
+            "consumer_task": b.thread(op.consumer, f"{op.consumer}_{sym}")}  # fmt: skip
+
+
+SPEC = OpSpec(
+    model=ProducerConsumer,
+    family="threads",
+    flags=frozenset(),
+    realizations={
+        "zephyr": Realization(template="threads", view=_zephyr),
+        "espidf": Realization(template="threads", view=_espidf),
+    },
+)

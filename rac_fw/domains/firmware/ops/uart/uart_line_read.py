@@ -1,0 +1,61 @@
+"""The ``uart_line_read`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.facts.query import console_uart_known
+from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class UartLineRead(Operation):
+    """Read newline-terminated command lines of at most ``max_line`` bytes (longer lines are dropped)."""
+
+    op: Literal["uart_line_read"]
+    uart: UartInstance = None
+    max_line: int = Field(ge=2, le=512, description="Longest accepted line in bytes, excluding newline.")
+    baud: Baud = None
+    timeout_ms: int | None = Field(
+        default=None, ge=1, le=3_600_000, description="Give up waiting for a line after this; None = wait."
+    )
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: UartLineRead) -> dict[str, Any]:
+
+    view = b.uart_rx(index, op)
+    view.update(
+        ring_bytes=max(16, 1 << (op.max_line + 1).bit_length()),
+        max_line=op.max_line,
+        timeout_ms=op.timeout_ms,
+        setup=True,
+        step={"period_ms": UART_DRAIN_MS},
+    )
+    return view
+
+
+def _espidf(b: EspIdfBuild, index: int, op: UartLineRead) -> dict[str, Any]:
+    sym, where = b.symbol(index, op), f"operations[{index}]"
+    uart = b.uart(op.uart, op.baud, where, rx_ring=op.max_line * 2)
+    if uart.setdefault("reader", sym) != sym:
+        raise b.unsupported(where, f"UART{uart['port']} is already read by {uart['reader']}")
+    return {"uart": uart, "task": b.thread(None, sym)}
+
+
+SPEC = OpSpec(
+    model=UartLineRead,
+    family="uart",
+    flags=frozenset({Flag.RX_RING, Flag.CONSOLE}),
+    realizations={
+        "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
+        "espidf": Realization(template="uart", view=_espidf),
+        "hal": Realization(template="ops"),
+    },
+)

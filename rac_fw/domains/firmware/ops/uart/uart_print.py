@@ -1,0 +1,57 @@
+"""The ``uart_print`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.facts.query import console_uart_known
+from rac_fw.domains.firmware.ops.uart import Baud, UartInstance
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.fields import Message
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class UartPrint(Operation):
+    """Print ``message`` plus a newline with polled (blocking, thread-context) output."""
+
+    op: Literal["uart_print"]
+    uart: UartInstance = None
+    message: Message
+    baud: Baud = None
+    repeat_interval_ms: int | None = Field(
+        default=None, ge=1, le=3_600_000, description="Reprint every interval; None = print once."
+    )
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: UartPrint) -> dict[str, Any]:
+    return {
+        "node": b.uart_node(index, op),
+        "message": c_string_literal(op.message),
+        "setup": True,
+        "step": {"period_ms": op.repeat_interval_ms},
+    }
+
+
+def _espidf(b: EspIdfBuild, index: int, op: UartPrint) -> dict[str, Any]:
+    return {"uart": b.uart(op.uart, op.baud, f"operations[{index}]"), "message": c_string_literal(op.message + "\n"),
+            "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
+
+
+SPEC = OpSpec(
+    model=UartPrint,
+    family="uart",
+    flags=frozenset({Flag.CONSOLE}),
+    realizations={
+        "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
+        "espidf": Realization(template="uart", view=_espidf),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/uart_print"),
+    },
+)

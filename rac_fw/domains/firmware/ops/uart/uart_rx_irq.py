@@ -1,0 +1,64 @@
+"""The ``uart_rx_irq`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.facts.query import console_uart_known
+from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import IrqPriority
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class UartRxIrq(Operation):
+    """Receive bytes in the UART interrupt into a ring buffer of ``ring_bytes``; optionally echo them."""
+
+    op: Literal["uart_rx_irq"]
+    uart: UartInstance = None
+    ring_bytes: int = Field(ge=8, le=4096, description="Receive ring capacity in bytes (power of two best).")
+    echo: bool = Field(default=False, description="Send each received byte back (from thread context).")
+    baud: Baud = None
+    irq_priority: IrqPriority | None = None
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: UartRxIrq) -> dict[str, Any]:
+
+    view = b.uart_rx(index, op)
+    handoffs = b.handoffs(index)
+    view.update(
+        ring_bytes=op.ring_bytes,
+        echo=op.echo,
+        handoffs=handoffs,
+        setup=True,
+        # Without a handoff thread the main loop drains (and echoes) the ring.
+        step=None if handoffs else {"period_ms": UART_DRAIN_MS},
+    )
+    return view
+
+
+def _espidf(b: EspIdfBuild, index: int, op: UartRxIrq) -> dict[str, Any]:
+    sym, where = b.symbol(index, op), f"operations[{index}]"
+    uart = b.uart(op.uart, op.baud, where, rx_ring=op.ring_bytes)
+    if uart.setdefault("reader", sym) != sym:
+        raise b.unsupported(where, f"UART{uart['port']} is already read by {uart['reader']}")
+    return {"uart": uart, "task": b.thread(None, sym)}
+
+
+SPEC = OpSpec(
+    model=UartRxIrq,
+    family="uart",
+    flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING, Flag.CONSOLE}),
+    realizations={
+        "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
+        "espidf": Realization(template="uart", view=_espidf),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/uart_rx_irq"),
+    },
+)

@@ -1,0 +1,1 @@
+"""The watchdog: installed once with a timeout, fed from a thread, never disabled."""

@@ -1,0 +1,78 @@
+"""The ``watchdog`` operation: its model and its spec."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.facts.query import has_dt_label, watchdog_instance
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class Watchdog(Operation):
+    """Install the hardware watchdog with ``timeout_ms`` and feed it every ``feed_interval_ms``.
+
+    The feed interval must leave margin below the timeout (≤ 80 %, E_WATCHDOG_WINDOW) and the timeout
+    must be reachable by the watchdog's clock and prescalers (E_WATCHDOG_RANGE).
+    """
+
+    op: Literal["watchdog"]
+    timeout_ms: int = Field(ge=1, le=3_600_000, description="Time without a feed before reset.")
+    feed_interval_ms: int = Field(ge=1, le=3_600_000, description="How often the feeding thread feeds.")
+    reset_behaviour: Literal["reset_soc", "reset_cpu"] = Field(
+        default="reset_soc", description="What expiry resets: the whole SoC or the CPU core only."
+    )
+    feed_thread: Name | None = Field(
+        default=None, description="Thread (resources.threads) that feeds; None = the main thread."
+    )
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: Watchdog) -> dict[str, Any]:
+    b.app.includes.add("zephyr/drivers/watchdog.h")
+    view: dict[str, Any] = {
+        "id": b.ids[index],
+        "node": b.watchdog_node(),
+        "timeout_ms": op.timeout_ms,
+        "interval_ms": op.feed_interval_ms,
+        "flag": "WDT_FLAG_RESET_SOC" if op.reset_behaviour == "reset_soc" else "WDT_FLAG_RESET_CPU_CORE",
+    }
+    if op.feed_thread is None:
+        view.update(setup=True, step={"period_ms": op.feed_interval_ms})
+    else:
+        view["thread_parts"] = [(op.feed_thread, b.thread_part("watchdog", "watchdog", view, feeds=True))]
+    return view
+
+
+def _espidf(b: EspIdfBuild, index: int, op: Watchdog) -> dict[str, Any]:
+    facts = b.chip_table("watchdog").get("TASK_WDT", {})
+    high = int(facts.get("max_timeout_ms", 60_000))
+    low = int(facts.get("min_timeout_ms", 1000))
+    seconds = min(max(math.ceil(op.timeout_ms / 1000), low // 1000), high // 1000)
+    b.sdkconfig.update({
+        "CONFIG_ESP_TASK_WDT_EN": "y", "CONFIG_ESP_TASK_WDT_INIT": "y", "CONFIG_ESP_TASK_WDT_PANIC": "y",
+        "CONFIG_ESP_TASK_WDT_TIMEOUT_S": str(seconds), "CONFIG_ESP_SYSTEM_PANIC_PRINT_REBOOT": "y",
+    })  # fmt: skip
+    return {"task": b.thread(op.feed_thread, op.feed_thread or b.symbol(index, op))}
+
+
+SPEC = OpSpec(
+    model=Watchdog,
+    family="watchdog",
+    flags=frozenset(),
+    realizations={
+        "zephyr": Realization(
+            template="watchdog", view=_zephyr, available=lambda t: has_dt_label(t, r"watchdog0", r"iwdg\d*", r"wdt\d*")
+        ),
+        "espidf": Realization(template="watchdog", view=_espidf),
+        "hal": Realization(template="ops"),
+        "baremetal": Realization(template="ops/watchdog", available=lambda t: watchdog_instance(t) is not None),
+    },
+)

@@ -1,1 +1,0 @@
-"""One typed model per plan operation, grouped by family (one module per family)."""

@@ -1,0 +1,98 @@
+"""What an operation spec declares: its model, one-line purpose, flags and one realization per framework.
+
+An *op spec* is the single place that says everything rac-fw knows about one plan operation. The
+registry (``ops.registry``) collects them; the plan schema, the support matrix, the observation,
+obligations and every lowering read the specs instead of keeping their own lists of operation names.
+
+A realization is how one framework renders the operation: the template file whose macro (named after
+the operation) renders it, when the target's facts allow it, and the function that builds the view
+the macro renders. View functions receive the framework's builder (its typed state: the plan, the
+facts, what the other operations already contributed) and return plain values; they never judge the
+plan — obligations did that — and never test a target name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.plan.base import Operation
+
+
+class Flag(StrEnum):
+    """Properties other operations and rules ask about, instead of listing operation names."""
+
+    ISR_CONTEXT = "isr_context"
+    """Its callback runs in interrupt context (an ``isr_handoff`` may name it as source)."""
+    VALUE = "value"
+    """It produces a value a ``log`` may print."""
+    RX_RING = "rx_ring"
+    """Its interrupt side fills a ring of received bytes that a thread drains."""
+    HANDOFF = "handoff"
+    """It connects an ISR-context source to a thread; lowered before the operations that post to it."""
+    CONSOLE = "console"
+    """It uses a UART (the board console unless the operation names another)."""
+
+
+def always(target: Target) -> bool:
+    """Availability of a realization that needs nothing from the target beyond the framework."""
+    return True
+
+
+Endpoint = Literal["led", "button"]
+"""A field naming a board LED (an output) or button (an input), or a pin the plan declares."""
+
+ViewFn = Callable[[Any, int, Any], Any]
+"""``view(builder, index, op)``: the values the template macro renders (framework-specific shape)."""
+
+
+@dataclass(frozen=True)
+class Realization:
+    """How one framework realizes an operation."""
+
+    template: str
+    """Template file (``templates/<framework>/<template>.c.j2``) holding the macro named after the op."""
+    view: ViewFn | None = None
+    """Builds the view; None when the framework's generic code needs nothing operation-specific."""
+    available: Callable[[Target], bool] = always
+    """Whether the target's facts allow this realization (the board has the node, the chip the unit)."""
+    features: Mapping[str, Callable[[Target], bool]] = field(default_factory=dict)
+    """Optional capabilities of this realization and when the facts allow them (``adc_scan`` on HAL:
+    ``dma`` — scanning into a buffer by DMA — where the facts route an ADC unit's DMA request)."""
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """Everything about one plan operation, declared once."""
+
+    model: type[Operation]
+    """The pydantic model (its ``op`` literal is the operation's kind; its docstring is the manual)."""
+    family: str
+    """Catalog family (gpio, uart, adc…), used to group the schema index."""
+    realizations: Mapping[str, Realization] = field(default_factory=dict)
+    """Framework name → realization. A framework absent here does not realize the operation."""
+    flags: frozenset[Flag] = frozenset()
+    endpoints: Mapping[str, Endpoint] = field(default_factory=dict)
+    """Field name → which board item it names (``led: led`` for gpio_blink): the binder resolves these."""
+
+    @property
+    def kind(self) -> str:
+        """The ``op`` literal (``GpioBlink`` → ``gpio_blink``)."""
+        return str(get_args(self.model.model_fields["op"].annotation)[0])
+
+    @property
+    def summary(self) -> str:
+        """The purpose in one sentence: the first sentence of the model's docstring."""
+        paragraph = " ".join((self.model.__doc__ or self.kind).strip().split("\n\n")[0].split())
+        return re.split(r"(?<!e\.g)(?<!i\.e)\. (?=[A-Z])", paragraph)[0].rstrip(".").replace("``", "")
+
+    def has(self, flag: Flag) -> bool:
+        return flag in self.flags
+
+    def realization(self, framework: str) -> Realization | None:
+        return self.realizations.get(framework)
