@@ -102,7 +102,8 @@ def test_zephyr_is_registered_with_a_recorded_version() -> None:
 
 def test_adc_dt_on_nrf52840_reads_the_devicetree_channel_in_a_loop() -> None:
     files = _lowered("adc_dt.yaml", "nrf52840")
-    assert set(files) == {"CMakeLists.txt", "prj.conf", "boards/nrf52840dk_nrf52840.overlay", "src/main.c", "README.md"}
+    assert set(files) == {"CMakeLists.txt", "prj.conf", "boards/nrf52840dk_nrf52840.overlay", "src/main.c", "README.md",
+                          "sample.yaml"}
     assert "find_package(Zephyr" in files["CMakeLists.txt"]
     main = files["src/main.c"]
     assert "ADC_DT_SPEC_GET_BY_IDX(DT_PATH(zephyr_user), 0)" in main

@@ -44,8 +44,9 @@ from rac_fw.domains.firmware.obligations.placement import buffer_needs
 from rac_fw.domains.firmware.obligations.quantities import clock_hz, dcache_active, extra, hardware_timer
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
-from rac_fw.domains.firmware.plan.model import VALUE_OPERATIONS, Plan
+from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
 
 #: STM32Cube HAL driver releases the templates are written against (also in templates/hal/VERSION).
 HAL_VERSIONS = {"STM32F4": "STM32Cube HAL F4 v1.8.3", "STM32H7": "STM32Cube HAL H7 v1.11.3"}
@@ -165,7 +166,7 @@ def _clocks(target: Target, family: str) -> dict[str, Any]:
 
 # --- the build --------------------------------------------------------------------------------------
 @dataclass
-class _Build:
+class HalBuild:
     """Everything one plan needs, collected per peripheral so shared instances are initialized once."""
 
     bound: BoundPlan
@@ -204,6 +205,133 @@ class _Build:
         (``extra.cache_enabled.hal``, as ST's Cube examples for the Cortex-M7 do); DMA buffers in
         cacheable regions then get clean/invalidate calls (``buffer_needs``)."""
         return dcache_active(self.target, "hal")
+
+    # --- what op specs' HAL view functions call --------------------------------------------------------
+    def base_view(self, index: int, op: Any) -> dict[str, Any]:
+        """The names every view has; the op spec's view function fills in the rest and returns it.
+
+        ``period``: the operation's own period field, if it has one; ``ticks``: its loop code reads
+        ``now`` (``HAL_GetTick()`` once per pass), which only then main() fetches.
+        """
+        sym = op.name or f"{op.op}_{index}"
+        period = next(
+            (getattr(op, f) for f in ("interval_ms", "repeat_interval_ms", "feed_interval_ms") if getattr(op, f, None)),
+            None,
+        )
+        return {"op": op, "sym": sym, "kind": op.op, "value": spec(op.op).has(Flag.VALUE),
+                "label": c_string_literal(sym), "period": period, "ticks": period is not None}  # fmt: skip
+
+    @staticmethod
+    def unsupported(where: str | None, message: str) -> LoweringError:
+        return _unsupported(where, message)
+
+    def pin(self, name: str, where: str) -> Pin:
+        return _pin(self.target, name, where)
+
+    def input_view(self, view: dict[str, Any], button: str, pull: str | None, where: str) -> Pin:
+        """A button input: its pin, polarity and pull (the plan's, else what the wiring needs)."""
+        pin, active_low = self.io(button, "button", where)
+        self.ports.add(pin.port)
+        pull = pull or ("up" if active_low else "none")
+        view.update(
+            pin=pin,
+            active_low=active_low,
+            pull={"up": "GPIO_PULLUP", "down": "GPIO_PULLDOWN", "none": "GPIO_NOPULL"}[pull],
+        )
+        return pin
+
+    def uart_rx_view(self, view: dict[str, Any], op: Any, ring: int, where: str) -> None:
+        """Interrupt-driven reception on the operation's UART into a power-of-two ring of ``ring`` bytes."""
+        view["uart"] = self.uart(op.uart, op.baud, where)
+        if view["uart"].get("rx_sym"):
+            raise _unsupported(where, f"{view['uart']['instance']} already receives for {view['uart']['rx_sym']}")
+        self.uart_irq(view["uart"], getattr(op, "irq_priority", None))
+        view["ring"] = 2 ** math.ceil(math.log2(ring))
+        view["uart"]["rx_sym"] = view["sym"]
+
+    def bus_view(self, view: dict[str, Any], op: Any, bus: str, where: str) -> Any:
+        """The I2C/SPI controller of ``op.device``, initialized once with its pins and clock; the device."""
+        device = self.plan.device(op.device)
+        if device is None or device.bus != bus:
+            raise _unsupported(f"{where}.device", f"{op.device!r} is not an {bus} device")
+        instance = device.controller
+        table = self.i2cs if bus == "i2c" else self.spis
+        if instance not in table:
+            signals = ("SCL", "SDA") if bus == "i2c" else ("SCK", "MISO", "MOSI")
+            pull = "GPIO_PULLUP" if bus == "i2c" else "GPIO_NOPULL"
+            pins = [
+                self.af_pin(self.signal_pin(f"{instance}_{s}", where), f"{instance}_{s}", where, pull)
+                for s in signals
+            ]
+            self.modules.add(bus.upper())
+            table[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pins": pins,
+                               "hz": device.frequency_hz, "mode": getattr(op, "mode", 0)}  # fmt: skip
+            if bus == "i2c":
+                # H7: TIMINGR from the kernel clock the facts name (extra.i2c.<instance>.clock);
+                # the F4 I2C takes ClockSpeed directly.
+                table[instance]["timing"] = _i2c_timing(_i2c_kernel(self, instance, where), device.frequency_hz) \
+                    if self.h7 else None
+            else:
+                table[instance]["prescaler"] = _spi_prescaler(self, instance, device.frequency_hz, where)
+        view["bus"] = table[instance]
+        return device
+
+    def adc_view(self, view: dict[str, Any], op: Any, channels: list[Any], where: str) -> None:
+        """ADC channels by pin: the unit each belongs to (initialized once), its channel and pin."""
+        view["channels"] = []
+        for channel in channels:
+            pin_name = getattr(channel, "pin", None)
+            facts = self.target.pins.get(pin_name) if pin_name else None
+            match = next((m for a in (facts.analog if facts else ()) if (m := _ANALOG.match(a))), None)
+            if match is None or pin_name is None:
+                raise _unsupported(f"{where}.channel", f"needs an analog input pin of {self.target.id}")
+            unit = self.adc(f"ADC{match.group(1)}")
+            if unit["scan"] is not None:
+                raise _unsupported(f"{where}.channel", f"{unit['instance']} scans by DMA for {unit['scan']['sym']}; "
+                                   "use a pin of another ADC")  # fmt: skip
+            if view["sym"] not in unit["users"]:
+                unit["users"].append(view["sym"])
+            pin = _pin(self.target, pin_name, where)
+            self.ports.add(pin.port)
+            unit["pins"].append(pin)
+            unit["resolution"] = op.resolution_bits
+            view["channels"].append({"adc": unit, "channel": int(match.group(2)), "pin": pin})
+        view["interval_ms"] = getattr(op, "interval_ms", None)
+        view["max_code"] = (1 << op.resolution_bits) - 1
+
+    def pwm_view(self, view: dict[str, Any], op: Any, where: str) -> dict[str, Any]:
+        """The timer channel driving ``op.output`` at ``op.period_us``; returns the channel entry."""
+        pin, active_low = self.io(op.output, "led", where)
+        timers = extra(self.target, "timers")
+        signal = next((f.signal for f in self.target.pins[pin.name].functions
+                       if (m := _TIM_CHANNEL.match(f.signal)) and m.group(1) in timers), None)  # fmt: skip
+        if signal is None:
+            raise _unsupported(f"{where}.output", f"{pin.name} has no timer channel in the pin facts")
+        match = _TIM_CHANNEL.match(signal)
+        assert match is not None
+        timer = self.timer(match.group(1), where)
+        psc, arr = self.fit_timer(timer["instance"], op.period_us / 1e6, where)
+        if timer["pwm"] and (timer["psc"], timer["arr"]) != (psc, arr):
+            raise _unsupported(where, f"{timer['instance']} already runs another PWM period")
+        timer.update(psc=psc, arr=arr)
+        channel = {"pin": self.af_pin(pin, signal, where), "channel": f"TIM_CHANNEL_{match.group(2)}",
+                   "polarity": "TIM_OCPOLARITY_LOW" if active_low else "TIM_OCPOLARITY_HIGH", "pulse": 0}  # fmt: skip
+        timer["pwm"].append(channel)
+        view.update(timer=timer, channel=channel, top=arr + 1)
+        return channel
+
+    def timer_view(self, view: dict[str, Any], op: Any, oneshot: bool, where: str) -> None:
+        """A basic/general timer with its update interrupt at ``op``'s period (the plan's or a free one)."""
+        instance = op.source if op.source not in ("kernel", "systick") else self.free_timer(where)
+        timer = self.timer(instance, where)
+        psc, arr = self.fit_timer(instance, op.period_s, where)
+        timer.update(psc=psc, arr=arr, base=view)
+        timer["irq"] = {"name": self.timer_irq(instance),
+                        "priority": 5 if op.irq_priority is None else op.irq_priority}  # fmt: skip
+        view.update(timer=timer, oneshot=oneshot)
+
+    def iwdg(self, timeout_ms: int, where: str) -> dict[str, Any]:
+        return _iwdg(self, timeout_ms, where)
 
     def irq(self, owner: str, *names: str) -> str:
         """The vector name (CMSIS ``<name>_IRQn`` / ``<name>_IRQHandler``) of the first of ``names``
@@ -412,200 +540,17 @@ class _Build:
         view.update(dma=dma, count=count, width={2: "HALFWORD", 4: "WORD"}[buffer["element"]])
 
 
-def _view(build: _Build, index: int, op: Any) -> dict[str, Any]:
-    sym = op.name or f"{op.op}_{index}"
-    where = f"operations[{index}]"
-    view: dict[str, Any] = {"op": op, "sym": sym, "kind": op.op, "value": op.op in VALUE_OPERATIONS,
-                            "label": c_string_literal(sym)}  # fmt: skip
-    kind = op.op
-    view["period"] = next(
-        (getattr(op, f) for f in ("interval_ms", "repeat_interval_ms", "feed_interval_ms") if getattr(op, f, None)),
-        None,
-    )
-    realization = spec(kind).realization("hal")
-    if realization is not None and realization.view is not None:
-        view.update(realization.view(build, index, op))
-    elif kind == "gpio_blink":
-        pin, active_low = build.io(op.led, "led", where)
-        build.ports.add(pin.port)
-        build.outputs[pin.name] = {"pin": pin, "idle": "GPIO_PIN_SET" if active_low else "GPIO_PIN_RESET"}
-        view.update(pin=pin, half_ms=max(1, op.period_ms // 2), edges=(op.count or 0) * 2)
-        view["period"] = view["half_ms"]
-    elif kind in ("gpio_input_irq", "gpio_read"):
-        pin, active_low = build.io(op.button, "button", where)
-        build.ports.add(pin.port)
-        pull = getattr(op, "pull", None) or ("up" if active_low else "none")
-        view.update(
-            pin=pin,
-            active_low=active_low,
-            pull={"up": "GPIO_PULLUP", "down": "GPIO_PULLDOWN", "none": "GPIO_NOPULL"}[pull],
-        )
-        if kind == "gpio_input_irq":
-            # The plan's edge is electrical, as HAL's GPIO_MODE_IT_* names it.
-            rising, falling = op.edge in ("rising", "both"), op.edge in ("falling", "both")
-            view["mode"] = (
-                "GPIO_MODE_IT_RISING_FALLING"
-                if rising and falling
-                else ("GPIO_MODE_IT_RISING" if rising else "GPIO_MODE_IT_FALLING")
-            )
-            line = pin.number
-            name = f"EXTI{line}" if line <= 4 else ("EXTI9_5" if line <= 9 else "EXTI15_10")
-            view["irq"] = build.irq("EXTI", name)
-            view["priority"] = 5 if op.irq_priority is None else op.irq_priority
-            build.exti.setdefault(view["irq"], []).append(view)
-    elif kind in ("uart_print", "uart_rx_irq", "uart_line_read"):
-        view["uart"] = build.uart(op.uart, op.baud, where)
-        if kind == "uart_print":
-            view["message"] = c_string_literal(op.message + "\r\n")
-            view["text_bytes"] = len(op.message) + len("\r\n") + 1
-        elif view["uart"].get("rx_sym"):
-            raise _unsupported(where, f"{view['uart']['instance']} already receives for {view['uart']['rx_sym']}")
-        else:
-            build.uart_irq(view["uart"], getattr(op, "irq_priority", None))
-            ring = getattr(op, "ring_bytes", 0) or 2 ** math.ceil(math.log2(op.max_line + 2))
-            view["ring"] = 2 ** math.ceil(math.log2(ring))
-            view["uart"]["rx_sym"] = sym
-            if kind == "uart_line_read":
-                # The longer of the two replies, "line: <text>\r\n" and the overflow notice, plus the NUL.
-                overflow = len(f"line longer than {op.max_line} bytes dropped\r\n")
-                view["text_bytes"] = max(len("line: \r\n") + op.max_line, overflow) + 1
-    elif kind in ("i2c_transfer", "spi_transfer"):
-        device = build.plan.device(op.device)
-        bus = "i2c" if kind == "i2c_transfer" else "spi"
-        if device is None or device.bus != bus:
-            raise _unsupported(f"{where}.device", f"{op.device!r} is not an {bus} device")
-        instance = device.controller
-        table = build.i2cs if bus == "i2c" else build.spis
-        if instance not in table:
-            signals = ("SCL", "SDA") if bus == "i2c" else ("SCK", "MISO", "MOSI")
-            pull = "GPIO_PULLUP" if bus == "i2c" else "GPIO_NOPULL"
-            pins = [
-                build.af_pin(build.signal_pin(f"{instance}_{s}", where), f"{instance}_{s}", where, pull)
-                for s in signals
-            ]
-            build.modules.add(bus.upper())
-            table[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pins": pins,
-                               "hz": device.frequency_hz, "mode": getattr(op, "mode", 0)}  # fmt: skip
-            if bus == "i2c":
-                # H7: TIMINGR from the kernel clock the facts name (extra.i2c.<instance>.clock);
-                # the F4 I2C takes ClockSpeed directly.
-                table[instance]["timing"] = _i2c_timing(_i2c_kernel(build, instance, where), device.frequency_hz) \
-                    if build.h7 else None
-            else:
-                table[instance]["prescaler"] = _spi_prescaler(build, instance, device.frequency_hz, where)
-        view["bus"] = table[instance]
-        if bus == "i2c":
-            view["address"] = device.address
-        else:
-            assert device.chip_select is not None
-            cs = _pin(build.target, device.chip_select, f"{where}.chip_select")
-            build.ports.add(cs.port)
-            build.outputs[cs.name] = {"pin": cs, "idle": "GPIO_PIN_SET"}
-            view["cs"] = cs
-            view["length"] = (1 if op.register_index is not None else 0) + max(op.write_bytes, op.read_bytes)
-    elif kind in ("adc_read", "adc_periodic", "adc_scan"):
-        channels = op.channels if kind == "adc_scan" else [op.channel]
-        view["channels"] = []
-        for channel in channels:
-            pin_name = getattr(channel, "pin", None)
-            facts = build.target.pins.get(pin_name) if pin_name else None
-            match = next((m for a in (facts.analog if facts else ()) if (m := _ANALOG.match(a))), None)
-            if match is None or pin_name is None:
-                raise _unsupported(f"{where}.channel", f"needs an analog input pin of {build.target.id}")
-            unit = build.adc(f"ADC{match.group(1)}")
-            if unit["scan"] is not None:
-                raise _unsupported(f"{where}.channel", f"{unit['instance']} scans by DMA for {unit['scan']['sym']}; "
-                                   "use a pin of another ADC")  # fmt: skip
-            if sym not in unit["users"]:
-                unit["users"].append(sym)
-            pin = _pin(build.target, pin_name, where)
-            build.ports.add(pin.port)
-            unit["pins"].append(pin)
-            unit["resolution"] = op.resolution_bits
-            view["channels"].append({"adc": unit, "channel": int(match.group(2)), "pin": pin})
-        view["interval_ms"] = getattr(op, "interval_ms", None)
-        view["max_code"] = (1 << op.resolution_bits) - 1
-        if kind == "adc_scan" and op.buffer:
-            view["buffer"] = build.buffer(op.buffer, f"{where}.buffer")
-            build.adc_dma(view, where)
-    elif kind in ("pwm_fixed", "pwm_fade"):
-        pin, active_low = build.io(op.output, "led", where)
-        timers = extra(build.target, "timers")
-        signal = next((f.signal for f in build.target.pins[pin.name].functions
-                       if (m := _TIM_CHANNEL.match(f.signal)) and m.group(1) in timers), None)  # fmt: skip
-        if signal is None:
-            raise _unsupported(f"{where}.output", f"{pin.name} has no timer channel in the pin facts")
-        match = _TIM_CHANNEL.match(signal)
-        assert match is not None
-        timer = build.timer(match.group(1), where)
-        psc, arr = build.fit_timer(timer["instance"], op.period_us / 1e6, where)
-        if timer["pwm"] and (timer["psc"], timer["arr"]) != (psc, arr):
-            raise _unsupported(where, f"{timer['instance']} already runs another PWM period")
-        timer.update(psc=psc, arr=arr)
-        channel = {"pin": build.af_pin(pin, signal, where), "channel": f"TIM_CHANNEL_{match.group(2)}",
-                   "polarity": "TIM_OCPOLARITY_LOW" if active_low else "TIM_OCPOLARITY_HIGH"}  # fmt: skip
-        timer["pwm"].append(channel)
-        view.update(timer=timer, channel=channel, top=arr + 1)
-        channel["pulse"] = round(op.duty_percent / 100 * (arr + 1)) if kind == "pwm_fixed" else 0
-        if kind == "pwm_fade":
-            view["step"] = max(1, round(op.step_percent / 100 * (arr + 1)))
-    elif kind in ("timer_periodic", "timer_oneshot"):
-        instance = op.source if op.source not in ("kernel", "systick") else build.free_timer(where)
-        timer = build.timer(instance, where)
-        psc, arr = build.fit_timer(instance, op.period_s, where)
-        timer.update(psc=psc, arr=arr, base=view)
-        timer["irq"] = {"name": build.timer_irq(instance),
-                        "priority": 5 if op.irq_priority is None else op.irq_priority}  # fmt: skip
-        view.update(timer=timer, oneshot=kind == "timer_oneshot")
-    elif kind == "watchdog":
-        view["iwdg"] = build.watchdog = _iwdg(build, op.timeout_ms, where)
-        build.modules.add("IWDG")
-    elif kind == "dma_mem2mem":
-        view["src"], view["dst"] = build.buffer(op.src, f"{where}.src"), build.buffer(op.dst, f"{where}.dst")
-        element = view["src"]["element"]
-        view["count"] = min(view["src"]["size"], view["dst"]["size"]) // element
-        view["width"] = {1: "BYTE", 2: "HALFWORD", 4: "WORD"}[element]
-        view["dma"] = build.dma_stream(None, op.controller, where)
-        view["dma"].update(owner=view, priority=5 if op.irq_priority is None else op.irq_priority)
-        # The outcome ("dma copy verified/mismatch/failed") goes to the board console when there is one.
-        view["uart"] = build.uart(None, None, where) if build.target.board.console else None
-        view["text_bytes"] = len("dma copy mismatch\r\n")
-    elif kind == "dma_periph_rx":
-        if not re.match(r"^U(S)?ART\d+_RX$", op.peripheral):
-            raise _unsupported(f"{where}.peripheral", "the HAL lowering receives by DMA from U(S)ARTn_RX only; "
-                                "sample ADCs with adc_scan")  # fmt: skip
-        uart = build.uart(op.peripheral[:-3], None, where)
-        if uart.get("rx_sym"):
-            raise _unsupported(where, f"{uart['instance']} already receives for {uart['rx_sym']}")
-        uart["rx_sym"] = sym
-        view["uart"] = uart
-        view["buffer"] = build.buffer(op.buffer, f"{where}.buffer")
-        view["dma"] = build.dma_stream(op.peripheral, op.controller, where)
-        view["dma"].update(owner=view, priority=5 if op.irq_priority is None else op.irq_priority)
-        uart["rx_dma"] = view
-        build.uart_irq(uart, op.irq_priority)
-    elif kind == "log":
-        view["uart"] = build.uart(None, None, where)
-        view["format"] = c_string_literal(op.message)
-        names = [v for v in op.values if (o := build.plan.operation(v)) is not None and o.op in VALUE_OPERATIONS]
-        view["fields"] = [(c_string_literal(f" {name}="), name) for name in names]
-        # Sized for the longest text: every value printed as a 32-bit "%ld" (11 characters with sign).
-        view["text_bytes"] = len(op.message) + sum(len(f" {n}=") + 11 for n in names) + len("\r\n") + 1
-    view["ticks"] = _reads_tick(kind, view)
+def _view(build: HalBuild, index: int, op: Any) -> dict[str, Any]:
+    """The view of one operation, built by its op spec's view function (which starts from ``base_view``)."""
+    realization = spec(op.op).realization("hal")
+    if realization is None or realization.view is None:
+        raise LookupError(f"{op.op} has no STM32 HAL view in its op spec")
+    view: dict[str, Any] = realization.view(build, index, op)
+    view.setdefault("ticks", False)
     return view
 
 
-def _reads_tick(kind: str, view: dict[str, Any]) -> bool:
-    """Whether the operation's loop code reads ``now`` (``HAL_GetTick()`` once per pass): deadlines of
-    periodic work, blink half-periods, and the idle timer of a line reader. Only then does main() fetch it."""
-    if kind in ("gpio_blink", "uart_line_read"):
-        return True
-    periodic = ("gpio_read", "uart_print", "i2c_transfer", "spi_transfer", "adc_read", "adc_periodic", "adc_scan",
-                "pwm_fade", "watchdog", "log")  # fmt: skip
-    return kind in periodic and view["period"] is not None
-
-
-def _uart_tx_timeout_ms(build: _Build) -> int:
+def _uart_tx_timeout_ms(build: HalBuild) -> int:
     """HAL_UART_Transmit timeout: twice the time the longest text the loop sends takes on the slowest
     UART (10 bits per byte at 8N1) plus 10 ms for the 1 ms tick's granularity and interrupts served
     meanwhile, so a healthy transmit never times out and a stuck one is bounded."""
@@ -640,7 +585,7 @@ def _i2c_timing(kernel_hz: int, scl_hz: int) -> int:
     return (presc << 28) | (scldel << 20) | (sdadel << 16) | (sclh << 8) | scll
 
 
-def _i2c_kernel(build: _Build, instance: str, where: str) -> int:
+def _i2c_kernel(build: HalBuild, instance: str, where: str) -> int:
     """The I2C kernel clock of ``instance`` from ``extra.i2c`` (H7: rcc_pclk1 for I2C1-3, rcc_pclk4 for I2C4)."""
     entry = extra(build.target, "i2c").get(instance)
     if not isinstance(entry, dict) or "clock" not in entry:
@@ -648,7 +593,7 @@ def _i2c_kernel(build: _Build, instance: str, where: str) -> int:
     return _hz(build.target, str(entry["clock"]))
 
 
-def _spi_prescaler(build: _Build, instance: str, hz: int, where: str) -> int:
+def _spi_prescaler(build: HalBuild, instance: str, hz: int, where: str) -> int:
     """The smallest SPI baud prescaler whose SCK does not exceed the device's clock.
 
     Kernel clock and prescalers from ``extra.spi`` (F4: SPI1 on APB2, SPI2/3 on APB1; H7: SPI1-3 on
@@ -665,7 +610,7 @@ def _spi_prescaler(build: _Build, instance: str, hz: int, where: str) -> int:
     raise _unsupported(where, f"{hz} Hz is below the slowest SCK of {instance} ({kernel / prescaler:.0f} Hz)")
 
 
-def _iwdg(build: _Build, timeout_ms: int, where: str) -> dict[str, Any]:
+def _iwdg(build: HalBuild, timeout_ms: int, where: str) -> dict[str, Any]:
     """IWDG prescaler and reload for ``timeout_ms`` from the watchdog facts (LSI clock, 12-bit reload)."""
     watchdogs = extra(build.target, "watchdog")
     name = next((n for n in watchdogs if n.startswith("IWDG")), None)
@@ -693,7 +638,7 @@ class HalLowerer:
         problems = unsupported_operations(bound)
         if problems:
             raise LoweringError(problems)
-        build = _Build(bound, family)
+        build = HalBuild(bound, family)
         for index, op in enumerate(plan.operations):
             build.views.append(_view(build, index, op))
         prefix = family.lower() + "xx"  # stm32f4xx / stm32h7xx

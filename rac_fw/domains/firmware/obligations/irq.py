@@ -64,7 +64,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                     f"logging inside {op.in_isr_of}'s interrupt handler can block and allocate; "
                     "log from a thread fed by an isr_handoff",
                     path,
-                    [op.in_isr_of, op.name or "log"],
+                    [op.in_isr_of, op.name or op.op],
                     relaxations=[relax("log from thread context", remove(path))],
                 )
             )

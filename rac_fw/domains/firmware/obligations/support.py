@@ -26,20 +26,21 @@ from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcDtChannel
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import spec
 
 CODE = "E_TARGET_UNSUPPORTED"
 
 
 def _hardware_missing(target: Target, framework: str, op: Operation) -> str | None:
     """Why the chip cannot do ``op`` at all (None when it can)."""
-    kind = op.op
-    if kind.startswith("adc_") and not extra(target, "adc"):
+    needs = spec(op.op).needs
+    if needs == "adc" and not extra(target, "adc"):
         return f"{target.id} has no ADC"
-    if kind.startswith("pwm_") and not (extra(target, "pwm") or extra(target, "timers")):
+    if needs == "pwm" and not (extra(target, "pwm") or extra(target, "timers")):
         return f"{target.id} has no PWM or timer outputs"
-    if kind == "watchdog" and watchdog_range(target, framework) is None:
+    if needs == "watchdog" and watchdog_range(target, framework) is None:
         return f"{target.id} has no watchdog usable with {framework}"
-    if kind.startswith("dma_") and not target.dma:
+    if needs == "dma" and not target.dma:
         return f"{target.id} has no DMA controller"
     return None
 

@@ -91,7 +91,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                     f"feeding every {op.feed_interval_ms} ms leaves no margin below the "
                     f"{op.timeout_ms} ms timeout (at most {FEED_MARGIN:.0%} of it)",
                     path,
-                    [op.name or "watchdog", op.feed_thread or "main"],
+                    [op.name or op.op, op.feed_thread or "main"],
                     [
                         measure("feed_interval", op.feed_interval_ms, "ms"),
                         measure("timeout", op.timeout_ms, "ms"),

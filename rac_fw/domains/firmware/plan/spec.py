@@ -44,6 +44,9 @@ def always(target: Target) -> bool:
     return True
 
 
+Unit = Literal["adc", "pwm", "watchdog", "dma"]
+"""A chip unit an operation cannot exist without (the support obligation asks the facts for it)."""
+
 Endpoint = Literal["led", "button"]
 """A field naming a board LED (an output) or button (an input), or a pin the plan declares."""
 
@@ -77,6 +80,8 @@ class OpSpec:
     realizations: Mapping[str, Realization] = field(default_factory=dict)
     """Framework name → realization. A framework absent here does not realize the operation."""
     flags: frozenset[Flag] = frozenset()
+    needs: Unit | None = None
+    """The chip unit the operation cannot exist without, whatever the framework."""
     endpoints: Mapping[str, Endpoint] = field(default_factory=dict)
     """Field name → which board item it names (``led: led`` for gpio_blink): the binder resolves these."""
 

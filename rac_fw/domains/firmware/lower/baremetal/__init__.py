@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt, Relaxation
-from rac_fw.domains.firmware.bind import BoundPlan, UnboundName
+from rac_fw.domains.firmware.bind import BoundPlan
 from rac_fw.domains.firmware.facts.load import interrupts, peripheral
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import watchdog_instance
@@ -34,14 +34,6 @@ from rac_fw.domains.firmware.lower.baremetal.header import c_ident, device_heade
 from rac_fw.domains.firmware.lower.baremetal.linker import DmaBufferLayout, linker_script
 from rac_fw.domains.firmware.obligations.placement import buffer_controller, buffer_needs, default_ram, placement
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, core_clock_hz
-from rac_fw.domains.firmware.ops.adc.adc_read import AdcRead
-from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
-from rac_fw.domains.firmware.ops.gpio.gpio_blink import GpioBlink
-from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
-from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
-from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
-from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
-from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
@@ -146,7 +138,7 @@ class _Block:
 
 
 @dataclass
-class _Build:
+class BaremetalBuild:
     """Everything gathered while lowering one plan."""
 
     bound: BoundPlan
@@ -183,6 +175,49 @@ class _Build:
         """Add a rendered block (``templates/baremetal/<template>.c.j2``) with its context."""
         self.blocks.append(_Block(f"{template}.c.j2", ctx))
 
+    #: Bounds of the self-test sequence, for the op specs' view functions.
+    RX_WINDOW_MS = RX_WINDOW_MS
+    SELF_TEST_US = SELF_TEST_US
+    BLINK_TEST_HALF_MS = BLINK_TEST_HALF_MS
+    PERIPHERAL_TIMEOUT_US = PERIPHERAL_TIMEOUT_US
+    TRAILING_DIGITS = _DIGITS
+    #: The register-value derivations (``lower/baremetal/derive.py``) the view functions compute with.
+    derive = derive
+
+    @staticmethod
+    def error(message: str) -> BaremetalError:
+        """A derivation failure (located and turned into E_TARGET_UNSUPPORTED evidence by the lowerer)."""
+        return BaremetalError(message)
+
+    def pin(self, name: str, signal: str) -> dict[str, Any]:
+        return _pin(self, name, signal)
+
+    def regs(self, instance: str) -> Regs:
+        return Regs(self.target, instance)
+
+    def uart_of(self, instance: str | None, baud: int | None) -> dict[str, Any]:
+        return _uart_of(self, instance, baud)
+
+    def irq(self, instance: str) -> tuple[int, str]:
+        return _irq(self.target, instance)
+
+    def group(self, instance: str) -> str:
+        return _group(self.target, instance)
+
+    def adc_common(self, unit: str) -> str:
+        return _adc_common(self.target, unit)
+
+    @staticmethod
+    def adc_unit_of(signal: str) -> str:
+        return adc_unit_of(signal)
+
+    @staticmethod
+    def buffer_decl(layout: DmaBufferLayout) -> dict[str, str]:
+        return _buffer_decl(layout)
+
+    def watchdog_instance(self) -> tuple[str, dict[str, Any]] | None:
+        return watchdog_instance(self.target)
+
     def budget_us(self, timeout_us: int) -> int:
         return derive.poll_budget(self.core_hz, timeout_us)
 
@@ -203,28 +238,17 @@ class BaremetalLowerer:
         core_hz = core_clock_hz(target, FRAMEWORK)
         if core_hz is None:
             raise BaremetalError(f"{target.id}: no baremetal core clock in the facts")
-        build = _Build(bound, core_hz)
+        build = BaremetalBuild(bound, core_hz)
         with _located("board.console", target):
             _console(build)
         with _located("resources.buffers", target):
             _dma_buffers(build)
-        emitters: dict[type, Callable[[_Build, int, Any], None]] = {
-            GpioBlink: _gpio_blink,
-            UartPrint: _uart_print,
-            UartRxIrq: _uart_rx_irq,
-            TimerPeriodic: _timer,
-            TimerOneshot: _timer,
-            AdcRead: _adc_read,
-            DmaMem2Mem: _dma_mem2mem,
-            Watchdog: _watchdog,
-        }
         for index, op in enumerate(plan.operations):
             with _located(f"operations[{index}]", target, op.op):
                 realization = spec(op.op).realization(FRAMEWORK)
-                emit = realization.view if realization is not None and realization.view else emitters.get(type(op))
-                if emit is None or not realizes(FRAMEWORK, op.op, target):
+                if realization is None or realization.view is None or not realizes(FRAMEWORK, op.op, target):
                     raise BaremetalError(f"{op.op} is not supported by baremetal on {target.id}")
-                emit(build, index, op)
+                realization.view(build, index, op)
         return _assemble(build)
 
 
@@ -259,7 +283,7 @@ register_framework(FRAMEWORK, BaremetalLowerer())
 # --- pins and UART drivers ---------------------------------------------------------------------------
 
 
-def _pin(build: _Build, name: str, signal: str) -> dict[str, Any]:
+def _pin(build: BaremetalBuild, name: str, signal: str) -> dict[str, Any]:
     target = build.target
     ref: PinRef = derive.pin_ref(name)
     facts = target.pins.get(name)
@@ -282,7 +306,7 @@ def _gpio_template(target: Target) -> str:
     return "ops/gpio_stm32.c.j2" if "RCC" in target.peripherals else "ops/gpio_nrf.c.j2"
 
 
-def _uart_driver(build: _Build, instance: str, baud: int | None, console: bool) -> dict[str, Any]:
+def _uart_driver(build: BaremetalBuild, instance: str, baud: int | None, console: bool) -> dict[str, Any]:
     """The driver context for one UART instance (created once; the console is created first)."""
     if instance in build.drivers:
         return build.drivers[instance]
@@ -348,21 +372,21 @@ def _uart_driver(build: _Build, instance: str, baud: int | None, console: bool) 
     return ctx
 
 
-def _plan_pin(build: _Build, signal: str, required: bool = True) -> str | None:
+def _plan_pin(build: BaremetalBuild, signal: str, required: bool = True) -> str | None:
     use = next((p for p in build.plan.resources.pins if p.function == signal), None)
     if use is None and required:
         raise BaremetalError(f"{signal} needs a pin in resources.pins (function {signal})")
     return use.pin if use else None
 
 
-def _console(build: _Build) -> None:
+def _console(build: BaremetalBuild) -> None:
     console = build.target.board.console
     if console is None:
         raise BaremetalError(f"{build.target.id} has no board console UART in its facts")
     _uart_driver(build, console.uart, None, console=True)
 
 
-def _uart_of(build: _Build, instance: str | None, baud: int | None) -> dict[str, Any]:
+def _uart_of(build: BaremetalBuild, instance: str | None, baud: int | None) -> dict[str, Any]:
     console = build.target.board.console
     name = instance or (console.uart if console else "")
     is_console = console is not None and name == console.uart
@@ -373,7 +397,7 @@ def _uart_of(build: _Build, instance: str | None, baud: int | None) -> dict[str,
     return _uart_driver(build, name, baud, console=is_console)
 
 
-def _base(build: _Build, index: int, op: Any) -> dict[str, Any]:
+def _base(build: BaremetalBuild, index: int, op: Any) -> dict[str, Any]:
     label = operation_label(index, op.op, op.name)
     return {"id": f"op{index}", "label": label, "label_literal": c_string_literal(label)}
 
@@ -381,201 +405,14 @@ def _base(build: _Build, index: int, op: Any) -> dict[str, Any]:
 # --- operations ----------------------------------------------------------------------------------------
 
 
-def _gpio_blink(build: _Build, index: int, op: GpioBlink) -> None:
-    target = build.target
-    try:
-        endpoint = build.bound.led(op.led)
-    except UnboundName:
-        raise BaremetalError(f"led {op.led!r} is neither a board LED nor a declared pin") from None
-    led = endpoint.board_item
-    pin_name, what = endpoint.pin, f"board LED {led.name}" if led is not None else f"pin {op.led}"
-    ctx = _base(build, index, op) | {
-        "pin": _pin(build, pin_name, "GPIO"),
-        "what": what,
-        "half_ms": max(1, op.period_ms // 2),
-        "test_half_ms": min(BLINK_TEST_HALF_MS, max(1, op.period_ms // 2)),
-        "max_toggles": 2 * op.count if op.count else None,
-        "gpio_template": _gpio_template(target),
-    }
-    build.blocks.append(_Block("ops/gpio_blink.c.j2", ctx))
 
 
-def _uart_print(build: _Build, index: int, op: UartPrint) -> None:
-    driver = _uart_of(build, op.uart, op.baud)
-    ctx = _base(build, index, op) | {
-        "message_literal": c_string_literal(op.message),
-        "putc": driver["putc"],
-        "init": driver["init"],
-        "inst": driver["inst"],
-        "baud": driver["rate"],
-        "interval_ms": op.repeat_interval_ms,
-    }
-    build.blocks.append(_Block("ops/uart_print.c.j2", ctx))
 
 
-def _uart_rx_irq(build: _Build, index: int, op: UartRxIrq) -> None:
-    driver = _uart_of(build, op.uart, op.baud)
-    if driver["rx_pin"] is None:
-        raise BaremetalError(f"{driver['inst']} has no RX pin (add {driver['inst']}_RX to resources.pins)")
-    irq, handler = _irq(build.target, driver["inst"])
-    ring = 1 << max(3, (op.ring_bytes - 1).bit_length())
-    ctx = (
-        _base(build, index, op)
-        | {key: driver[key] for key in ("inst", "putc", "init", "m", "layout")}
-        | {
-            "status": driver.get("status"),
-            "rx": driver.get("rx"),
-            "irq": irq,
-            "handler": handler,
-            "priority": build.priority(op.irq_priority),
-            "ring": ring,
-            "echo": op.echo,
-            "window_ms": RX_WINDOW_MS,
-            "window_budget": build.budget_us(4 * RX_WINDOW_MS * 1000),
-        }
-    )
-    build.blocks.append(_Block("ops/uart_rx_irq.c.j2", ctx))
 
 
-def _timer(build: _Build, index: int, op: TimerPeriodic | TimerOneshot) -> None:
-    target = build.target
-    period_us = op.period_ms * 1000 if op.period_ms is not None else int(op.period_us or 0)
-    # The self-test awaits three periods (one for a one-shot) when that takes at most SELF_TEST_US;
-    # a longer timer is only reported as armed, so the test sequence stays short.
-    wanted = 1 if isinstance(op, TimerOneshot) else 3
-    count = wanted if period_us * wanted <= SELF_TEST_US else (1 if period_us <= SELF_TEST_US else 0)
-    ctx = _base(build, index, op) | {
-        "source": op.source,
-        "period_us": period_us,
-        "oneshot": isinstance(op, TimerOneshot),
-        "count": count,
-        # Bounded wait: the awaited periods plus half a period and a millisecond, at the core clock.
-        "budget": build.budget_us(period_us * max(count, 1) + period_us // 2 + 1000),
-    }
-    if op.source == "systick":
-        if period_us % 1000:
-            raise BaremetalError(
-                f"a systick timer runs on the 1 ms time base; {period_us} us is not a whole number of ms"
-            )
-        ctx.update(kind="systick", period_ms=period_us // 1000)
-    elif op.source == "kernel":
-        raise BaremetalError("baremetal has no kernel timer; use systick or a timer instance")
-    else:
-        instance = op.source
-        if instance in build.claimed:
-            raise BaremetalError(f"{instance} is already used by {build.claimed[instance]}")
-        build.claimed[instance] = ctx["label"]
-        regs = Regs(target, instance)
-        facts = derive.chip_extra(target, "timers").get(instance)
-        if not isinstance(facts, dict):
-            raise BaremetalError(f"{target.id}: no timer facts for {instance} (extra.timers)")
-        irq, handler = _irq(target, instance)
-        ctx.update(
-            inst=instance,
-            m=regs.m,
-            irq=irq,
-            handler=handler,
-            priority=build.priority(op.irq_priority),
-            clock=facts["clock"],
-        )
-        hz = derive.clock_hz(target, str(facts["clock"]))
-        if regs.has("PSC", "ARR"):
-            ctx.update(
-                kind="stm32_tim",
-                gate=derive.clock_gate(target, instance),
-                setting=derive.stm32_timer(hz, period_us / 1e6, int(facts["bits"])),
-            )
-        elif _group(target, instance) == "TIMER":
-            setting = derive.nrf_timer(hz, period_us / 1e6, int(facts["bits"]), facts.get("prescalers", (1,)))
-            ctx.update(kind="nrf_timer", setting=setting)
-        else:
-            raise BaremetalError(f"{instance}: no timer register layout the baremetal templates know")
-    build.blocks.append(_Block("ops/timer.c.j2", ctx))
 
 
-def _adc_read(build: _Build, index: int, op: AdcRead) -> None:
-    target = build.target
-    pin_name = getattr(op.channel, "pin", None)
-    if pin_name is None:
-        raise BaremetalError("channel: baremetal needs the analog pin (channel.pin)")
-    facts = target.pins.get(pin_name)
-    if facts is None or not facts.analog:
-        raise BaremetalError(f"{pin_name} is not an analog input in the {target.id} pin facts")
-    signal = facts.analog[0]
-    digits = _DIGITS.search(signal.split("_")[-1])
-    if digits is None:
-        raise BaremetalError(f"cannot read a channel number from {signal}")
-    channel = int(digits[1])
-    adc = derive.chip_extra(target, "adc")
-    bits = op.resolution_bits
-    ctx = _base(build, index, op) | {
-        "signal": signal,
-        "channel": channel,
-        "bits": bits,
-        "max_code": (1 << bits) - 1,
-        "convert_mv": op.convert_mv,
-        "gpio_template": _gpio_template(target),
-        "budget": build.budget_us(PERIPHERAL_TIMEOUT_US),
-    }
-    unit = adc_unit_of(signal)
-    if unit.startswith("ADC") and unit != "ADC":
-        regs = Regs(target, unit)
-        common_name = _adc_common(target, unit)
-        common = Regs(target, common_name)
-        smpr = next((r for r in ("SMPR1", "SMPR2") if f"SMP{channel}" in regs.regs.get(r, {})), None)
-        if smpr is None:
-            raise BaremetalError(f"{unit}: no sampling-time field SMP{channel}")
-        ctx.update(
-            inst=unit,
-            common=common_name,
-            m=regs.m,
-            p=regs.p,
-            mc=common.m,
-            pc=common.p,
-            gate=derive.clock_gate(target, unit),
-            pin=_pin(build, pin_name, "ANALOG"),
-            smpr=smpr,
-            smp_shift=regs.field(smpr, f"SMP{channel}")[0],
-            full_scale_mv=int(adc.get("vref_mv", 3300)),
-        )
-        bus_hz = derive.clock_hz(target, str(adc.get("clock", "HCLK")))
-        limit = int(adc.get("max_clock_hz", bus_hz))
-        divider = next((int(d) for d in adc.get("clock_prescalers", [1]) if bus_hz // int(d) <= limit), 0)
-        if not divider:
-            raise BaremetalError(f"{unit}: no ADC clock prescaler keeps {bus_hz} Hz under {limit} Hz")
-        ctx.update(bus_hz=bus_hz, adc_hz=bus_hz // divider, divider=divider)
-        if regs.has("SR", "CR2", "SQR3"):
-            res_codes = {12: 0, 10: 1, 8: 2, 6: 3}
-            if bits not in res_codes:
-                raise BaremetalError(f"{unit} converts with 12, 10, 8 or 6 bits, not {bits}")
-            # ADCPRE (RM0090 §13.13.16): 00 = /2, 01 = /4, 10 = /6, 11 = /8.
-            ctx.update(layout="adc_v1", prescaler_code=divider // 2 - 1, res_code=res_codes[bits])
-        elif regs.has("ISR", "CFGR", "PCSEL"):
-            if bits > 16:
-                raise BaremetalError(f"{unit} converts with at most 16 bits, not {bits}")
-            # CKMODE (RM0433 §25.7.x ADCx_CCR): 01 = adc_hclk/1, 10 = /2, 11 = /4.
-            ctx.update(
-                layout="adc_v2", prescaler_code={1: 1, 2: 2, 4: 3}[divider], boost=bus_hz // divider > 20_000_000
-            )
-        else:
-            raise BaremetalError(f"{unit}: no ADC register layout the baremetal templates know")
-    else:
-        instance = str((adc.get("units") or ["SAADC"])[0])
-        regs = Regs(target, instance)
-        res_codes = {8: 0, 10: 1, 12: 2, 14: 3}
-        if bits not in res_codes:
-            raise BaremetalError(f"{instance} converts with 8, 10, 12 or 14 bits, not {bits}")
-        reference = adc.get("reference") or {}
-        ctx.update(
-            layout="saadc",
-            inst=instance,
-            m=regs.m,
-            p=regs.p,
-            res_code=res_codes[bits],
-            pin={"name": pin_name},
-            full_scale_mv=int(reference.get("internal_mv", 600)) * 6,
-        )
-    build.blocks.append(_Block("ops/adc_read.c.j2", ctx))
 
 
 def _adc_common(target: Target, unit: str) -> str:
@@ -588,7 +425,7 @@ def _adc_common(target: Target, unit: str) -> str:
     return chosen[0]
 
 
-def _dma_buffers(build: _Build) -> None:
+def _dma_buffers(build: BaremetalBuild) -> None:
     """Lay out every DMA buffer of the plan where ``obligations.placement`` put it."""
     plan, target = build.plan, build.target
     regions = placement(plan, target)
@@ -616,66 +453,8 @@ def _buffer_decl(layout: DmaBufferLayout) -> dict[str, str]:
     return {"symbol": layout.symbol, "decl": decl}
 
 
-def _dma_mem2mem(build: _Build, index: int, op: DmaMem2Mem) -> None:
-    target = build.target
-    layouts = {b.name: b for b in build.dma}
-    src, dst = layouts.get(op.src), layouts.get(op.dst)
-    if src is None or dst is None:
-        raise BaremetalError("src/dst must be DMA buffers in resources.buffers")
-    instance = src.master
-    regs = Regs(target, instance)
-    stream = "ST0"
-    buffer = build.plan.buffer(op.src)
-    element = buffer.element_bytes if buffer else 1
-    size_bytes = buffer.size_bytes if buffer else src.size
-    # Every stream-0 flag-clear bit (CFEIF0, CDMEIF0, CTEIF0, CHTIF0, CTCIF0), by name, lowest bit first.
-    clears = sorted((lsb, name) for name, (lsb, _) in regs.regs["LIFCR"].items() if name.endswith("IF0"))
-    ctx = _base(build, index, op) | {
-        "inst": instance,
-        "m": regs.m,
-        "p": regs.p,
-        "gate": derive.clock_gate(target, instance),
-        "stream": stream,
-        "isr": "LISR",
-        "ifcr": "LIFCR",
-        "tc_mask": regs.m("LISR", "TCIF0"),
-        "te_mask": regs.m("LISR", "TEIF0"),
-        "clear_mask": " | ".join(regs.m("LIFCR", name) for _, name in clears),
-        "src": _buffer_decl(src),
-        "dst": _buffer_decl(dst),
-        "bytes": size_bytes,
-        "element": element,
-        "transfers": size_bytes // element,
-        "size_code": {1: 0, 2: 1, 4: 2}[element],
-        "verify": op.verify,
-        "budget": build.budget_us(PERIPHERAL_TIMEOUT_US),
-    }
-    build.blocks.append(_Block("ops/dma_mem2mem.c.j2", ctx))
 
 
-def _watchdog(build: _Build, index: int, op: Watchdog) -> None:
-    target = build.target
-    found = watchdog_instance(target)
-    if found is None:
-        raise BaremetalError(f"{target.id}: no independent watchdog in the facts")
-    instance, facts = found
-    regs = Regs(target, instance)
-    if regs.has("KR", "PR", "RLR"):
-        kind, setting = "iwdg", derive.iwdg(op.timeout_ms, facts)
-    elif regs.has("CRV", "RREN"):
-        kind, setting = "nrf_wdt", derive.nrf_wdt(op.timeout_ms, facts)
-    else:
-        raise BaremetalError(f"{instance}: no watchdog register layout the baremetal templates know")
-    ctx = _base(build, index, op) | {
-        "inst": instance,
-        "m": regs.m,
-        "kind": kind,
-        "setting": setting,
-        "clock_hz": facts.get("clock_hz"),
-        "feed_ms": op.feed_interval_ms,
-        "budget": build.budget_us(PERIPHERAL_TIMEOUT_US),
-    }
-    build.blocks.append(_Block("ops/watchdog.c.j2", ctx))
 
 
 # --- assembling the tree ---------------------------------------------------------------------------------
@@ -732,7 +511,7 @@ def _render_block(block: _Block) -> dict[str, str]:
     return parts
 
 
-def _assemble(build: _Build) -> Lowered:
+def _assemble(build: BaremetalBuild) -> Lowered:
     target, plan = build.target, build.plan
     env = template_env(FRAMEWORK)
     rendered = [_render_block(b) for b in build.blocks]

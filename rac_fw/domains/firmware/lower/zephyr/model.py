@@ -69,6 +69,10 @@ class AppModel:
     setups: list[dict[str, str]] = field(default_factory=list)
     once: list[dict[str, str]] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
+    after_setup: list[dict[str, str]] = field(default_factory=list)
+    """Operations with neither a one-shot nor a periodic step: reported once every setup succeeded."""
+    labels: dict[int, str] = field(default_factory=dict)
+    """Operation index → its console label (the ``rac: <label> ok`` lines)."""
     threads: dict[str, list[ThreadPart]] = field(default_factory=dict)
     locks: dict[str, bool] = field(default_factory=dict)
     rx_owners: dict[str, int] = field(default_factory=dict)

@@ -13,6 +13,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -42,13 +43,20 @@ def _espidf(b: EspIdfBuild, index: int, op: AdcPeriodic) -> dict[str, Any]:
     return view
 
 
+def _hal(b: HalBuild, index: int, op: AdcPeriodic) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.adc_view(view, op, [op.channel], f"operations[{index}]")
+    return view
+
+
 SPEC = OpSpec(
     model=AdcPeriodic,
     family="adc",
+    needs="adc",
     flags=frozenset({Flag.VALUE}),
     realizations={
         "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),
         "espidf": Realization(template="adc", view=_espidf),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

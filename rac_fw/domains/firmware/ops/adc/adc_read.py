@@ -12,7 +12,9 @@ from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -40,14 +42,106 @@ def _espidf(b: EspIdfBuild, index: int, op: AdcRead) -> dict[str, Any]:
     return view
 
 
+def _hal(b: HalBuild, index: int, op: AdcRead) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.adc_view(view, op, [op.channel], f"operations[{index}]")
+    return view
+
+
+def _baremetal(b: BaremetalBuild, index: int, op: AdcRead) -> None:
+    target = b.target
+    pin_name = getattr(op.channel, "pin", None)
+    if pin_name is None:
+        raise b.error("channel: baremetal needs the analog pin (channel.pin)")
+    facts = target.pins.get(pin_name)
+    if facts is None or not facts.analog:
+        raise b.error(f"{pin_name} is not an analog input in the {target.id} pin facts")
+    signal = facts.analog[0]
+    digits = b.TRAILING_DIGITS.search(signal.split("_")[-1])
+    if digits is None:
+        raise b.error(f"cannot read a channel number from {signal}")
+    channel = int(digits[1])
+    adc = b.derive.chip_extra(target, "adc")
+    bits = op.resolution_bits
+    ctx = b.base(index, op) | {
+        "signal": signal,
+        "channel": channel,
+        "bits": bits,
+        "max_code": (1 << bits) - 1,
+        "convert_mv": op.convert_mv,
+        "gpio_template": b.gpio_template(),
+        "budget": b.budget_us(b.PERIPHERAL_TIMEOUT_US),
+    }
+    unit = b.adc_unit_of(signal)
+    if unit.startswith("ADC") and unit != "ADC":
+        regs = b.regs(unit)
+        common_name = b.adc_common(unit)
+        common = b.regs(common_name)
+        smpr = next((r for r in ("SMPR1", "SMPR2") if f"SMP{channel}" in regs.regs.get(r, {})), None)
+        if smpr is None:
+            raise b.error(f"{unit}: no sampling-time field SMP{channel}")
+        ctx.update(
+            inst=unit,
+            common=common_name,
+            m=regs.m,
+            p=regs.p,
+            mc=common.m,
+            pc=common.p,
+            gate=b.derive.clock_gate(target, unit),
+            pin=b.pin(pin_name, "ANALOG"),
+            smpr=smpr,
+            smp_shift=regs.field(smpr, f"SMP{channel}")[0],
+            full_scale_mv=int(adc.get("vref_mv", 3300)),
+        )
+        bus_hz = b.derive.clock_hz(target, str(adc.get("clock", "HCLK")))
+        limit = int(adc.get("max_clock_hz", bus_hz))
+        divider = next((int(d) for d in adc.get("clock_prescalers", [1]) if bus_hz // int(d) <= limit), 0)
+        if not divider:
+            raise b.error(f"{unit}: no ADC clock prescaler keeps {bus_hz} Hz under {limit} Hz")
+        ctx.update(bus_hz=bus_hz, adc_hz=bus_hz // divider, divider=divider)
+        if regs.has("SR", "CR2", "SQR3"):
+            res_codes = {12: 0, 10: 1, 8: 2, 6: 3}
+            if bits not in res_codes:
+                raise b.error(f"{unit} converts with 12, 10, 8 or 6 bits, not {bits}")
+            # ADCPRE (RM0090 §13.13.16): 00 = /2, 01 = /4, 10 = /6, 11 = /8.
+            ctx.update(layout="adc_v1", prescaler_code=divider // 2 - 1, res_code=res_codes[bits])
+        elif regs.has("ISR", "CFGR", "PCSEL"):
+            if bits > 16:
+                raise b.error(f"{unit} converts with at most 16 bits, not {bits}")
+            # CKMODE (RM0433 §25.7.x ADCx_CCR): 01 = adc_hclk/1, 10 = /2, 11 = /4.
+            ctx.update(
+                layout="adc_v2", prescaler_code={1: 1, 2: 2, 4: 3}[divider], boost=bus_hz // divider > 20_000_000
+            )
+        else:
+            raise b.error(f"{unit}: no ADC register layout the baremetal templates know")
+    else:
+        instance = str((adc.get("units") or ["SAADC"])[0])
+        regs = b.regs(instance)
+        res_codes = {8: 0, 10: 1, 12: 2, 14: 3}
+        if bits not in res_codes:
+            raise b.error(f"{instance} converts with 8, 10, 12 or 14 bits, not {bits}")
+        reference = adc.get("reference") or {}
+        ctx.update(
+            layout="saadc",
+            inst=instance,
+            m=regs.m,
+            p=regs.p,
+            res_code=res_codes[bits],
+            pin={"name": pin_name},
+            full_scale_mv=int(reference.get("internal_mv", 600)) * 6,
+        )
+    b.emit("ops/adc_read", ctx)
+
+
 SPEC = OpSpec(
     model=AdcRead,
     family="adc",
+    needs="adc",
     flags=frozenset({Flag.VALUE}),
     realizations={
         "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),
         "espidf": Realization(template="adc", view=_espidf),
-        "hal": Realization(template="ops"),
-        "baremetal": Realization(template="ops/adc_read"),
+        "hal": Realization(template="ops", view=_hal),
+        "baremetal": Realization(template="ops/adc_read", view=_baremetal),
     },
 )

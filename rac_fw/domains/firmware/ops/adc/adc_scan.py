@@ -14,6 +14,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -49,13 +50,23 @@ def _espidf(b: EspIdfBuild, index: int, op: AdcScan) -> dict[str, Any]:
     return view
 
 
+def _hal(b: HalBuild, index: int, op: AdcScan) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.adc_view(view, op, list(op.channels), f"operations[{index}]")
+    if op.buffer:
+        view["buffer"] = b.buffer(op.buffer, f"operations[{index}].buffer")
+        b.adc_dma(view, f"operations[{index}]")
+    return view
+
+
 SPEC = OpSpec(
     model=AdcScan,
     family="adc",
+    needs="adc",
     flags=frozenset({Flag.VALUE}),
     realizations={
         "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),
         "espidf": Realization(template="adc", view=_espidf),
-        "hal": Realization(template="ops", features={"dma": adc_dma_routable}),
+        "hal": Realization(template="ops", view=_hal, features={"dma": adc_dma_routable}),
     },
 )

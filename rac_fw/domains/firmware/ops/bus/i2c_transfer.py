@@ -14,6 +14,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -65,6 +66,12 @@ def _espidf(b: EspIdfBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
     return {"device": device.name, "port": port, "task": b.thread(None, b.symbol(index, op))}
 
 
+def _hal(b: HalBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    view["address"] = b.bus_view(view, op, "i2c", f"operations[{index}]").address
+    return view
+
+
 SPEC = OpSpec(
     model=I2cTransfer,
     family="bus",
@@ -72,6 +79,6 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="i2c", view=_zephyr, available=lambda t: has_dt_label(t, r"i2c\d*")),
         "espidf": Realization(template="bus", view=_espidf),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

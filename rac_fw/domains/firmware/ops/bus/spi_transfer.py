@@ -14,6 +14,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -79,6 +80,19 @@ def _espidf(b: EspIdfBuild, index: int, op: SpiTransfer) -> dict[str, Any]:
     return {"device": handle, "host": host, "length": length, "task": b.thread(None, b.symbol(index, op))}
 
 
+def _hal(b: HalBuild, index: int, op: SpiTransfer) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    view = b.base_view(index, op)
+    device = b.bus_view(view, op, "spi", where)
+    assert device.chip_select is not None
+    cs = b.pin(device.chip_select, f"{where}.chip_select")
+    b.ports.add(cs.port)
+    b.outputs[cs.name] = {"pin": cs, "idle": "GPIO_PIN_SET"}
+    view["cs"] = cs
+    view["length"] = (1 if op.register_index is not None else 0) + max(op.write_bytes, op.read_bytes)
+    return view
+
+
 SPEC = OpSpec(
     model=SpiTransfer,
     family="bus",
@@ -86,6 +100,6 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="spi", view=_zephyr, available=lambda t: has_dt_label(t, r"spi\d*")),
         "espidf": Realization(template="bus", view=_espidf),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

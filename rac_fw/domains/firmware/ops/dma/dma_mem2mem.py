@@ -13,7 +13,9 @@ from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -57,9 +59,62 @@ def _espidf(b: EspIdfBuild, index: int, op: DmaMem2Mem) -> dict[str, Any]:
     return {"src": src, "dst": dst, "bytes": min(src["size"], dst["size"]), "task": b.thread(None, b.symbol(index, op))}
 
 
+def _hal(b: HalBuild, index: int, op: DmaMem2Mem) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    view = b.base_view(index, op)
+    view["src"], view["dst"] = b.buffer(op.src, f"{where}.src"), b.buffer(op.dst, f"{where}.dst")
+    element = view["src"]["element"]
+    view["count"] = min(view["src"]["size"], view["dst"]["size"]) // element
+    view["width"] = {1: "BYTE", 2: "HALFWORD", 4: "WORD"}[element]
+    view["dma"] = b.dma_stream(None, op.controller, where)
+    view["dma"].update(owner=view, priority=5 if op.irq_priority is None else op.irq_priority)
+    # The outcome ("dma copy verified/mismatch/failed") goes to the board console when there is one.
+    view["uart"] = b.uart(None, None, where) if b.target.board.console else None
+    view["text_bytes"] = len("dma copy mismatch\r\n")
+    return view
+
+
+def _baremetal(b: BaremetalBuild, index: int, op: DmaMem2Mem) -> None:
+    target = b.target
+    layouts = {b.name: b for b in b.dma}
+    src, dst = layouts.get(op.src), layouts.get(op.dst)
+    if src is None or dst is None:
+        raise b.error("src/dst must be DMA buffers in resources.buffers")
+    instance = src.master
+    regs = b.regs(instance)
+    stream = "ST0"
+    buffer = b.plan.buffer(op.src)
+    element = buffer.element_bytes if buffer else 1
+    size_bytes = buffer.size_bytes if buffer else src.size
+    # Every stream-0 flag-clear bit (CFEIF0, CDMEIF0, CTEIF0, CHTIF0, CTCIF0), by name, lowest bit first.
+    clears = sorted((lsb, name) for name, (lsb, _) in regs.regs["LIFCR"].items() if name.endswith("IF0"))
+    ctx = b.base(index, op) | {
+        "inst": instance,
+        "m": regs.m,
+        "p": regs.p,
+        "gate": b.derive.clock_gate(target, instance),
+        "stream": stream,
+        "isr": "LISR",
+        "ifcr": "LIFCR",
+        "tc_mask": regs.m("LISR", "TCIF0"),
+        "te_mask": regs.m("LISR", "TEIF0"),
+        "clear_mask": " | ".join(regs.m("LIFCR", name) for _, name in clears),
+        "src": b.buffer_decl(src),
+        "dst": b.buffer_decl(dst),
+        "bytes": size_bytes,
+        "element": element,
+        "transfers": size_bytes // element,
+        "size_code": {1: 0, 2: 1, 4: 2}[element],
+        "verify": op.verify,
+        "budget": b.budget_us(b.PERIPHERAL_TIMEOUT_US),
+    }
+    b.emit("ops/dma_mem2mem", ctx)
+
+
 SPEC = OpSpec(
     model=DmaMem2Mem,
     family="dma",
+    needs="dma",
     flags=frozenset({Flag.ISR_CONTEXT}),
     realizations={
         "zephyr": Realization(
@@ -68,7 +123,7 @@ SPEC = OpSpec(
             available=lambda t: any(d.name.lower() in dt_labels(t) for d in memory_to_memory_controllers(t)),
         ),
         "espidf": Realization(template="dma", view=_espidf),
-        "hal": Realization(template="ops"),
-        "baremetal": Realization(template="ops/dma_mem2mem", available=_stream_registers),
+        "hal": Realization(template="ops", view=_hal),
+        "baremetal": Realization(template="ops/dma_mem2mem", view=_baremetal, available=_stream_registers),
     },
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -14,6 +15,7 @@ from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name, Sig
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -122,14 +124,34 @@ def _zephyr(b: ZephyrBuilder, index: int, op: DmaPeriphRx) -> dict[str, Any]:
     }
 
 
+def _hal(b: HalBuild, index: int, op: DmaPeriphRx) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    view = b.base_view(index, op)
+    if not re.match(r"^U(S)?ART\d+_RX$", op.peripheral):
+        raise b.unsupported(f"{where}.peripheral", "the HAL lowering receives by DMA from U(S)ARTn_RX only; "
+                            "sample ADCs with adc_scan")  # fmt: skip
+    uart = b.uart(op.peripheral[:-3], None, where)
+    if uart.get("rx_sym"):
+        raise b.unsupported(where, f"{uart['instance']} already receives for {uart['rx_sym']}")
+    uart["rx_sym"] = view["sym"]
+    view["uart"] = uart
+    view["buffer"] = b.buffer(op.buffer, f"{where}.buffer")
+    view["dma"] = b.dma_stream(op.peripheral, op.controller, where)
+    view["dma"].update(owner=view, priority=5 if op.irq_priority is None else op.irq_priority)
+    uart["rx_dma"] = view
+    b.uart_irq(uart, op.irq_priority)
+    return view
+
+
 SPEC = OpSpec(
     model=DmaPeriphRx,
     family="dma",
+    needs="dma",
     flags=frozenset({Flag.ISR_CONTEXT, Flag.RX_RING}),
     realizations={
         "zephyr": Realization(
             template="uart", view=_zephyr, available=lambda t: console_uart_known(t) and console_rx_dma(t) is not None
         ),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

@@ -12,6 +12,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -56,6 +57,24 @@ def _espidf(b: EspIdfBuild, index: int, op: GpioInputIrq) -> dict[str, Any]:
             "intr": edges[op.edge]}  # fmt: skip
 
 
+def _hal(b: HalBuild, index: int, op: GpioInputIrq) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    pin = b.input_view(view, op.button, op.pull, f"operations[{index}]")
+    # The plan's edge is electrical, as HAL's GPIO_MODE_IT_* names it.
+    rising, falling = op.edge in ("rising", "both"), op.edge in ("falling", "both")
+    view["mode"] = (
+        "GPIO_MODE_IT_RISING_FALLING"
+        if rising and falling
+        else ("GPIO_MODE_IT_RISING" if rising else "GPIO_MODE_IT_FALLING")
+    )
+    line = pin.number
+    name = f"EXTI{line}" if line <= 4 else ("EXTI9_5" if line <= 9 else "EXTI15_10")
+    view["irq"] = b.irq("EXTI", name)
+    view["priority"] = 5 if op.irq_priority is None else op.irq_priority
+    b.exti.setdefault(view["irq"], []).append(view)
+    return view
+
+
 SPEC = OpSpec(
     model=GpioInputIrq,
     family="gpio",
@@ -64,6 +83,6 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr),
         "espidf": Realization(template="gpio", view=_espidf),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

@@ -12,6 +12,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -40,6 +41,12 @@ def _espidf(b: EspIdfBuild, index: int, op: GpioRead) -> dict[str, Any]:
             "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
 
 
+def _hal(b: HalBuild, index: int, op: GpioRead) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.input_view(view, op.button, None, f"operations[{index}]")
+    return view
+
+
 SPEC = OpSpec(
     model=GpioRead,
     family="gpio",
@@ -48,6 +55,6 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr),
         "espidf": Realization(template="gpio", view=_espidf),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

@@ -11,9 +11,9 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.lower.baremetal import _Build as BaremetalBuild
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
-    from rac_fw.domains.firmware.lower.hal import _Build as HalBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -48,10 +48,12 @@ def _espidf(b: EspIdfBuild, index: int, op: GpioSet) -> dict[str, Any]:
 def _hal(b: HalBuild, index: int, op: GpioSet) -> dict[str, Any]:
     # CubeMX's way: MX_GPIO_Init writes the output level before it configures the pin, so the pin
     # never glitches to the other level; nothing remains for the loop.
+    view = b.base_view(index, op)
     pin, active_low = b.io(op.led, "led", f"operations[{index}]")
     b.ports.add(pin.port)
     b.outputs[pin.name] = {"pin": pin, "idle": "GPIO_PIN_SET" if op.active != active_low else "GPIO_PIN_RESET"}
-    return {"pin": pin}
+    view["pin"] = pin
+    return view
 
 
 def _baremetal(b: BaremetalBuild, index: int, op: GpioSet) -> None:

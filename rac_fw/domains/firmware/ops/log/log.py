@@ -15,6 +15,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -81,6 +82,17 @@ def _espidf(b: EspIdfBuild, index: int, op: Log) -> dict[str, Any]:
     }
 
 
+def _hal(b: HalBuild, index: int, op: Log) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    view["uart"] = b.uart(None, None, f"operations[{index}]")
+    view["format"] = c_string_literal(op.message)
+    names = [v for v in op.values if (o := b.plan.operation(v)) is not None and spec(o.op).has(Flag.VALUE)]
+    view["fields"] = [(c_string_literal(f" {name}="), name) for name in names]
+    # Sized for the longest text: every value printed as a 32-bit "%ld" (11 characters with sign).
+    view["text_bytes"] = len(op.message) + sum(len(f" {n}=") + 11 for n in names) + len("\r\n") + 1
+    return view
+
+
 SPEC = OpSpec(
     model=Log,
     family="log",
@@ -88,6 +100,6 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="log", view=_zephyr),
         "espidf": Realization(template="log", view=_espidf),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

@@ -13,6 +13,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -54,14 +55,22 @@ def _espidf(b: EspIdfBuild, index: int, op: PwmFade) -> dict[str, Any]:
     }
 
 
+def _hal(b: HalBuild, index: int, op: PwmFade) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.pwm_view(view, op, f"operations[{index}]")
+    view["step"] = max(1, round(op.step_percent / 100 * view["top"]))
+    return view
+
+
 SPEC = OpSpec(
     model=PwmFade,
     family="pwm",
+    needs="pwm",
     flags=frozenset(),
     endpoints={"output": "led"},
     realizations={
         "zephyr": Realization(template="pwm", view=_zephyr, available=has_pwm_leds),
         "espidf": Realization(template="pwm", view=_espidf),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

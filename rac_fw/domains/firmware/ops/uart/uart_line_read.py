@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -13,6 +14,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -49,6 +51,15 @@ def _espidf(b: EspIdfBuild, index: int, op: UartLineRead) -> dict[str, Any]:
     return {"uart": uart, "task": b.thread(None, sym)}
 
 
+def _hal(b: HalBuild, index: int, op: UartLineRead) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.uart_rx_view(view, op, 2 ** math.ceil(math.log2(op.max_line + 2)), f"operations[{index}]")
+    # The longer of the two replies, "line: <text>\r\n" and the overflow notice, plus the NUL.
+    overflow = len(f"line longer than {op.max_line} bytes dropped\r\n")
+    view.update(text_bytes=max(len("line: \r\n") + op.max_line, overflow) + 1, ticks=True)
+    return view
+
+
 SPEC = OpSpec(
     model=UartLineRead,
     family="uart",
@@ -56,6 +67,6 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
         "espidf": Realization(template="uart", view=_espidf),
-        "hal": Realization(template="ops"),
+        "hal": Realization(template="ops", view=_hal),
     },
 )

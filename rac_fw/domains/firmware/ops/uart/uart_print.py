@@ -14,7 +14,9 @@ from rac_fw.domains.firmware.plan.fields import Message
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -44,6 +46,27 @@ def _espidf(b: EspIdfBuild, index: int, op: UartPrint) -> dict[str, Any]:
             "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
 
 
+def _hal(b: HalBuild, index: int, op: UartPrint) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    view["uart"] = b.uart(op.uart, op.baud, f"operations[{index}]")
+    view["message"] = c_string_literal(op.message + "\r\n")
+    view["text_bytes"] = len(op.message) + len("\r\n") + 1
+    return view
+
+
+def _baremetal(b: BaremetalBuild, index: int, op: UartPrint) -> None:
+    driver = b.uart_of(op.uart, op.baud)
+    ctx = b.base(index, op) | {
+        "message_literal": c_string_literal(op.message),
+        "putc": driver["putc"],
+        "init": driver["init"],
+        "inst": driver["inst"],
+        "baud": driver["rate"],
+        "interval_ms": op.repeat_interval_ms,
+    }
+    b.emit("ops/uart_print", ctx)
+
+
 SPEC = OpSpec(
     model=UartPrint,
     family="uart",
@@ -51,7 +74,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
         "espidf": Realization(template="uart", view=_espidf),
-        "hal": Realization(template="ops"),
-        "baremetal": Realization(template="ops/uart_print"),
+        "hal": Realization(template="ops", view=_hal),
+        "baremetal": Realization(template="ops/uart_print", view=_baremetal),
     },
 )

@@ -13,7 +13,9 @@ from rac_fw.domains.firmware.plan.fields import IrqPriority
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -51,6 +53,36 @@ def _espidf(b: EspIdfBuild, index: int, op: UartRxIrq) -> dict[str, Any]:
     return {"uart": uart, "task": b.thread(None, sym)}
 
 
+def _hal(b: HalBuild, index: int, op: UartRxIrq) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.uart_rx_view(view, op, op.ring_bytes, f"operations[{index}]")
+    return view
+
+
+def _baremetal(b: BaremetalBuild, index: int, op: UartRxIrq) -> None:
+    driver = b.uart_of(op.uart, op.baud)
+    if driver["rx_pin"] is None:
+        raise b.error(f"{driver['inst']} has no RX pin (add {driver['inst']}_RX to resources.pins)")
+    irq, handler = b.irq(driver["inst"])
+    ring = 1 << max(3, (op.ring_bytes - 1).bit_length())
+    ctx = (
+        b.base(index, op)
+        | {key: driver[key] for key in ("inst", "putc", "init", "m", "layout")}
+        | {
+            "status": driver.get("status"),
+            "rx": driver.get("rx"),
+            "irq": irq,
+            "handler": handler,
+            "priority": b.priority(op.irq_priority),
+            "ring": ring,
+            "echo": op.echo,
+            "window_ms": b.RX_WINDOW_MS,
+            "window_budget": b.budget_us(4 * b.RX_WINDOW_MS * 1000),
+        }
+    )
+    b.emit("ops/uart_rx_irq", ctx)
+
+
 SPEC = OpSpec(
     model=UartRxIrq,
     family="uart",
@@ -58,7 +90,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
         "espidf": Realization(template="uart", view=_espidf),
-        "hal": Realization(template="ops"),
-        "baremetal": Realization(template="ops/uart_rx_irq"),
+        "hal": Realization(template="ops", view=_hal),
+        "baremetal": Realization(template="ops/uart_rx_irq", view=_baremetal),
     },
 )

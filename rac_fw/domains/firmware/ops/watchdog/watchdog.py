@@ -7,13 +7,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import has_dt_label, watchdog_instance
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -63,16 +66,56 @@ def _espidf(b: EspIdfBuild, index: int, op: Watchdog) -> dict[str, Any]:
     return {"task": b.thread(op.feed_thread, op.feed_thread or b.symbol(index, op))}
 
 
+def _hal(b: HalBuild, index: int, op: Watchdog) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    view["iwdg"] = b.watchdog = b.iwdg(op.timeout_ms, f"operations[{index}]")
+    b.modules.add("IWDG")
+    return view
+
+
+def _baremetal(b: BaremetalBuild, index: int, op: Watchdog) -> None:
+    target = b.target
+    found = b.watchdog_instance()
+    if found is None:
+        raise b.error(f"{target.id}: no independent watchdog in the facts")
+    instance, facts = found
+    regs = b.regs(instance)
+    if regs.has("KR", "PR", "RLR"):
+        kind, setting = "iwdg", b.derive.iwdg(op.timeout_ms, facts)
+    elif regs.has("CRV", "RREN"):
+        kind, setting = "nrf_wdt", b.derive.nrf_wdt(op.timeout_ms, facts)
+    else:
+        raise b.error(f"{instance}: no watchdog register layout the baremetal templates know")
+    ctx = b.base(index, op) | {
+        "inst": instance,
+        "m": regs.m,
+        "kind": kind,
+        "setting": setting,
+        "clock_hz": facts.get("clock_hz"),
+        "feed_ms": op.feed_interval_ms,
+        "budget": b.budget_us(b.PERIPHERAL_TIMEOUT_US),
+    }
+    b.emit("ops/watchdog", ctx)
+
+
+def _has_independent_watchdog(target: Target) -> bool:
+    """The bare-metal template programs an independent watchdog the facts describe (IWDG, nRF WDT)."""
+    return watchdog_instance(target) is not None
+
+
 SPEC = OpSpec(
     model=Watchdog,
     family="watchdog",
+    needs="watchdog",
     flags=frozenset(),
     realizations={
         "zephyr": Realization(
             template="watchdog", view=_zephyr, available=lambda t: has_dt_label(t, r"watchdog0", r"iwdg\d*", r"wdt\d*")
         ),
         "espidf": Realization(template="watchdog", view=_espidf),
-        "hal": Realization(template="ops"),
-        "baremetal": Realization(template="ops/watchdog", available=lambda t: watchdog_instance(t) is not None),
+        "hal": Realization(template="ops", view=_hal),
+        "baremetal": Realization(
+            template="ops/watchdog", view=_baremetal, available=lambda t: watchdog_instance(t) is not None
+        ),
     },
 )
