@@ -1,11 +1,14 @@
 """SDK API catalogs and the verifier's judgements about them, loaded from the data files beside this module.
 
-Two kinds of data live here, kept apart on purpose:
+Facts and judgements live here, kept apart on purpose:
 
 * **catalogs** (``<framework>/api.*``): *facts* — every function and function-like macro a framework
   version declares, with its signature and header, harvested from the real SDK headers (Zephyr 4.x,
   ESP-IDF v5, STM32Cube HAL F4/H7, CMSIS 6). A call to a name that is in no catalog is a hallucinated
   API, the most common failure of generated firmware.
+* **header models** (``<framework>/headers*.json``): *facts* — which SDK header includes which, and which
+  header declares each type the catalogs' signatures use, harvested by ``harvest.py`` from an SDK tree.
+  With the catalogs' own header per function and macro, they say what a unit must include.
 * **rules** (``<framework>/rules.yaml``): *judgements* — which calls are fallible, blocking, logging or
   allocating, which registrations make a function run in interrupt context, which calls must precede
   which, which Kconfig symbol or HAL module an API needs.
