@@ -70,3 +70,24 @@ def test_four_led_plan_drives_four_distinct_leds(target_id: str) -> None:
         assert len(lowered.receipt.bindings) == 4
         for led in target.board.leds[:4]:
             assert _pin_evidence(framework, lowered.files, led.pin, led.dt_label), (framework, led)
+
+
+def test_a_pin_shown_free_is_accepted_by_the_pin_rules() -> None:
+    """The observation's free pins and the obligations' pin rules are one function (facts.query.pin_free)."""
+    from rac_fw.domains.firmware.facts.observe import free_pins
+
+    for target_id in target_ids():
+        target = load_target(target_id)
+        framework = target.frameworks[0]
+        for pin in free_pins(target):
+            plan = Plan.model_validate(
+                {
+                    "target": target_id,
+                    "resources": {"pins": [{"name": "out", "pin": pin, "function": "GPIO"}]},
+                    "operations": [{"op": "gpio_set", "led": "out"}],
+                }
+            )
+            found = check(plan, target, framework)
+            evidence = [e for e in found if e.code.startswith("E_PIN") or e.code == "E_NFC_PIN"]
+            assert evidence == [], (target_id, pin, [e.message for e in evidence])
+    assert "GPIO45" not in free_pins(load_target("esp32s3")), "a strapping pin is not offered as free"

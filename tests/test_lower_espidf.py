@@ -142,9 +142,10 @@ def test_isr_bodies_are_iram_nonblocking_and_yield(full: dict[str, str]) -> None
         body = functions[name]
         assert not re.search(r"ESP_LOG|printf|vTaskDelay|malloc|xQueueSend\(|xSemaphoreTake", body), name
     assert "xQueueSendFromISR(" in functions["button_isr"] and "portYIELD_FROM_ISR(woken)" in functions["button_isr"]
+    # The kernel timer is esp_timer with ISR dispatch: its callback asks the dispatcher to yield.
     assert (
         "vTaskNotifyGiveFromISR(" in functions["tick_on_alarm"]
-        and "return woken == pdTRUE;" in functions["tick_on_alarm"]
+        and "esp_timer_isr_dispatch_need_yield();" in functions["tick_on_alarm"]
     )
     # State the ISRs write and tasks read is volatile or atomic.
     assert "static volatile uint32_t button_events;" in main and "static volatile uint32_t tick_events;" in main
@@ -215,3 +216,26 @@ def test_one_reader_per_uart() -> None:
     with pytest.raises(LoweringError) as raised:
         lower(parse_plan(plan), TARGET, "espidf")
     assert raised.value.evidence[0].location == "operations[1]"
+
+
+def test_kernel_timers_are_esp_timer_and_timg_timers_gptimer() -> None:
+    """``source: kernel`` is the esp_timer service the schema names (ISR dispatch keeps the callback in ISR
+    context for its handoff); a TIMG instance is a gptimer."""
+    plan = Plan.model_validate(
+        {
+            "target": "esp32s3",
+            "resources": {"threads": [{"name": "worker", "stack_bytes": 4096, "priority": 5}]},
+            "operations": [
+                {"op": "timer_periodic", "name": "tick", "period_ms": 100},
+                {"op": "timer_oneshot", "name": "once", "period_ms": 500, "source": "TIMG0_T0"},
+                {"op": "isr_handoff", "source": "tick", "thread": "worker", "mechanism": "semaphore"},
+            ],
+        }
+    )
+    files = lower(plan, TARGET, "espidf").files
+    main = files["main/main.c"]
+    assert "#include \"esp_timer.h\"" in main and ".dispatch_method = ESP_TIMER_ISR" in main
+    assert "esp_timer_start_periodic(tick_timer, 100000ULL)" in main and "esp_timer_isr_dispatch_need_yield()" in main
+    assert "gptimer_new_timer(&once_cfg, &once_timer)" in main
+    assert "CONFIG_ESP_TIMER_SUPPORTS_ISR_DISPATCH_METHOD=y" in files["sdkconfig.defaults"]
+    assert "esp_timer" in files["main/CMakeLists.txt"]

@@ -58,7 +58,7 @@ CASES = [
         {"op": "pwm_fixed", "output": "led0", "period_us": 1000, "duty_percent": 10},
     ), "E_PIN_CONFLICT", ["P0.13", "LED1"]),
     Case("pin-function", "stm32f407", plan(
-        {"op": "uart_print", "uart": "USART3", "message": "on usart3"},
+        {"op": "uart_print", "uart": "USART3", "message": "on usart3"}, framework="hal",
         resources=res(pins=[{"name": "tx3", "pin": "PA9", "function": "USART3_TX"}]),
     ), "E_PIN_FUNCTION", ["PA9", "USART3_TX"]),
     Case("pwm-no-timer-channel", "stm32f407", plan(
@@ -82,10 +82,9 @@ CASES = [
         {"op": "gpio_blink", "led": "led", "period_ms": 500}, resources=res(pins=[{"name": "led", "pin": "P0.09"}]),
     ), "E_NFC_PIN", ["P0.09", "led"]),
     Case("dma-unreachable-dtcm", "stm32h743", plan(
-        {"op": "dma_periph_rx", "peripheral": "ADC1", "buffer": "adc_buf"}, framework="hal",
-        resources=res(buffers=[{"name": "adc_buf", "size_bytes": 64, "role": "dma_rx", "element_bytes": 2,
-                                "placement": "DTCM"}]),
-    ), "E_DMA_UNREACHABLE", ["adc_buf", "DTCM", "DMA1"]),
+        {"op": "dma_periph_rx", "peripheral": "USART1_RX", "buffer": "rx_buf"}, framework="hal",
+        resources=res(buffers=[{"name": "rx_buf", "size_bytes": 64, "role": "dma_rx", "placement": "DTCM"}]),
+    ), "E_DMA_UNREACHABLE", ["rx_buf", "DTCM", "DMA1"]),
     Case("dma-unreachable-ccm", "stm32f407", plan(
         {"op": "dma_mem2mem", "src": "src", "dst": "dst"},
         resources=res(buffers=[{"name": "src", "size_bytes": 64, "role": "dma_mem", "placement": "CCM"},
@@ -102,7 +101,7 @@ CASES = [
                                {"name": "dst", "size_bytes": 128, "role": "dma_mem"}]),
     ), "E_CACHE_COHERENCE", ["src", "AXI_SRAM"], ["bytes"]),
     Case("dma-alignment-adc-items", "stm32h743", plan(
-        {"op": "dma_periph_rx", "peripheral": "ADC1", "buffer": "adc_buf"}, framework="hal",
+        {"op": "adc_scan", "channels": [{"pin": "PA0"}, {"pin": "PA3"}], "buffer": "adc_buf"}, framework="hal",
         resources=res(buffers=[{"name": "adc_buf", "size_bytes": 64, "role": "dma_rx", "element_bytes": 1}]),
     ), "E_DMA_ALIGNMENT", ["adc_buf"], ["bytes"]),
     Case("dma-length", "esp32s3", plan(
@@ -123,8 +122,8 @@ CASES = [
     ), "E_BAUD_ERROR", ["USART2", "921600"], ["baud", "%", "Hz"]),
     Case("baud-error-table", "nrf52840", plan({"op": "uart_print", "message": "fast", "baud": 921600}),
          "E_BAUD_ERROR", ["UARTE0", "921600"], ["baud", "%"]),
-    Case("pwm-resolution", "nrf52840", plan({"op": "pwm_fixed", "output": "led1", "period_us": 2,
-                                             "duty_percent": 33}), "E_PWM_RESOLUTION", ["led1"], ["steps", "Hz"]),
+    Case("pwm-resolution", "nrf52840", plan({"op": "pwm_fixed", "output": "led0", "period_us": 2,
+                                             "duty_percent": 33}), "E_PWM_RESOLUTION", ["led0"], ["steps", "Hz"]),
     Case("timer-range-systick", "stm32f407", plan(
         {"op": "timer_periodic", "period_us": 1500, "source": "systick"}, framework="baremetal",
     ), "E_TIMER_RANGE", ["SysTick"], ["us", "Hz"]),
@@ -221,6 +220,59 @@ CASES = [
     ), "E_LOCK_ORDER", ["a", "b", "second", "first"]),
     Case("adc-resolution", "nrf52840", plan({"op": "adc_read", "channel": {"pin": "P0.03"}, "resolution_bits": 16}),
          "E_ADC_RESOLUTION", ["adc_read"], ["bits"]),
+    # nRF52840: TWIM0 and SPIM0 are one block (SVD: both at 0x40003000), by SVD or devicetree name.
+    Case("peripheral-shared", "nrf52840", plan(
+        {"op": "i2c_transfer", "device": "sensor", "register_index": 0, "read_bytes": 1},
+        {"op": "spi_transfer", "device": "flash", "write_bytes": 1, "read_bytes": 1},
+        resources=res(devices=[{"name": "sensor", "bus": "i2c", "controller": "TWIM0", "address": 0x48},
+                               {"name": "flash", "bus": "spi", "controller": "SPIM0", "chip_select": "P1.01"}]),
+    ), "E_PERIPHERAL_SHARED", ["SPIM0", "TWIM0", "flash", "sensor"]),
+    Case("peripheral-shared-dt-names", "nrf52840", plan(
+        {"op": "i2c_transfer", "device": "sensor", "register_index": 0, "read_bytes": 1},
+        {"op": "spi_transfer", "device": "flash", "write_bytes": 1, "read_bytes": 1},
+        resources=res(devices=[{"name": "sensor", "bus": "i2c", "controller": "I2C1", "address": 0x48},
+                               {"name": "flash", "bus": "spi", "controller": "SPI1", "chip_select": "P1.01"}]),
+    ), "E_PERIPHERAL_SHARED", ["SPI1", "I2C1", "flash", "sensor"]),
+    Case("watchdog-shared-reload", "nrf52840", plan(
+        {"op": "watchdog", "name": "main_wdt", "timeout_ms": 2000, "feed_interval_ms": 500},
+        {"op": "watchdog", "name": "worker_wdt", "timeout_ms": 4000, "feed_interval_ms": 1800},
+    ), "E_WATCHDOG_SHARED", ["WDT", "main_wdt", "worker_wdt"], ["ms"]),
+    Case("watchdog-shared-reload-iwdg", "stm32f407", plan(
+        {"op": "watchdog", "timeout_ms": 1000, "feed_interval_ms": 200},
+        {"op": "watchdog", "timeout_ms": 500, "feed_interval_ms": 100}, framework="hal",
+    ), "E_WATCHDOG_SHARED", ["IWDG"], ["ms"]),
+    # The relaxations the issue found broken or missing.
+    Case("pin-function-usart2-pa9-f407", "stm32f407", plan(
+        {"op": "uart_print", "uart": "USART2", "message": "x"}, framework="hal",
+        resources=res(pins=[{"name": "tx2", "pin": "PA9", "function": "USART2_TX"}]),
+    ), "E_PIN_FUNCTION", ["PA9", "USART2_TX"]),
+    Case("pin-function-usart2-pa9-h743", "stm32h743", plan(
+        {"op": "uart_print", "uart": "USART2", "message": "x"}, framework="hal",
+        resources=res(pins=[{"name": "tx2", "pin": "PA9", "function": "USART2_TX"}]),
+    ), "E_PIN_FUNCTION", ["PA9", "USART2_TX"]),
+    Case("no-peripheral-uart9-zephyr", "stm32h743", plan({"op": "uart_print", "uart": "UART9", "message": "x"}),
+         "E_NO_PERIPHERAL", ["UART9"]),
+    Case("no-peripheral-uart9-hal", "stm32h743", plan({"op": "uart_print", "uart": "UART9", "message": "x"},
+                                                      framework="hal"), "E_NO_PERIPHERAL", ["UART9"]),
+    Case("dma-unreachable-bdma", "stm32h743", plan(
+        {"op": "dma_periph_rx", "peripheral": "LPUART1_RX", "buffer": "lp_rx"}, framework="hal",
+        resources=res(buffers=[{"name": "lp_rx", "size_bytes": 64, "role": "dma_rx", "placement": "AXI_SRAM"}]),
+    ), "E_DMA_UNREACHABLE", ["lp_rx", "AXI_SRAM", "BDMA"]),
+    Case("dma-unreachable-psram", "esp32s3", plan(
+        {"op": "dma_mem2mem", "src": "src", "dst": "dst"},
+        resources=res(buffers=[{"name": "src", "size_bytes": 256, "role": "dma_mem", "placement": "PSRAM"},
+                               {"name": "dst", "size_bytes": 256, "role": "dma_mem"}]),
+    ), "E_DMA_UNREACHABLE", ["src", "PSRAM", "GDMA"]),
+    Case("ram-budget-several-buffers", "stm32h743", plan(
+        {"op": "dma_mem2mem", "src": "a", "dst": "b"}, {"op": "dma_mem2mem", "src": "c", "dst": "d"},
+        resources=res(buffers=[{"name": n, "size_bytes": 24576, "role": "dma_mem", "element_bytes": 4,
+                                "placement": "SRAM4"} for n in "abcd"]),
+    ), "E_RAM_BUDGET", ["SRAM4", "a", "b", "c", "d"], ["bytes"]),
+    Case("timer-range-below-one-tick", "nrf52840", plan({"op": "timer_periodic", "period_us": 3}),
+         "E_TIMER_RANGE", ["kernel"], ["us", "%"]),
+    Case("baud-error-console-baremetal", "nrf52840", plan(
+        {"op": "uart_print", "message": "fast", "baud": 921600}, framework="baremetal"),
+        "E_BAUD_ERROR", ["UARTE0", "921600"], ["baud", "%"]),
 ]  # fmt: skip
 
 
@@ -269,7 +321,7 @@ def test_dtcm_buffer_evidence_offers_the_regions_dma1_reaches() -> None:
     case = next(c for c in CASES if c.id == "dma-unreachable-dtcm")
     hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_DMA_UNREACHABLE")
     target = load_target("stm32h743")
-    offered = {step["value"] for r in hit.relaxations for step in r.patch}
+    offered = {step["value"] for r in hit.relaxations for step in r.patch if step["path"][-1] == "placement"}
     reachable = {r.name for r in target.regions_reachable_by("DMA1") if r.kind == "sram"}
     assert offered == reachable
     assert "DTCM" not in offered and hit.location == "resources.buffers[0].placement"
@@ -290,3 +342,54 @@ def test_evidence_is_deterministic() -> None:
     for case in CASES[:12]:
         first = [e.model_dump() for e in _validate(case.plan, case.target)]
         assert first == [e.model_dump() for e in _validate(case.plan, case.target)], case.id
+
+
+@pytest.mark.parametrize(("case_id", "pin"), [("pin-function-usart2-pa9-f407", "PA2"),
+                                              ("pin-function-usart2-pa9-h743", "PD5")])  # fmt: skip
+def test_usart2_tx_on_pa9_offers_the_admissible_usart2_tx_pin(case_id: str, pin: str) -> None:
+    """PA2 and PD5 carry USART2_TX (AF7) on both chips; the F407 Discovery wires PA2 to its console
+    USART2 and PD5 to the USB over-current flag, the Nucleo-H743ZI PA2 to Ethernet MDIO: each board
+    gets the one it can use."""
+    case = next(c for c in CASES if c.id == case_id)
+    hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_PIN_FUNCTION")
+    offered = [r.patch[0]["value"] for r in hit.relaxations]
+    assert offered[0] == pin and f"{pin} (USART2_TX, AF7)" in hit.relaxations[0].description
+    target = load_target(case.target)
+    assert all(target.pins[p].af("USART2_TX") == 7 for p in offered)
+
+
+def test_shared_instance_evidence_names_both_uses_and_free_instances() -> None:
+    case = next(c for c in CASES if c.id == "peripheral-shared")
+    hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_PERIPHERAL_SHARED")
+    assert hit.location == "resources.devices[1].controller" and "0x40003000" in hit.message
+    moved = {(r.patch[0]["path"][2], r.patch[0]["value"]) for r in hit.relaxations}
+    assert (1, "SPIM0") not in moved and (1, "SPIM2") in moved and (0, "TWIM1") in moved
+    same_bus = apply_patch(case.plan, [{"op": "replace", "path": ["resources", "devices", 1],
+                                        "value": {"name": "flash", "bus": "i2c", "controller": "TWIM0",
+                                                  "address": 0x50}}])  # fmt: skip
+    same_bus["operations"][2] = {"op": "i2c_transfer", "device": "flash", "register_index": 0, "read_bytes": 1}
+    assert not [e for e in _validate(same_bus, case.target) if e.code == "E_PERIPHERAL_SHARED"]
+
+
+def test_watchdog_sharing_one_reload_accepts_one_common_timeout() -> None:
+    case = next(c for c in CASES if c.id == "watchdog-shared-reload")
+    hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_WATCHDOG_SHARED")
+    assert hit.location == "operations[2].timeout_ms"
+    assert {m.name: m.value for m in hit.magnitudes} == {"timeout": 2000, "other_timeout": 4000}
+    same = apply_patch(
+        case.plan,
+        [
+            {"op": "replace", "path": ["operations", 2, "timeout_ms"], "value": 2000},
+            {"op": "replace", "path": ["operations", 2, "feed_interval_ms"], "value": 500},
+        ],
+    )
+    assert _validate(same, case.target) == []
+    assert not [e for e in _validate(case.plan, "native_sim") if e.code == "E_WATCHDOG_SHARED"]  # no watchdog
+
+
+def test_out_of_range_period_offers_the_nearest_admissible_one() -> None:
+    """3 µs is a tenth of a 32768 Hz tick; one tick (30.5 µs) cannot be written in whole µs within 1 %,
+    two ticks (61 µs) can: that is the value offered."""
+    case = next(c for c in CASES if c.id == "timer-range-below-one-tick")
+    hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_TIMER_RANGE")
+    assert hit.relaxations[0].patch[0] == {"op": "replace", "path": ["operations", 1, "period_us"], "value": 61}

@@ -114,7 +114,9 @@ class FirmwareDomain(Domain):
                     ],
                 )
             )
-        evidence += check(plan, target, plan.framework)
+        from rac_fw.domains.firmware.lower import lowers
+
+        evidence += check(plan, target, plan.framework, accepts=lowers)
         evidence = _in_payload(evidence)
         return Validation(None if evidence else plan, evidence)
 

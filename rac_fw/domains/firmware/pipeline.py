@@ -21,7 +21,7 @@ from typing import Any
 from rac_fw.contract import Evidence, Feedback, Receipt, Relaxation, Status, Verdict
 from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.lower import Lowered, LoweringError, UnknownFramework, lower, write_artifact
+from rac_fw.domains.firmware.lower import Lowered, LoweringError, UnknownFramework, lower, lowers, write_artifact
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.plan.load import PlanError, load_plan, parse_plan
 from rac_fw.domains.firmware.plan.model import Plan
@@ -215,7 +215,7 @@ def run_plan(
 
     from rac_fw.domains.firmware.obligations import check
 
-    violations = check(parsed, facts, chosen)
+    violations = check(parsed, facts, chosen, accepts=lowers)
     t2 = clock()
     result.timings_ms["validate"] = (t2 - t1) * 1e3
     if violations:

@@ -16,6 +16,7 @@ from typing import Any
 
 from rac_fw.domains.firmware.facts.load import peripheral as load_peripheral
 from rac_fw.domains.firmware.facts.model import ClockDomain, DmaController, MemoryRegion, Pin, Target
+from rac_fw.domains.firmware.facts.query import pin_free
 
 DETAIL_KINDS = ("peripheral", "pin", "region", "dma", "clock", "extra")
 _NAME_NUMBER = re.compile(r"^(.*?)(\d+)$")
@@ -112,9 +113,9 @@ def board_usage(target: Target) -> dict[str, str]:
 
 
 def free_pins(target: Target) -> list[str]:
-    """Pins neither reserved by the chip (SWD, crystal, flash) nor used by the board."""
+    """Pins a plan may take (``facts.query.pin_free``) that the board's console does not use either."""
     used = board_usage(target)
-    return [name for name, pin in target.pins.items() if not pin.reserved and name not in used]
+    return [name for name in target.pins if pin_free(target, name) and name not in used]
 
 
 def _masters_of(region: MemoryRegion) -> list[str]:
@@ -284,7 +285,7 @@ def _pin_detail(target: Target, name: str) -> dict[str, Any]:
         "strapping": pin.strapping,
         "requires": list(pin.requires),
         "board_use": usage,
-        "free": not pin.reserved and usage is None,
+        "free": pin_free(target, key) and usage is None,
         "notes": pin.notes,
     }
 

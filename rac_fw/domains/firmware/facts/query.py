@@ -36,11 +36,47 @@ def _alias_node(target: Target, name: str) -> str | None:
     return target.board.dt_aliases.get(name)
 
 
+@dataclass(frozen=True)
+class PwmLed:
+    """A ``pwm-leds`` child of the board devicetree: the PWM channel that dims the LED on ``pin``."""
+
+    node: str
+    """Its node label (``pwm_led0``, ``red_pwm_led``)."""
+    alias: str | None
+    pin: str
+    pwm: str
+    channel: int
+
+
+def pwm_leds(target: Target) -> list[PwmLed]:
+    """The board's ``pwm-leds`` nodes (``extra.pwm_leds``), in the pack's order."""
+    return [
+        PwmLed(str(node), e.get("alias"), str(e["pin"]), str(e.get("pwm", "")), int(e.get("channel", 0)))
+        for node, e in chip_table(target, "pwm_leds").items()
+        if isinstance(e, dict) and "pin" in e
+    ]
+
+
+def pwm_led_on(target: Target, pin: str) -> PwmLed | None:
+    """The ``pwm-leds`` node driving ``pin``, if the board has one."""
+    return next((p for p in pwm_leds(target) if p.pin == pin), None)
+
+
+def _pwm_led_item(target: Target, items: tuple[Any, ...], name: str) -> Any:
+    """The board LED a ``pwm-leds`` node label or alias names (``pwm_led0`` → LED1 on the nRF52840-DK)."""
+    key = normalized(name)
+    for entry in pwm_leds(target):
+        if key in {normalized(entry.node), normalized(entry.alias or "")}:
+            return next((x for x in items if x.pin == entry.pin), None)
+    return None
+
+
 def _lookup(target: Target, items: tuple[Any, ...], name: str) -> Any:
     """The one rule for board LED and button names.
 
     Exact spellings first, in this order: a devicetree alias (``led1`` → the node it points at), a
-    node label, the board's vendor name (``LED1``, ``B1_USER``). Only when no exact spelling matches
+    node label, the board's vendor name (``LED1``, ``B1_USER``). Last, for LEDs, the label or alias of the
+    board's ``pwm-leds`` node that dims it (``pwm_led0``). Only when no exact spelling matches
     are names compared case- and dash-insensitively; if that loose comparison reaches two different
     items the answer is :class:`Ambiguous` (callers turn it into an error with both candidates).
 
@@ -67,7 +103,9 @@ def _lookup(target: Target, items: tuple[Any, ...], name: str) -> Any:
             matches.append(item)
     if len(matches) > 1:
         return Ambiguous(name, tuple(matches))
-    return matches[0] if matches else None
+    if matches:
+        return matches[0]
+    return _pwm_led_item(target, items, name) if items is target.board.leds else None
 
 
 def board_led(target: Target, name: str) -> BoardLed | None:
@@ -89,8 +127,38 @@ def ambiguous_board_name(target: Target, name: str, led: bool) -> Ambiguous | No
 
 
 def exact_name(item: BoardLed | BoardButton) -> str:
-    """How a plan names ``item`` unambiguously: its devicetree label, else its vendor name."""
-    return item.dt_label or item.name
+    """How a plan names ``item``: its devicetree label, else its vendor name, spelled as a plan name may
+    be (lowercase, ``_`` for ``-``: ``pwm-led0`` → ``pwm_led0``, which the lookup finds again)."""
+    return normalized(item.dt_label or item.name)
+
+
+# --- which pins a plan may take ----------------------------------------------------------------------
+
+
+def board_wiring(target: Target, pin: str) -> str | None:
+    """What the board wires ``pin`` to (LED, button, an on-board chip), or None if nothing."""
+    if any(led.pin == pin for led in target.board.leds):
+        return "a board LED"
+    if any(button.pin == pin for button in target.board.buttons):
+        return "a board button"
+    return target.board.reserved_pins.get(pin)
+
+
+def pin_free(target: Target, name: str) -> bool:
+    """The one rule for a pin a plan may take for its own use: not reserved by the chip (SWD, crystal,
+    flash), not a strapping pin, needing nothing switched first (NFC), and wired to nothing on the board.
+
+    The observation's free-pin list and the pin relaxations the obligations offer both ask this, so a
+    pin shown free is never then rejected (GPIO45 on the ESP32-S3 is a strapping pin: not free).
+    """
+    pin = target.pins.get(name)
+    return (
+        pin is not None
+        and not pin.reserved
+        and not pin.strapping
+        and not pin.requires
+        and board_wiring(target, name) is None
+    )
 
 
 # --- devicetree labels --------------------------------------------------------------------------------
@@ -124,18 +192,42 @@ def request_instance(request: str) -> str:
     return request
 
 
-def serving_controllers(target: Target, request: str) -> list[DmaController]:
-    """Controllers that can serve ``request``, best first (fact mapping, explicit list, "any")."""
+def muxed_requests(target: Target, controller: DmaController) -> set[str] | None:
+    """The requests a request multiplexer (``extra.dmamux.<MUX>``) feeds ``controller``, or None when
+    no multiplexer feeds it. STM32H7: DMAMUX1 feeds DMA1/DMA2, DMAMUX2 feeds BDMA, each with its own
+    request lines (the SVD's ``DMAREQ_ID`` enumerations), so a D3 request such as ``LPUART1_RX``
+    reaches BDMA only."""
+    found: set[str] | None = None
+    for mux in chip_table(target, "dmamux").values():
+        if isinstance(mux, dict) and controller.name in (mux.get("controllers") or {}):
+            found = (found or set()) | set(mux.get("requests") or {})
+    return found
+
+
+def _serves(target: Target, controller: DmaController, request: str) -> bool:
+    """``controller`` can take ``request``: from its multiplexer's request lines when one feeds it,
+    else from its ``peripherals`` list (empty: any)."""
     instance = request_instance(request)
-    adc = target.extra.get("adc")
-    mapped = adc.get("dma", {}) if isinstance(adc, dict) else {}
+    lines = muxed_requests(target, controller)
+    if lines is not None:
+        return request in lines or instance in {request_instance(line) for line in lines}
+    return (
+        not controller.peripherals
+        or instance in controller.peripherals
+        or ((instance.startswith("ADC") or instance == "SAADC") and any("ADC" in p for p in controller.peripherals))
+    )
+
+
+def serving_controllers(target: Target, request: str) -> list[DmaController]:
+    """Controllers that can serve ``request``, best first (ADC mapping fact, explicit list, "any")."""
+    instance = request_instance(request)
+    mapped = chip_table(target, "adc").get("dma", {})
     names = mapped.get(instance, []) if isinstance(mapped, dict) else []
     ordered = [c for n in names for c in target.dma if c.name == n]
     ordered += [c for c in target.dma if instance in c.peripherals]
     ordered += [c for c in target.dma if not c.peripherals]
-    if instance.startswith("ADC") or instance == "SAADC":
-        ordered += [c for c in target.dma if any("ADC" in p for p in c.peripherals)]
-    return list(dict.fromkeys(ordered))
+    ordered += [c for c in target.dma if any("ADC" in p for p in c.peripherals)]
+    return [c for c in dict.fromkeys(ordered) if _serves(target, c, request)]
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,19 @@ def lower(plan: Plan, target: Target, framework: str) -> Lowered:
     return dataclasses.replace(lowered, receipt=receipt)
 
 
+def lowers(plan: Plan, target: Target, framework: str) -> bool:
+    """Whether the framework's lowering realizes a plan every obligation accepts.
+
+    The obligations pass this as their acceptor (``obligations.check(..., accepts=lowers)``), so a
+    relaxation is offered only if the patched plan also lowers: a relaxation is a promise.
+    """
+    try:
+        lower(plan, target, framework)
+    except (LoweringError, UnknownFramework):
+        return False
+    return True
+
+
 def unsupported_operations(bound: BoundPlan) -> list[Evidence]:
     """E_TARGET_UNSUPPORTED for each operation the framework does not realize on the target (the
     obligations reject these first; a lowering called directly still refuses them with evidence)."""

@@ -7,8 +7,9 @@ from the plan and the target facts. Templates only arrange C; they never compute
 install its driver once. Plan text reaches C only through :func:`c_string_literal`.
 
 Realization choices (documented in the generated README too):
-- every timer (``source: kernel`` or a TIMG instance) is a ``gptimer``, so its callback runs in ISR
-  context as the plan's ISR operations assume; the ISR hands events to threads with ``*FromISR`` calls;
+- ``source: kernel`` timers are ``esp_timer`` with ISR dispatch and TIMG instances are ``gptimer``s, so
+  either callback runs in ISR context as the plan's ISR operations assume; the ISR hands events to
+  threads with ``*FromISR`` calls;
 - threads become FreeRTOS tasks, one per (operation, thread) role, with the thread's priority and stack;
 - the watchdog is the Task Watchdog (TWDT) reconfigured to ``timeout_ms`` with panic-on-timeout; both
   ``reset_behaviour`` values end in a full chip reset through the panic handler;
@@ -49,7 +50,7 @@ REQUIRES = {
     "bus": {"esp_driver_i2c", "esp_driver_spi"},
     "adc": {"esp_adc"},
     "pwm": {"esp_driver_ledc"},
-    "timer": {"esp_driver_gptimer"},
+    "timer": {"esp_driver_gptimer", "esp_timer"},
     "watchdog": {"esp_system"},
     "dma": {"esp_hw_support"},
     "handoff": set(),

@@ -51,12 +51,6 @@ from rac_fw.domains.firmware.plan.spec import Flag
 #: STM32Cube HAL driver releases the templates are written against (also in templates/hal/VERSION).
 HAL_VERSIONS = {"STM32F4": "STM32Cube HAL F4 v1.8.3", "STM32H7": "STM32Cube HAL H7 v1.11.3"}
 
-#: Flash wait states by HCLK upper bound (Hz): RM0090 Table 10 (2.7-3.6 V) and RM0433 Table 17 (VOS1).
-FLASH_LATENCY = {
-    "STM32F4": (30_000_000, 60_000_000, 90_000_000, 120_000_000, 150_000_000, 168_000_000),
-    "STM32H7": (70_000_000, 140_000_000, 185_000_000, 210_000_000, 225_000_000),
-}
-
 _PIN = re.compile(r"^P([A-K])(\d+)$")
 _ANALOG = re.compile(r"^ADC(\d)_INP?(\d+)$")
 _TIM_CHANNEL = re.compile(r"^(TIM\d+)_CH(\d)$")
@@ -159,7 +153,9 @@ def _clocks(target: Target, family: str) -> dict[str, Any]:
         clocks["hpre"] = _divider(sysclk, hclk, ahb, "SYSCLK/HCLK")
         clocks["apb1"] = _divider(hclk, _hz(target, "APB1"), apb, "HCLK/APB1")
         clocks["apb2"] = _divider(hclk, _hz(target, "APB2"), apb, "HCLK/APB2")
-    bounds = FLASH_LATENCY[family]
+    bounds = [int(b) for b in extra(target, "flash").get("wait_states_hclk_max_hz", ())]
+    if not bounds:
+        raise _unsupported(None, f"{target.id}: no flash wait states in the facts (flash.wait_states_hclk_max_hz)")
     clocks["latency"] = next((i for i, top in enumerate(bounds) if hclk <= top), len(bounds))
     return clocks
 

@@ -16,10 +16,12 @@ from rac_fw.domains.firmware.obligations import (
     adc,
     bus,
     dma,
+    instances,
     irq,
     memory,
     peripherals,
     pins,
+    promise,
     radio,
     references,
     support,
@@ -38,6 +40,7 @@ RULES: tuple[Rule, ...] = (
     support.check,
     references.check,
     peripherals.check,
+    instances.check,
     pins.check,
     radio.check,
     dma.check,
@@ -57,6 +60,7 @@ CODES = (
     "E_DUPLICATE_NAME",
     "E_UNKNOWN_RESOURCE",
     "E_NO_PERIPHERAL",
+    "E_PERIPHERAL_SHARED",
     "E_UNKNOWN_PIN",
     "E_PIN_CONFLICT",
     "E_PIN_FUNCTION",
@@ -82,6 +86,7 @@ CODES = (
     "E_CLOCK_RANGE",
     "E_WATCHDOG_RANGE",
     "E_WATCHDOG_WINDOW",
+    "E_WATCHDOG_SHARED",
     "E_LOCK_ORDER",
 )
 
@@ -94,6 +99,7 @@ __all__ = [
     "check",
     "placement",
     "resolve_framework",
+    "violations",
 ]
 
 
@@ -102,10 +108,19 @@ def resolve_framework(plan: Plan, target: Target, framework: str | None = None) 
     return framework or plan.framework or target.frameworks[0]
 
 
-def check(plan: Plan, target: Target, framework: str | None = None) -> list[Evidence]:
-    """Every obligation violated by ``plan`` on ``target`` under ``framework`` (empty = valid)."""
-    chosen = resolve_framework(plan, target, framework)
+def violations(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """Every rule's violations with the relaxations the rules propose, untested."""
     found: list[Evidence] = []
     for rule in RULES:
-        found.extend(rule(plan, target, chosen))
+        found.extend(rule(plan, target, framework))
     return found
+
+
+def check(
+    plan: Plan, target: Target, framework: str | None = None, accepts: promise.Acceptor | None = None
+) -> list[Evidence]:
+    """Every obligation violated by ``plan`` on ``target`` under ``framework`` (empty = valid), each
+    offering only the relaxations that make the plan validate (``promise.kept``); ``accepts`` is what
+    judges a plan after the obligations (the pipeline's lowering), so relaxations satisfy it too."""
+    chosen = resolve_framework(plan, target, framework)
+    return promise.kept(plan, target, chosen, violations(plan, target, chosen), violations, accepts)

@@ -12,9 +12,11 @@ maintenance by line would also clean/invalidate a neighbour's data.
 from __future__ import annotations
 
 import math
+import re
 
-from rac_fw.contract import Evidence
-from rac_fw.domains.firmware.facts.model import DmaController, Target
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.model import DmaController, MemoryRegion, Target
+from rac_fw.domains.firmware.facts.query import request_instance, serving_controllers
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.obligations.placement import (
     NOT_BUFFER_RAM,
@@ -23,8 +25,8 @@ from rac_fw.domains.firmware.obligations.placement import (
     buffer_regions,
     controller_named,
     placement,
-    request_instance,
 )
+from rac_fw.domains.firmware.obligations.quantities import extra
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
@@ -59,6 +61,7 @@ def _reachability(plan: Plan, target: Target, buffer: Buffer, index: int, contro
         )
         for r in fits
     ]
+    options += _other_requests(plan, target, buffer, region)
     reach = ", ".join(r.name for r in fits) or "no RAM region"
     return [
         violation(
@@ -70,6 +73,46 @@ def _reachability(plan: Plan, target: Target, buffer: Buffer, index: int, contro
             relaxations=options,
         )
     ]
+
+
+def _kind(request: str) -> tuple[str, str]:
+    """``LPUART1_RX`` → (``UART``, ``_RX``): requests of the same kind of peripheral and direction."""
+    instance = request_instance(request)
+    kind = re.sub(r"^LP|\d+$", "", instance).replace("USART", "UART")
+    return kind, request[len(instance) :]
+
+
+def _known_requests(target: Target) -> list[str]:
+    """Every DMA request the facts route: multiplexer request lines and fixed stream mappings."""
+    names = {
+        str(r) for mux in extra(target, "dmamux").values() if isinstance(mux, dict) for r in mux.get("requests") or {}
+    }
+    names |= {r for c in target.dma for r in c.requests}
+    return sorted(names, key=lambda n: [int(t) if t.isdigit() else t for t in re.findall(r"\d+|\D+", n)])
+
+
+def _other_requests(plan: Plan, target: Target, buffer: Buffer, region: MemoryRegion) -> list[Relaxation]:
+    """For a buffer a peripheral receive fills: the same kind of peripheral on a DMA controller that
+    reaches ``region`` (the buffer stays; the source moves), or dropping the transfer."""
+    options: list[Relaxation] = []
+    if buffer.dma is not None:
+        return options
+    for i, op in enumerate(plan.operations):
+        if not (isinstance(op, DmaPeriphRx) and op.buffer == buffer.name and op.controller is None):
+            continue
+        for request in _known_requests(target):
+            serving = serving_controllers(target, request)
+            if request == op.peripheral or _kind(request) != _kind(op.peripheral) or not serving:
+                continue
+            if serving[0].master in region.reachable_by and region.kind not in NOT_BUFFER_RAM:
+                options.append(
+                    relax(
+                        f"receive from {request} instead ({serving[0].name} reaches {region.name})",
+                        replace(["operations", i, "peripheral"], request),
+                    )
+                )
+        options.append(relax(f"drop the {op.peripheral} transfer", remove(["operations", i])))
+    return options
 
 
 def _length_and_alignment(

@@ -134,19 +134,34 @@ def _budget_fixes(
     for name, where in places.items():
         buffer = plan.buffer(name)
         used[where] = used.get(where, 0) + (buffer.size_bytes if buffer else 0)
-    for i, buffer in sorted(enumerate(plan.resources.buffers), key=lambda item: -item[1].size_bytes):
-        if pools.get(places.get(buffer.name, ""), ("", 0))[0] != region:
-            continue
+    ours = [
+        (i, buffer)
+        for i, buffer in sorted(enumerate(plan.resources.buffers), key=lambda item: -item[1].size_bytes)
+        if pools.get(places.get(buffer.name, ""), ("", 0))[0] == region
+    ]
+    # Move the largest buffers out, each to a region its DMA master reaches with room left, until the
+    # excess is gone: one relaxation, however many buffers that takes (moving one of three that all
+    # overflow would not repair the plan).
+    moves: list[tuple[int, str, str]] = []
+    moved = 0
+    for i, buffer in ours:
+        if moved >= excess:
+            break
         controller = buffer_controller(plan, target, buffer.name)
         for other in buffer_regions(target, controller.master if controller else None):
             if pools[other.name][0] != region and other.size - used.get(other.name, 0) >= buffer.size_bytes:
-                fixes.append(
-                    relax(
-                        f"move {buffer.name} to {other.name}",
-                        replace(["resources", "buffers", i, "placement"], other.name),
-                    )
-                )
+                used[other.name] = used.get(other.name, 0) + buffer.size_bytes
+                moves.append((i, buffer.name, other.name))
+                moved += buffer.size_bytes
                 break
+    if moves and moved >= excess:
+        fixes.append(
+            relax(
+                "move " + ", ".join(f"{name} to {where}" for _, name, where in moves),
+                *(replace(["resources", "buffers", i, "placement"], where) for i, _, where in moves),
+            )
+        )
+    for i, buffer in ours:
         if buffer.size_bytes > excess:
             fixes.append(
                 relax(

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import difflib
 import re
+from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import normalized
+from rac_fw.domains.firmware.facts.query import normalized, request_instance, serving_controllers
 from rac_fw.domains.firmware.obligations.evidence import Path, add, relax, remove, replace, violation
-from rac_fw.domains.firmware.obligations.placement import request_instance, serving_controllers
 from rac_fw.domains.firmware.obligations.quantities import extra, timer_names
 from rac_fw.domains.firmware.obligations.refs import claims, describe_pin, free_pins, is_console
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
@@ -53,22 +53,43 @@ def _missing(target: Target, name: str, path: Path, objects: list[str], options:
     return violation(CODE, f"{target.id} has no peripheral {name}", path, objects, relaxations=options)
 
 
-def _uart_pins(plan: Plan, target: Target, instance: str, path: Path, needs_rx: bool) -> list[Evidence]:
-    """A non-console UART needs its TX (and, to receive, RX) pin declared with that function."""
+def _missing_signals(plan: Plan, instance: str, needs_rx: bool) -> list[str]:
     declared = {p.function for p in plan.resources.pins}
-    missing = [f"{instance}_{s}" for s in (("TX", "RX") if needs_rx else ("TX",)) if f"{instance}_{s}" not in declared]
-    if not missing:
-        return []
+    return [f"{instance}_{s}" for s in (("TX", "RX") if needs_rx else ("TX",)) if f"{instance}_{s}" not in declared]
+
+
+def _declare_pins(plan: Plan, target: Target, signals: list[str]) -> tuple[list[dict[str, Any]], list[str]] | None:
+    """Patch steps declaring a free pin for each of ``signals`` (and how to describe them), or None."""
     taken = {c.pin for c in claims(plan, target)}
     steps, chosen = [], []
-    for signal in missing:
+    for signal in signals:
         pins = free_pins(target, taken, signal)
         if not pins:
-            break
+            return None
         taken.add(pins[0].name)
         chosen.append(describe_pin(pins[0], signal))
         steps.append(add(["resources", "pins", -1], {"name": signal.lower(), "pin": pins[0].name, "function": signal}))
-    options = [relax(f"declare {', '.join(chosen)}", *steps)] if len(steps) == len(missing) else []
+    return steps, chosen
+
+
+def _uart_instead(plan: Plan, target: Target, name: str, path: Path, needs_rx: bool) -> Relaxation | None:
+    """Use UART ``name`` instead, declaring the pins it needs when it is not the console."""
+    if is_console(target, name):
+        return relax(f"use {name}", replace(path, name))
+    declared = _declare_pins(plan, target, _missing_signals(plan, name, needs_rx))
+    if declared is None:
+        return None
+    steps, chosen = declared
+    return relax(f"use {name}" + (f" on {', '.join(chosen)}" if chosen else ""), replace(path, name), *steps)
+
+
+def _uart_pins(plan: Plan, target: Target, instance: str, path: Path, needs_rx: bool) -> list[Evidence]:
+    """A non-console UART needs its TX (and, to receive, RX) pin declared with that function."""
+    missing = _missing_signals(plan, instance, needs_rx)
+    if not missing:
+        return []
+    declared = _declare_pins(plan, target, missing)
+    options = [relax(f"declare {', '.join(declared[1])}", *declared[0])] if declared else []
     options.append(relax("use the board console UART instead", remove(path)))
     return [
         violation(
@@ -97,8 +118,13 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
         if isinstance(op, UartPrint | UartRxIrq | UartLineRead) and op.uart is not None:
             path = [*base, "uart"]
             if not has_peripheral(target, op.uart):
-                options = [relax(f"use {n}", replace(path, n)) for n in instances_like(target, op.uart)[:3]]
-                options.insert(0, relax("use the board console UART", remove(path)))
+                needs_rx = not isinstance(op, UartPrint)
+                options = [relax("use the board console UART", remove(path))]
+                options += [
+                    option
+                    for n in instances_like(target, op.uart)
+                    if (option := _uart_instead(plan, target, n, path, needs_rx)) is not None
+                ]
                 found.append(_missing(target, op.uart, path, [op.uart], options))
             elif not is_console(target, op.uart):
                 found += _uart_pins(plan, target, op.uart, path, needs_rx=not isinstance(op, UartPrint))

@@ -13,12 +13,11 @@ import difflib
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Pin, Target
-from rac_fw.domains.firmware.facts.query import normalized
+from rac_fw.domains.firmware.facts.query import board_wiring, normalized
 from rac_fw.domains.firmware.obligations.evidence import add, relax, replace, violation
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, radio_blocked_adc
 from rac_fw.domains.firmware.obligations.refs import (
     Claim,
-    board_wiring,
     carries,
     claims,
     describe_pin,
@@ -28,13 +27,26 @@ from rac_fw.domains.firmware.obligations.refs import (
 from rac_fw.domains.firmware.plan.model import Plan
 
 
+def _wired_to(target: Target, signal: str) -> list[Pin]:
+    """Pins the board wires to ``signal`` itself (the console's ``USART2_TX``): declaring one as that
+    signal is its intended use, not a conflict with the board."""
+    return [
+        pin
+        for pin in target.pins.values()
+        if (wiring := board_wiring(target, pin.name)) and signal in wired_signals(wiring) and not pin.reserved
+    ]
+
+
 def _moves(target: Target, claim: Claim, taken: set[str], signal: str, limit: int = 4) -> list[Relaxation]:
-    """Relaxations moving ``claim`` to a free pin able to carry ``signal`` (nearest first)."""
+    """Relaxations moving ``claim`` to a pin able to carry ``signal``: the pin the board wires to that
+    signal, then free pins (nearest first)."""
     if not claim.declared:
         return []
+    pins = [p for p in _wired_to(target, signal) if p.name != claim.pin and carries(p, signal)]
+    pins += free_pins(target, taken, signal, near=claim.pin)
     return [
         relax(f"use {describe_pin(pin, signal)} instead of {claim.pin}", replace(claim.path, pin.name))
-        for pin in free_pins(target, taken, signal, near=claim.pin)[:limit]
+        for pin in pins[:limit]
     ]
 
 
@@ -60,7 +72,14 @@ def _conflict_fix(plan: Plan, target: Target, first: Claim, later: Claim, taken:
             moves = _moves(target, mover, taken, mover.signal)
         if moves:
             return moves
-    mover = later if not later.declared else first
+    fixes: list[Relaxation] = []
+    for mover in (m for m in (later, first) if not m.declared):
+        fixes += _rebind(target, mover, taken)
+    return fixes
+
+
+def _rebind(target: Target, mover: Claim, taken: set[str]) -> list[Relaxation]:
+    """Point an operation's LED/output/button at another board LED or a newly declared free pin."""
     fixes: list[Relaxation] = []
     if mover.path[-1] in ("led", "output"):
         for led in target.board.leds:
@@ -108,6 +127,8 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     drivers: dict[str, Claim] = {}
     for claim in uses:
         pin = target.pins.get(claim.pin)
+        if pin is None and not claim.declared:
+            continue  # an operation driving a declared pin: the declaration is where it is reported
         if pin is None:
             if claim.signal == "ANALOG":
                 options = _analog_moves(plan, target, claim, taken)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rac_fw.domains.firmware.facts.model import DmaController, MemoryRegion, Target
+from rac_fw.domains.firmware.facts.query import serving_controllers
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, dcache_active, extra
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
@@ -24,27 +25,6 @@ from rac_fw.domains.firmware.plan.model import Plan
 
 #: Region kinds that never hold a data buffer.
 NOT_BUFFER_RAM = frozenset({"flash", "rom", "itcm", "backup"})
-
-
-def request_instance(request: str) -> str:
-    """``USART2_RX`` → ``USART2``: the peripheral instance behind a DMA request name."""
-    for suffix in ("_RX", "_TX"):
-        if request.endswith(suffix):
-            return request[: -len(suffix)]
-    return request
-
-
-def serving_controllers(target: Target, request: str) -> list[DmaController]:
-    """Controllers that can serve ``request``, best first (fact mapping, explicit list, "any")."""
-    instance = request_instance(request)
-    mapped = extra(target, "adc").get("dma", {})
-    names = mapped.get(instance, []) if isinstance(mapped, dict) else []
-    ordered = [c for n in names for c in target.dma if c.name == n]
-    ordered += [c for c in target.dma if instance in c.peripherals]
-    ordered += [c for c in target.dma if not c.peripherals]
-    if instance.startswith("ADC") or instance == "SAADC":
-        ordered += [c for c in target.dma if any("ADC" in p for p in c.peripherals)]
-    return list(dict.fromkeys(ordered))
 
 
 def controller_named(target: Target, name: str) -> DmaController | None:

@@ -12,14 +12,20 @@ from collections.abc import Iterable
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import ambiguous_board_name, board_button, board_led, exact_name, normalized
+from rac_fw.domains.firmware.facts.query import (
+    ambiguous_board_name,
+    board_button,
+    board_led,
+    exact_name,
+    normalized,
+    serving_controllers,
+)
 from rac_fw.domains.firmware.obligations.evidence import Path, add, relax, remove, replace, violation
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.placement import (
     buffer_controller,
     buffer_regions,
     controller_named,
-    serving_controllers,
 )
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan

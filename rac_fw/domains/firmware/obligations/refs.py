@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from rac_fw.domains.firmware.facts.model import Pin, Target
-from rac_fw.domains.firmware.facts.query import board_button, board_led
+from rac_fw.domains.firmware.facts.query import board_button, board_led, pin_free
 from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
@@ -107,15 +107,6 @@ def wired_signals(text: str) -> set[str]:
     return set(re.findall(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b", text))
 
 
-def board_wiring(target: Target, pin: str) -> str | None:
-    """What the board wires ``pin`` to (LED, button, console, on-board chip), or None if it is free."""
-    if any(led.pin == pin for led in target.board.leds):
-        return "a board LED"
-    if any(button.pin == pin for button in target.board.buttons):
-        return "a board button"
-    return target.board.reserved_pins.get(pin)
-
-
 def _natural(name: str) -> tuple[object, ...]:
     return tuple(int(t) if t.isdigit() else t for t in re.findall(r"\d+|\D+", name))
 
@@ -127,16 +118,8 @@ def free_pins(target: Target, taken: set[str], signal: str, near: str | None = N
     in natural order, so the suggestion is the closest pin that costs nothing else.
     """
     port = re.sub(r"\d+$", "", near or "")
-    usable = [
-        p
-        for p in target.pins.values()
-        if p.name not in taken
-        and not p.reserved
-        and not p.strapping
-        and not p.requires
-        and board_wiring(target, p.name) is None
-        and carries(p, signal)
-    ]
+    usable = [p for p in target.pins.values() if p.name not in taken and pin_free(target, p.name)]
+    usable = [p for p in usable if carries(p, signal)]
     keep_analog = signal != "ANALOG"
     return sorted(
         usable, key=lambda p: (re.sub(r"\d+$", "", p.name) != port, keep_analog and bool(p.analog), _natural(p.name))

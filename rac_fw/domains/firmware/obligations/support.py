@@ -109,6 +109,9 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 )
             )
             continue
+        realization = spec(op.op).realization(framework)
+        if realization is not None and realization.admits is not None:
+            found += realization.admits(plan, target, i, op)
         channels = getattr(op, "channels", None) or ([op.channel] if hasattr(op, "channel") else [])
         for j, channel in enumerate(channels):
             if isinstance(channel, AdcDtChannel) and not rules.devicetree:

@@ -64,9 +64,7 @@ def _kernel(plan: Plan, target: Target, framework: str, op: TimerPeriodic | Time
         produced = max(1, round(ticks)) / tick_hz
         error = abs(produced - period) / period
         if ticks < 1 or error > PERIOD_TOLERANCE:
-            fixed = max(1, round(ticks)) / tick_hz
-            if fixed < period * (1 - PERIOD_TOLERANCE) or ticks < 1:
-                fixed = max(1, math.ceil(ticks)) / tick_hz
+            fixed_us = _tick_period_us(period, tick_hz)
             return [
                 violation(
                     "E_TIMER_RANGE",
@@ -82,8 +80,8 @@ def _kernel(plan: Plan, target: Target, framework: str, op: TimerPeriodic | Time
                     ],
                     [
                         relax(
-                            f"use a period of {fixed * 1e6:g} µs (a whole number of ticks)",
-                            replace([*base, "period_us"], round(fixed * 1e6)),
+                            f"use a period of {fixed_us} µs (a whole number of ticks)",
+                            replace([*base, "period_us"], fixed_us),
                             replace([*base, "period_ms"], None),
                         )
                     ]
@@ -111,7 +109,25 @@ def _kernel(plan: Plan, target: Target, framework: str, op: TimerPeriodic | Time
     return []
 
 
+def _tick_period_us(period: float, tick_hz: int) -> int:
+    """The whole-µs period nearest ``period`` that the kernel tick produces within
+    ``PERIOD_TOLERANCE``: the nearest admissible value, in the unit the plan can write (at 32768 Hz
+    one 30.5 µs tick is 31 µs, 1.6 % off; 100 µs becomes 92 µs, three ticks)."""
+
+    def fits(us: int) -> bool:
+        produced = max(1, round(us * tick_hz / 1e6)) / tick_hz
+        return abs(produced - us / 1e6) / (us / 1e6) <= PERIOD_TOLERANCE
+
+    near = max(1, round(period * tick_hz))
+    periods = (round(ticks * 1e6 / tick_hz) for ticks in range(max(1, near - 100), near + 1000))
+    admissible = [us for us in periods if us >= 1 and fits(us)]
+    return min(admissible, key=lambda us: abs(us - period * 1e6)) if admissible else round(near * 1e6 / tick_hz)
+
+
 def _other_timers(target: Target, framework: str, period: float, path: Path, skip: str = "") -> list[Relaxation]:
+    """Hardware timers of the chip that produce ``period``, when the framework lets a plan name one."""
+    if not FRAMEWORKS[framework].hardware_timers:
+        return []
     options = []
     for name in timer_names(target):
         counter = hardware_timer(target, name, framework)

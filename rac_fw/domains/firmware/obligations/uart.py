@@ -58,7 +58,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 path,
                 [instance, str(baud)],
                 magnitudes,
-                [relax(f"use {rate} baud", replace(path, rate)) for rate in rates[:3]],
+                [relax(f"use {rate} baud", replace(path, rate)) for rate in rates],
             )
         )
     return found

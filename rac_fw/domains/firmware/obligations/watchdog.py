@@ -5,6 +5,10 @@ produce (STM32 IWDG: 0.125 ms to 32.8 s on the 32 kHz LSI; ESP-IDF task watchdog
 E_WATCHDOG_WINDOW: the feed interval must leave margin below the timeout (≤ 80 % of it) so
 scheduling jitter never lets the watchdog fire in normal operation, and the feeding thread must not
 also block on a queue, semaphore or lock (its waits would delay the feed without bound).
+E_WATCHDOG_SHARED: a watchdog whose channels share one reload value (fact ``shared_reload``: the
+nRF52840 WDT's single CRV behind its 8 reload-request channels, an IWDG's single RLR, the ESP-IDF
+task watchdog's one timeout) cannot time out differently for two watchdog operations; the relaxation
+gives every one the shortest timeout (feeding faster where that timeout needs it).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import math
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, remove, replace, violation
-from rac_fw.domains.firmware.obligations.quantities import watchdog_range
+from rac_fw.domains.firmware.obligations.quantities import WatchdogRange, extra, watchdog_range
 from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
 from rac_fw.domains.firmware.ops.threads.lock_order import LockOrder
 from rac_fw.domains.firmware.ops.threads.producer_consumer import ProducerConsumer
@@ -39,10 +43,41 @@ def _waits_in(plan: Plan, thread: str) -> list[str]:
     return found
 
 
+def _shared_reload(plan: Plan, target: Target, limits: WatchdogRange | None) -> list[Evidence]:
+    """Watchdog operations asking one shared-reload watchdog for different timeouts."""
+    entry = extra(target, "watchdog").get(limits.name) if limits is not None else None
+    if limits is None or not (isinstance(entry, dict) and entry.get("shared_reload")):
+        return []
+    ops = [(i, op) for i, op in enumerate(plan.operations) if isinstance(op, Watchdog)]
+    timeouts = sorted({op.timeout_ms for _, op in ops})
+    if len(timeouts) < 2:
+        return []
+    first_index, first = ops[0]
+    index, other = next((i, op) for i, op in ops if op.timeout_ms != first.timeout_ms)
+    common = timeouts[0]
+    steps = [replace(["operations", i, "timeout_ms"], common) for i, op in ops if op.timeout_ms != common]
+    steps += [
+        replace(["operations", i, "feed_interval_ms"], max(1, common // 2))
+        for i, op in ops
+        if op.feed_interval_ms > common * FEED_MARGIN
+    ]
+    return [
+        violation(
+            "E_WATCHDOG_SHARED",
+            f"{limits.name} has one reload value for all its channels: operations[{first_index}] asks "
+            f"{first.timeout_ms} ms and operations[{index}] {other.timeout_ms} ms",
+            ["operations", index, "timeout_ms"],
+            [limits.name, first.name or f"operations[{first_index}]", other.name or f"operations[{index}]"],
+            [measure("timeout", first.timeout_ms, "ms"), measure("other_timeout", other.timeout_ms, "ms")],
+            [relax(f"use one {common} ms timeout for every watchdog operation", *steps)],
+        )
+    ]
+
+
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
-    """Each watchdog op against the hardware range and the feed window."""
-    found: list[Evidence] = []
+    """Each watchdog op against the hardware range and the feed window; shared reload values."""
     limits = watchdog_range(target, framework)
+    found = _shared_reload(plan, target, limits)
     for i, op in enumerate(plan.operations):
         if not isinstance(op, Watchdog):
             continue

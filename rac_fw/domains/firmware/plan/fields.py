@@ -20,8 +20,11 @@ Name = Annotated[
 #: A physical pin in the target's own naming: ``PA9`` (STM32), ``P0.13`` (nRF), ``GPIO4`` (ESP32).
 PinName = Annotated[
     str,
-    StringConstraints(pattern=r"^(P[A-K](1[0-5]|[0-9])|P[01]\.[0-3][0-9]|GPIO[0-9]{1,2})$"),
-    Field(description="Pin in the target's naming: PA9 / PK15 (STM32), P0.13 (nRF52), GPIO4 (ESP32)."),
+    StringConstraints(pattern=r"^(P[A-K](1[0-5]|[0-9])(_C)?|P[01]\.[0-3][0-9]|GPIO[0-9]{1,2})$"),
+    Field(
+        description="Pin in the target's naming: PA9 / PK15 (STM32; PC2_C is an STM32H7 analog-switch pad), "
+        "P0.13 (nRF52), GPIO4 (ESP32)."
+    ),
 ]
 
 #: A peripheral instance as the chip's SVD names it: ``USART2``, ``ADC1``, ``TIM3``, ``TWIM0``.

@@ -20,8 +20,10 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.plan.base import Operation
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class Flag(StrEnum):
@@ -64,6 +66,9 @@ class Realization:
     """Builds the view; None when the framework's generic code needs nothing operation-specific."""
     available: Callable[[Target], bool] = always
     """Whether the target's facts allow this realization (the board has the node, the chip the unit)."""
+    admits: Callable[[Plan, Target, int, Any], list[Evidence]] | None = None
+    """What this realization needs of one operation beyond the target having it (Zephyr PWM: the output
+    must be an LED a ``pwm-leds`` node dims): violations with relaxations, asked by the support rule."""
     features: Mapping[str, Callable[[Target], bool]] = field(default_factory=dict)
     """Optional capabilities of this realization and when the facts allow them (``adc_scan`` on HAL:
     ``dma`` — scanning into a buffer by DMA — where the facts route an ADC unit's DMA request)."""

@@ -15,7 +15,7 @@ from typing import Any
 from rac_fw.contract import Relaxation
 from rac_fw.domains.firmware.bind import UnboundName
 from rac_fw.domains.firmware.facts.model import Pin, Target
-from rac_fw.domains.firmware.facts.query import console_rx_dma
+from rac_fw.domains.firmware.facts.query import console_rx_dma, pwm_led_on
 from rac_fw.domains.firmware.lower.zephyr.core import BuilderCore
 from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, alias_macro, dt_property, unsupported
 
@@ -293,6 +293,10 @@ class DevicetreeFacts(BuilderCore):
             reg = slot
         lines.append(f"zephyr,resolution = <{resolution}>;")
         self.app.okay(node, "#address-cells = <1>;", "#size-cells = <0>;")
+        reference = facts.get("reference")
+        if isinstance(reference, dict) and reference.get("zephyr_property"):
+            # The controller's node states the internal reference voltage the channels above select.
+            self.app.okay(node, f"{reference['zephyr_property']} = <{int(reference['internal_mv'])}>;")
         child = f"channel@{reg:x} {{\n\treg = <{reg}>;\n" + "".join(f"\t{line}\n" for line in lines) + "};"
         block = self.app.label_blocks[node]
         if not any(line.startswith(f"channel@{reg:x} ") for line in block):
@@ -310,17 +314,14 @@ class DevicetreeFacts(BuilderCore):
             block[current] = block[current].replace(">;", f" &{group}>;")
 
     def pwm_spec(self, index: int, output: str) -> str:
+        """``PWM_DT_SPEC_GET`` of the ``pwm-leds`` node that drives the pin ``output`` is bound to."""
         board = self.target.board
         bound = self.bound.endpoints.get(("led", output))
-        led = bound.board_item if bound is not None else None
-        if led is not None and led.dt_label:
-            alias = f"pwm-{led.dt_label}"
-            if alias in board.dt_aliases:
-                return f"PWM_DT_SPEC_GET(DT_ALIAS({alias_macro(alias)}))"
-            target_label = board.dt_aliases.get(led.dt_label, "")
-            colour = target_label.split("_", 1)[0]
-            if colour and f"{colour}_pwm_led" in self.labels:
-                return f"PWM_DT_SPEC_GET(DT_NODELABEL({colour}_pwm_led))"
+        node = pwm_led_on(self.target, bound.pin) if bound is not None else None
+        if node is not None:
+            if node.alias and node.alias in board.dt_aliases:
+                return f"PWM_DT_SPEC_GET(DT_ALIAS({alias_macro(node.alias)}))"
+            return f"PWM_DT_SPEC_GET(DT_NODELABEL({node.node}))"
         choices = sorted(a for a in board.dt_aliases if a.startswith("pwm-led"))
         raise unsupported(
             f"operations[{index}].output",

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.pwm import OUTPUT_DESCRIPTION, has_pwm_leds
+from rac_fw.domains.firmware.ops.pwm import OUTPUT_DESCRIPTION, has_pwm_leds, zephyr_dimmable
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -69,7 +69,7 @@ SPEC = OpSpec(
     flags=frozenset(),
     endpoints={"output": "led"},
     realizations={
-        "zephyr": Realization(template="pwm", view=_zephyr, available=has_pwm_leds),
+        "zephyr": Realization(template="pwm", view=_zephyr, available=has_pwm_leds, admits=zephyr_dimmable),
         "espidf": Realization(template="pwm", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },

@@ -1,15 +1,23 @@
 """Timer operations: periodic callback and one-shot, on the kernel timer, SysTick or a hardware timer.
 
-This package holds one op spec per module; shared field types live here."""
+The two differ only in whether the timer reloads, so their model base and their realizations live here and
+each op module declares its model and ``SPEC`` with :func:`realizations`."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority, PeripheralName
+from rac_fw.domains.firmware.plan.spec import Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 TimerSource = Annotated[
     Literal["kernel", "systick"] | PeripheralName,
@@ -36,3 +44,91 @@ class TimedOperation(Operation):
     def period_s(self) -> float:
         """The period in seconds, whichever unit the plan used."""
         return self.period_ms / 1e3 if self.period_ms is not None else (self.period_us or 0) / 1e6
+
+    @property
+    def oneshot(self) -> bool:
+        """The timer fires once (``timer_oneshot``) instead of reloading."""
+        return self.op == "timer_oneshot"
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: TimedOperation) -> dict[str, Any]:
+    return b.timer_view(index, op, periodic=not op.oneshot)
+
+
+def _espidf(b: EspIdfBuild, index: int, op: TimedOperation) -> dict[str, Any]:
+    # The kernel timer service is esp_timer (ISR dispatch, so the callback keeps ISR context); a named
+    # TIMG instance is a gptimer.
+    service = "esp_timer" if op.source == "kernel" else "gptimer"
+    if service == "esp_timer":
+        b.sdkconfig["CONFIG_ESP_TIMER_SUPPORTS_ISR_DISPATCH_METHOD"] = "y"
+    return {"alarm_us": max(1, round(op.period_s * 1_000_000)), "reload": not op.oneshot, "service": service}
+
+
+def _hal(b: HalBuild, index: int, op: TimedOperation) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    b.timer_view(view, op, op.oneshot, f"operations[{index}]")
+    return view
+
+
+def _baremetal(b: BaremetalBuild, index: int, op: TimedOperation) -> None:
+    target = b.target
+    period_us = op.period_ms * 1000 if op.period_ms is not None else int(op.period_us or 0)
+    # The self-test awaits three periods (one for a one-shot) when that takes at most b.SELF_TEST_US;
+    # a longer timer is only reported as armed, so the test sequence stays short.
+    wanted = 1 if op.oneshot else 3
+    count = wanted if period_us * wanted <= b.SELF_TEST_US else (1 if period_us <= b.SELF_TEST_US else 0)
+    ctx = b.base(index, op) | {
+        "source": op.source,
+        "period_us": period_us,
+        "oneshot": op.oneshot,
+        "count": count,
+        # Bounded wait: the awaited periods plus half a period and a millisecond, at the core clock.
+        "budget": b.budget_us(period_us * max(count, 1) + period_us // 2 + 1000),
+    }
+    if op.source == "systick":
+        if period_us % 1000:
+            raise b.error(f"a systick timer runs on the 1 ms time base; {period_us} us is not a whole number of ms")
+        ctx.update(kind="systick", period_ms=period_us // 1000)
+    elif op.source == "kernel":
+        raise b.error("baremetal has no kernel timer; use systick or a timer instance")
+    else:
+        instance = op.source
+        if instance in b.claimed:
+            raise b.error(f"{instance} is already used by {b.claimed[instance]}")
+        b.claimed[instance] = ctx["label"]
+        regs = b.regs(instance)
+        facts = b.derive.chip_extra(target, "timers").get(instance)
+        if not isinstance(facts, dict):
+            raise b.error(f"{target.id}: no timer facts for {instance} (extra.timers)")
+        irq, handler = b.irq(instance)
+        ctx.update(
+            inst=instance,
+            m=regs.m,
+            irq=irq,
+            handler=handler,
+            priority=b.priority(op.irq_priority),
+            clock=facts["clock"],
+        )
+        hz = b.derive.clock_hz(target, str(facts["clock"]))
+        if regs.has("PSC", "ARR"):
+            ctx.update(
+                kind="stm32_tim",
+                gate=b.derive.clock_gate(target, instance),
+                setting=b.derive.stm32_timer(hz, period_us / 1e6, int(facts["bits"])),
+            )
+        elif b.group(instance) == "TIMER":
+            setting = b.derive.nrf_timer(hz, period_us / 1e6, int(facts["bits"]), facts.get("prescalers", (1,)))
+            ctx.update(kind="nrf_timer", setting=setting)
+        else:
+            raise b.error(f"{instance}: no timer register layout the baremetal templates know")
+    b.emit("ops/timer", ctx)
+
+
+def realizations() -> dict[str, Realization]:
+    """How each framework realizes a timer operation (the kind decides reload vs one-shot)."""
+    return {
+        "zephyr": Realization(template="timer", view=_zephyr),
+        "espidf": Realization(template="timer", view=_espidf),
+        "hal": Realization(template="ops", view=_hal),
+        "baremetal": Realization(template="ops/timer", view=_baremetal),
+    }
