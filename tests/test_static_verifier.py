@@ -22,7 +22,10 @@ import pytest
 
 from rac_fw.domains.firmware.facts.model import Board, Cache, Core, Target
 from rac_fw.domains.firmware.verify import sdk, static
-from rac_fw.domains.firmware.verify.artifact import PREDICATES, verify_sources
+from rac_fw.domains.firmware.verify.artifact import verify_sources
+from rac_fw.domains.firmware.verify.static import CHECKS, RULES
+from rac_fw.domains.firmware.verify.static.dma_cache import _evaluate
+from rac_fw.domains.firmware.verify.static.preprocess import _without_cplusplus
 
 SOURCES = Path(__file__).resolve().parent / "bad_sources"
 VERIFY_PACKAGE = Path(sdk.__file__).resolve().parents[1]
@@ -153,6 +156,10 @@ CASES = [
     Case("hal", "foreign_api"),
     Case("baremetal", "foreign_api"),
     Case("baremetal", "unknown_api"),
+    # … and declared by a header the unit includes (the header model)
+    Case("zephyr", "undeclared_gpio", function=None),
+    Case("hal", "undeclared_module", function=None),
+    Case("espidf", "undeclared_driver", function="app_main"),
     # check 3: order, prerequisites, clocks, forbidden calls, DMA cache maintenance
     Case("zephyr", "order_setup_after_read"),
     Case("zephyr", "not_ready"),
@@ -199,6 +206,9 @@ CASES = [
     Case("espidf", "unchecked_return", function="app_main"),
     Case("hal", "unchecked_return"),
     Case("baremetal", "unchecked_return"),
+    # no unused file-scope statics (HAL and Zephyr builds are -Wall clean)
+    Case("zephyr", "unused_static", function=None),
+    Case("hal", "unused_static", function=None),
     # check 7: configuration consistency
     Case("zephyr", "kconfig_missing", location="prj.conf", support={"prj.conf": "prj_no_pwm.conf"}),
     Case("zephyr", "float_format", location="prj.conf"),
@@ -226,6 +236,8 @@ def test_each_seeded_defect_is_caught_at_its_line_and_nothing_else_fires(case: C
     assert location in {e.location for e in result.evidence if e.code == code}
     failed = [v for v in result.verdicts if not v.passed]
     assert failed and all(isinstance(v.measured, int) and v.measured > 0 and v.limit == 0 for v in failed)
+    # The failing verdict is the rule whose registered checks declare the code.
+    assert all(code in {c for _, codes in REGISTRY[v.predicate] for c in codes} for v in failed)
 
 
 def test_every_bad_source_is_exercised() -> None:
@@ -252,7 +264,7 @@ GOOD = [
 def test_realistic_good_sources_raise_no_false_alarm(framework: str, project: str, target: str | None) -> None:
     result = verify_sources(_project(SOURCES / framework / project), framework, _target(target) if target else None)
     assert [(e.code, e.location, e.message) for e in result.evidence] == []
-    expected = [p.name for p in PREDICATES if framework in p.frameworks]
+    expected = [r.key for r in RULES if framework in r.frameworks]
     assert [v.predicate for v in result.verdicts] == expected
     assert all(v.passed and v.measured == 0 for v in result.verdicts)
 
@@ -345,7 +357,7 @@ def test_cplusplus_guards_resolve_as_in_a_c_compiler() -> None:
     """The split ``extern "C"`` guard parses; the ``#else`` (C) branch of a ``__cplusplus`` test is kept, the
     C++ one dropped; a guard on any other macro is still judged as written (both branches)."""
     text = (SOURCES / "baremetal" / "good_semihosting" / "include" / "app.h").read_text()
-    resolved = static._without_cplusplus(text)
+    resolved = _without_cplusplus(text)
     assert resolved.count("\n") == text.count("\n")
     assert 'extern "C"' not in resolved and "[[noreturn]]" not in resolved
     assert "#define APP_NORETURN __attribute__((noreturn))" in resolved
@@ -353,7 +365,7 @@ def test_cplusplus_guards_resolve_as_in_a_c_compiler() -> None:
         "#ifndef __cplusplus\nint c_only;\n#else\nclass X {};\n#endif\n"
         "#if defined(__cplusplus)\n}\n#elif A\nint a;\n#endif\n"
     )
-    assert static._without_cplusplus(nested).split("\n") == [
+    assert _without_cplusplus(nested).split("\n") == [
         "",
         "int c_only;",
         "",
@@ -590,24 +602,82 @@ def test_catalogs_carry_real_signatures_and_their_sources() -> None:
     assert all(c.version and c.sources for f in sdk.FRAMEWORKS for c in sdk.all_catalogs(f))
 
 
-def test_verifier_modules_never_import_the_lowering() -> None:
-    owned = [VERIFY_PACKAGE / n for n in ("__init__.py", "static.py", "config.py", "artifact.py")]
-    owned.append(VERIFY_PACKAGE / "sdk" / "__init__.py")
+#: What the verifier may never import: the lowering and the obligations would let the code under judgement
+#: vouch for itself. The plan model and an op's model are allowed only where the console expectations read
+#: the plan's operations.
+FORBIDDEN_IMPORTS = ("rac_fw.domains.firmware.lower", "rac_fw.domains.firmware.obligations")
+PLAN_IMPORTS = {"console.py": {"rac_fw.domains.firmware.ops.uart.uart_print", "rac_fw.domains.firmware.plan.model"}}
+
+
+def test_verifier_modules_never_import_the_lowering_nor_the_obligations() -> None:
+    """Every module under ``verify/`` (static package, config, elf, console, sdk) is read, not a list."""
+    owned = sorted(VERIFY_PACKAGE.rglob("*.py"))
+    assert {"elf.py", "console.py", "config.py", "artifact.py", "registry.py", "context.py"} <= {p.name for p in owned}
     for path in owned:
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
+        package = ".".join(("rac_fw", *path.relative_to(VERIFY_PACKAGE.parents[3]).parent.parts[1:]))
+        for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom):
-                assert node.module is not None and ".lower" not in node.module and node.module != "lower", path
+                module = node.module or ""
+                if node.level:  # relative: resolve against the module's package
+                    module = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + [module])
+                names = [module]
             elif isinstance(node, ast.Import):
-                assert all(".lower" not in alias.name for alias in node.names), path
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                assert not name.startswith(FORBIDDEN_IMPORTS), (path, name)
+                if name.startswith(("rac_fw.domains.firmware.plan", "rac_fw.domains.firmware.ops")):
+                    assert name in PLAN_IMPORTS.get(path.name, set()), (path, name)
     script = (
         "import sys\n"
         "from rac_fw.domains.firmware.verify.artifact import verify_sources\n"
         "verify_sources({'src/main.c': 'int main(void) { return 0; }', 'prj.conf': ''}, 'zephyr', None)\n"
-        "print(sorted(m for m in sys.modules if m.startswith('rac_fw.domains.firmware.lower')))\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({FORBIDDEN_IMPORTS!r})))\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+#: The check registry, pinned: rule key → (check, codes it may emit), in verdict order. A check that stops
+#: registering (a module no longer imported) or a new code must show up here.
+REGISTRY = {
+    "c_parses": [("check_parse", ("E_C_PARSE",))],
+    "sdk_apis_known": [("known_apis", ("E_API_ARITY", "E_DEPRECATED_API", "E_UNKNOWN_API"))],
+    "sdk_identifiers_declared": [("check_declared", ("E_UNDECLARED",))],
+    "no_foreign_framework_api": [("foreign_apis", ("E_FOREIGN_API",))],
+    "call_order": [
+        ("check_clocks", ("E_CLOCK_NOT_ENABLED",)),
+        ("check_order", ("E_CALL_MISSING", "E_CALL_ORDER")),
+        ("check_forbidden", ("E_FORBIDDEN_CALL",)),
+    ],
+    "dma_cache_maintenance": [
+        ("check_dma_cache", ("E_CACHE_FLUSH_MISSING", "E_CACHE_INVALIDATE_MISSING", "E_CACHE_ORDER", "E_CACHE_RANGE"))
+    ],
+    "isr_context_safe": [("check_isr", ("E_ISR_ALLOCATION", "E_ISR_BLOCKING", "E_ISR_LOGGING", "E_ISR_UNSAFE_CALL"))],
+    "isr_shared_state_volatile": [("check_shared_state", ("E_ISR_SHARED_NOT_VOLATILE",))],
+    "return_values_checked": [("check_returns", ("E_UNCHECKED_RETURN",))],
+    "no_unused_statics": [("check_unused_statics", ("E_UNUSED_STATIC",))],
+    "kconfig_consistent": [("check_kconfig", ("E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET"))],
+    "devicetree_consistent": [
+        (
+            "check_devicetree",
+            ("E_DT_LABEL_UNKNOWN", "E_DT_NODE_MISSING", "E_DT_PINCTRL_INVALID", "E_DT_PROPERTY_MISSING"),
+        )
+    ],
+    "hal_conf_consistent": [
+        ("check_hal_conf", ("E_HAL_CONF_MISSING", "E_HAL_FAMILY_MISMATCH", "E_HAL_MODULE_DISABLED"))
+    ],
+}
+
+
+def test_check_registry_is_pinned() -> None:
+    import rac_fw.domains.firmware.verify.artifact  # noqa: F401  (registers every check)
+
+    assert [r.key for r in RULES] == list(REGISTRY)
+    registered = {key: [(c.name, c.codes) for c in CHECKS if c.rule == key] for key in REGISTRY}
+    assert registered == REGISTRY
+    assert len(CHECKS) == sum(len(v) for v in REGISTRY.values())
 
 
 def _codes(files: dict[str, str], framework: str, target: Target | None) -> list[str]:
@@ -771,4 +841,62 @@ def test_transfer_and_range_sizes_evaluate_only_when_constant(expression: str, v
     """Range sizes compare with transfer lengths only when both are constants the artifact defines."""
     source = "#define N (2 * 16U)\nstatic unsigned int words[N / 4];\nstatic uint16_t halves[0x10];\n"
     program = static.build_program({"src/main.c": source}, sdk.rules("zephyr"))
-    assert static._evaluate(program, "main", expression) == value
+    assert _evaluate(program, "main", expression) == value
+
+
+def test_undeclared_evidence_names_the_identifier_and_the_header_to_include() -> None:
+    case = next(c for c in CASES if c.name == "undeclared_gpio")
+    evidence = verify_sources(case.files(), "zephyr", None).evidence
+    assert [e.objects for e in evidence] == [["gpio_dt_spec", "zephyr/drivers/gpio.h"]]
+    fixes = [r.description for r in evidence[0].relaxations]
+    assert fixes == ["add #include <zephyr/drivers/gpio.h> to src/main.c"]
+    # With the include the same file is clean: the gpio calls and the devicetree macros are all visible.
+    fixed = case.files()
+    fixed["src/main.c"] = fixed["src/main.c"].replace(
+        "#include <zephyr/kernel.h>", "#include <zephyr/kernel.h>\n#include <zephyr/drivers/gpio.h>"
+    )
+    assert _codes(fixed, "zephyr", None) == []
+    # A type the unit defines itself needs no SDK header.
+    own = {"src/main.c": "struct uart_config { int baud; };\nstatic struct uart_config cfg;\n"}
+    own["src/main.c"] += "int main(void) { return cfg.baud; }\n"
+    assert _codes({**own, "prj.conf": ""}, "zephyr", None) == []
+
+
+def test_header_model_facts_come_from_the_real_headers() -> None:
+    """Spot checks of the harvested facts (declaring header, include edges, the HAL conf stand-in)."""
+    zephyr, idf, h7 = sdk.header_model("zephyr"), sdk.header_model("espidf"), sdk.header_model("hal", "STM32H7")
+    assert zephyr is not None and idf is not None and h7 is not None
+    assert zephyr.types["gpio_dt_spec"] == "zephyr/drivers/gpio.h"
+    assert "zephyr/device.h" in zephyr.includes["zephyr/drivers/gpio.h"]
+    assert "zephyr/kernel.h" in zephyr.includes["zephyr/device.h"]
+    assert h7.types["UART_HandleTypeDef"] == "stm32h7xx_hal_uart.h"
+    assert h7.stand_ins == {"stm32h7xx_hal_conf.h": "stm32h7xx_hal_conf_template.h"}
+    assert "stm32h7xx_hal_uart.h" in h7.includes["stm32h7xx_hal_conf_template.h"]
+    assert idf.types["gpio_config_t"] == "driver/gpio.h"
+    assert "freertos/projdefs.h" in idf.includes["freertos/FreeRTOS.h"]
+    assert sdk.header_model("baremetal") is None
+
+
+def test_config_fragments_and_overlays_are_read_by_the_fields_parsers() -> None:
+    """kconfiglib reads the fragment (quoting, escapes, ``is not set``); tree-sitter-devicetree the overlay."""
+    from rac_fw.domains.firmware.verify.config import parse_kconfig, parse_overlays
+
+    conf = parse_kconfig('CONFIG_GPIO=y\n# CONFIG_LOG is not set\nCONFIG_NAME="a \\"b\\""\nCONFIG_SIZE=1024\n')
+    assert conf == {"GPIO": "y", "LOG": "n", "NAME": 'a "b"', "SIZE": "1024"}
+    overlay = parse_overlays(
+        {
+            "app.overlay": (
+                "#include <zephyr/dt-bindings/adc/adc.h>\n"
+                "/ {\n\taliases { my-led = &led_a; };\n\tchosen { zephyr,console = &uart0; };\n"
+                "\tzephyr,user { io-channels = <&adc 0>, <&adc 1>; out-gpios = <&gpio0 13 0>; };\n"
+                "\tleds { led_a: led_0 { gpios = <&gpio0 14 0>; }; };\n};\n"
+                "&adc { /* a comment with &fake */ status = \"okay\";\n"
+                "\tch0: channel@0 { reg = <0>;\n"
+                "\t\tzephyr,acquisition-time = <ADC_ACQ_TIME(ADC_ACQ_TIME_MICROSECONDS, 10)>; };\n};\n"
+            )
+        }
+    )
+    assert overlay.aliases == {"my_led": "led_a"} and overlay.chosen == {"zephyr_console"}
+    assert overlay.labels == {"led_a", "ch0"}
+    assert overlay.zephyr_user == {"io-channels": 2, "out-gpios": 1}
+    assert ("adc", "app.overlay:8") in overlay.references and all(label != "fake" for label, _ in overlay.references)

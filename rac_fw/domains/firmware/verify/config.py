@@ -18,16 +18,26 @@
 from __future__ import annotations
 
 import re
+import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import kconfiglib
+import tree_sitter_devicetree
+from tree_sitter import Language, Node, Parser
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.verify.sdk import Catalog, NameSet, Rules, split_top_level
-from rac_fw.domains.firmware.verify.static import Call, Program, finding
+from rac_fw.domains.firmware.verify.static.model import Call, Program, finding
+from rac_fw.domains.firmware.verify.static.registry import register
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.verify.static.context import Context
 
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _FLOAT_CONVERSION = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[fFeEgG]")
@@ -47,19 +57,46 @@ def _line_of(text: str, offset: int) -> int:
 # --------------------------------------------------------------------------------------------------
 
 
+_KCONFIG_THREAD = threading.local()
+
+
+def _kconfig() -> tuple[kconfiglib.Kconfig, Path]:
+    """This thread's kconfiglib instance over an empty Kconfig tree, and a scratch directory for fragments.
+
+    kconfiglib reads a configuration against the Kconfig tree that defines its symbols; the verifier has
+    no Zephyr/ESP-IDF tree, so the tree is empty and every assignment lands in ``missing_syms`` exactly as
+    kconfiglib's own ``.config`` parser read it (``# CONFIG_X is not set`` as ``n``).
+    """
+    state = getattr(_KCONFIG_THREAD, "state", None)
+    if state is None:
+        scratch = tempfile.TemporaryDirectory(prefix="rac-fw-kconfig-")
+        tree = Path(scratch.name) / "Kconfig"
+        tree.write_text("", encoding="utf-8")
+        state = _KCONFIG_THREAD.state = (kconfiglib.Kconfig(str(tree), warn_to_stderr=False), scratch)
+    kconf, scratch = state
+    return kconf, Path(scratch.name)
+
+
 def parse_kconfig(text: str) -> dict[str, str]:
-    """``CONFIG_X=value`` lines (and ``# CONFIG_X is not set`` as ``n``) → {``X``: value}."""
+    """A Kconfig fragment (``prj.conf``, ``sdkconfig.defaults``) → {``X``: value}, read by kconfiglib.
+
+    String values are unquoted and unescaped as kconfiglib does; an unset symbol reads ``n``. Memoized by
+    content (fragments repeat across verifications; each parse goes through a scratch file).
+    """
+    return dict(_parsed_kconfig(text))
+
+
+@lru_cache(maxsize=256)
+def _parsed_kconfig(text: str) -> tuple[tuple[str, str], ...]:
+    kconf, scratch = _kconfig()
+    fragment = scratch / "fragment.conf"
+    fragment.write_text(text, encoding="utf-8")
+    kconf.load_config(str(fragment))
     values: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        unset = re.match(r"#\s*CONFIG_(\w+) is not set", line)
-        if unset:
-            values[unset.group(1)] = "n"
-            continue
-        match = re.match(r"CONFIG_(\w+)\s*=\s*(.*)$", line)
-        if match:
-            values[match.group(1)] = match.group(2).strip().strip('"')
-    return values
+    for name, value in kconf.missing_syms:
+        quoted = len(value) >= 2 and value[0] == value[-1] == '"'
+        values[name] = kconfiglib.unescape(value[1:-1]) if quoted else value.strip()
+    return tuple(values.items())
 
 
 def _config_files(files: dict[str, str], names: list[str]) -> list[str]:
@@ -75,9 +112,11 @@ def _sdk_calls(program: Program, catalog: Catalog) -> Iterator[Call]:
             yield call
 
 
-def check_kconfig(
-    files: dict[str, str], program: Program, rules: Rules, catalog: Catalog, target: Target | None
-) -> list[Evidence]:
+@register(
+    "kconfig_consistent", "E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET"
+)
+def check_kconfig(ctx: Context) -> list[Evidence]:
+    files, program, rules, catalog, target = ctx.files, ctx.program, ctx.rules, ctx.catalog, ctx.target
     spec = rules.section("kconfig")
     names = list(spec.get("files", ()))
     if not names:
@@ -203,37 +242,80 @@ class Overlay:
     zephyr_user_where: str = ""
 
 
-def _block(text: str, open_brace: int) -> str:
-    depth = 0
-    for i in range(open_brace, len(text)):
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return text[open_brace + 1 : i]
-    return text[open_brace + 1 :]
+_DTS_THREAD = threading.local()
+
+
+def _dts_parser() -> Parser:
+    """This thread's devicetree parser (tree-sitter-devicetree, Zephyr's DTS superset; one per thread)."""
+    parser: Parser | None = getattr(_DTS_THREAD, "parser", None)
+    if parser is None:
+        parser = _DTS_THREAD.parser = Parser(Language(tree_sitter_devicetree.language()))
+    return parser
+
+
+def _dts_text(node: Node | None) -> str:
+    return (node.text or b"").decode("utf-8", errors="replace") if node is not None else ""
+
+
+def _node_name(node: Node) -> str:
+    return _dts_text(node.child_by_field_name("name"))
+
+
+def _property_entries(prop: Node) -> int:
+    """How many entries a property value lists: phandles (``<&adc 0>, <&adc 1>`` → 2), else cell groups."""
+    values = prop.children_by_field_name("value")
+    references = sum(1 for value in values for n in _walk(value) if n.type == "reference")
+    return references or sum(1 for v in values if v.type == "integer_cells") or 1
+
+
+def _walk(root: Node) -> Iterator[Node]:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
 
 
 def parse_overlays(files: dict[str, str]) -> Overlay:
+    """What the overlays define and reference (memoized by the overlays' paths and texts; do not mutate)."""
+    return _parsed_overlays(tuple((p, files[p]) for p in sorted(files) if p.endswith((".overlay", ".dts"))))
+
+
+@lru_cache(maxsize=128)
+def _parsed_overlays(overlays: tuple[tuple[str, str], ...]) -> Overlay:
+    """What the overlays define and reference, read from tree-sitter-devicetree's syntax tree.
+
+    The grammar is the field's own (Zephyr's DTS superset: labels, ``&label { … }`` references, ``#include``
+    and macro calls in cells), so labels, ``aliases``/``chosen`` entries, phandle references and the
+    ``zephyr,user`` properties are read from nodes, never from text patterns.
+    """
     overlay = Overlay()
-    for path in sorted(p for p in files if p.endswith(".overlay") or p.endswith(".dts")):
-        text = _uncomment(files[path])
-        overlay.labels.update(re.findall(r"\b([A-Za-z_]\w*)\s*:\s*[\w,.@-]+\s*\{", text))
-        for match in re.finditer(r"\baliases\s*\{", text):
-            for alias, label in re.findall(r"([\w-]+)\s*=\s*&(\w+)\s*;", _block(text, match.end() - 1)):
-                overlay.aliases[alias.replace("-", "_")] = label
-        for match in re.finditer(r"\bchosen\s*\{", text):
-            for prop in re.findall(r"([\w,-]+)\s*=", _block(text, match.end() - 1)):
-                overlay.chosen.add(re.sub(r"[,-]", "_", prop))
-        for match in re.finditer(r"&([A-Za-z_]\w*)", text):
-            overlay.references.append((match.group(1), f"{path}:{_line_of(text, match.start())}"))
-        for match in re.finditer(r"\bzephyr,user\s*\{", text):
-            props = overlay.zephyr_user if overlay.zephyr_user is not None else {}
-            for prop, value in re.findall(r"([\w,-]+)\s*=\s*([^;]*);", _block(text, match.end() - 1)):
-                props[prop] = value.count("&") or len(re.findall(r"<[^>]*>", value)) or 1
-            overlay.zephyr_user = props
-            overlay.zephyr_user_where = f"{path}:{_line_of(text, match.start())}"
+    for path, text in overlays:
+        root = _dts_parser().parse(text.encode("utf-8")).root_node
+        for node in _walk(root):
+            if node.type == "reference":
+                label = node.child_by_field_name("label")
+                if label is not None and label.type == "identifier":
+                    overlay.references.append((_dts_text(label), f"{path}:{node.start_point[0] + 1}"))
+            if node.type != "node":
+                continue
+            for label in node.children_by_field_name("label"):
+                overlay.labels.add(_dts_text(label))
+            name = _node_name(node)
+            props = [c for c in node.named_children if c.type == "property"]
+            if name == "aliases":
+                for prop in props:
+                    value = prop.child_by_field_name("value")
+                    target = value.child_by_field_name("label") if value is not None else None
+                    if value is not None and value.type == "reference" and target is not None:
+                        overlay.aliases[_node_name(prop).replace("-", "_")] = _dts_text(target)
+            elif name == "chosen":
+                overlay.chosen.update(re.sub(r"[,-]", "_", _node_name(prop)) for prop in props)
+            elif name == "zephyr,user":
+                entries = overlay.zephyr_user if overlay.zephyr_user is not None else {}
+                entries.update({_node_name(prop): _property_entries(prop) for prop in props})
+                overlay.zephyr_user = entries
+                overlay.zephyr_user_where = f"{path}:{node.start_point[0] + 1}"
     return overlay
 
 
@@ -291,7 +373,11 @@ def _soc_label_known(label: str, target: Target) -> bool:
     return any(c in target.peripherals for c in candidates)
 
 
-def check_devicetree(files: dict[str, str], program: Program, target: Target | None) -> list[Evidence]:
+@register(
+    "devicetree_consistent", "E_DT_LABEL_UNKNOWN", "E_DT_NODE_MISSING", "E_DT_PINCTRL_INVALID", "E_DT_PROPERTY_MISSING"
+)
+def check_devicetree(ctx: Context) -> list[Evidence]:
+    files, program, target = ctx.files, ctx.program, ctx.target
     overlay = parse_overlays(files)
     board = target.board if target is not None else None
     board_labels = set(board.dt_node_labels) if board else set()
@@ -418,9 +504,9 @@ def check_devicetree(files: dict[str, str], program: Program, target: Target | N
 # --------------------------------------------------------------------------------------------------
 
 
-def check_hal_conf(
-    files: dict[str, str], program: Program, rules: Rules, catalog: Catalog, target: Target | None
-) -> list[Evidence]:
+@register("hal_conf_consistent", "E_HAL_CONF_MISSING", "E_HAL_FAMILY_MISMATCH", "E_HAL_MODULE_DISABLED")
+def check_hal_conf(ctx: Context) -> list[Evidence]:
+    files, program, rules, catalog, target = ctx.files, ctx.program, ctx.rules, ctx.catalog, ctx.target
     spec = rules.section("hal_conf")
     if not spec:
         return []

@@ -1,11 +1,14 @@
 """SDK API catalogs and the verifier's judgements about them, loaded from the data files beside this module.
 
-Two kinds of data live here, kept apart on purpose:
+Facts and judgements live here, kept apart on purpose:
 
 * **catalogs** (``<framework>/api.*``): *facts* — every function and function-like macro a framework
   version declares, with its signature and header, harvested from the real SDK headers (Zephyr 4.x,
   ESP-IDF v5, STM32Cube HAL F4/H7, CMSIS 6). A call to a name that is in no catalog is a hallucinated
   API, the most common failure of generated firmware.
+* **header models** (``<framework>/headers*.json``): *facts* — which SDK header includes which, and which
+  header declares each type the catalogs' signatures use, harvested by ``harvest.py`` from an SDK tree.
+  With the catalogs' own header per function and macro, they say what a unit must include.
 * **rules** (``<framework>/rules.yaml``): *judgements* — which calls are fallible, blocking, logging or
   allocating, which registrations make a function run in interrupt context, which calls must precede
   which, which Kconfig symbol or HAL module an API needs.
@@ -341,3 +344,49 @@ def stdlib() -> StdLib:
         allocates=frozenset(raw["allocates"]),
         null_on_failure=frozenset(raw["returns_null_on_failure"]),
     )
+
+
+@dataclass(frozen=True)
+class HeaderModel:
+    """Which SDK header includes which, and which header declares each type the catalog's signatures use.
+
+    Harvested from the real SDK headers (``sdk/harvest.py``) into ``headers*.json`` beside each catalog.
+    Includes are recorded unconditionally (``#ifdef`` branches too), so what a unit can see is
+    over-approximated: a declaration the model calls missing is missing on every configuration. A header
+    the model does not list is a leaf (its includes are not followed).
+    """
+
+    framework: str
+    includes: Mapping[str, tuple[str, ...]]
+    stand_ins: Mapping[str, str]
+    """Application-supplied header → the SDK template that stands in for it when the artifact has none."""
+    types: Mapping[str, str]
+    """Type name (``gpio_dt_spec``, ``UART_HandleTypeDef``) → the header declaring it."""
+    by_suffix: Mapping[str, str] = field(default_factory=dict)
+    """A shorter spelling of a listed header (``driver/i2c.h``) → the listed one."""
+
+    def known(self, name: str) -> str | None:
+        """The model's spelling of the included ``name`` (itself, a longer listed path ending in it, or None)."""
+        if name in self.includes:
+            return name
+        return self.by_suffix.get(name)
+
+
+@cache
+def _header_model_file(path: Path, framework: str) -> HeaderModel:
+    data = _load_data(path)
+    includes = {h: tuple(v) for h, v in data["includes"].items()}
+    by_suffix: dict[str, str] = {}
+    for header in includes:
+        parts = header.split("/")
+        for cut in range(1, len(parts)):
+            by_suffix.setdefault("/".join(parts[cut:]), header)
+    return HeaderModel(framework, includes, dict(data.get("stand_ins") or {}), dict(data["types"]), by_suffix)
+
+
+def header_model(framework: str, variant: str | None = None) -> HeaderModel | None:
+    """The header model beside the catalog of ``framework`` (``variant`` as for :func:`catalog`), if harvested."""
+    files = catalog_variants(framework)
+    chosen = variant if variant in files else next(iter(files))
+    path = _HERE / framework / files[chosen].replace("api", "headers", 1)
+    return _header_model_file(path, framework) if path.is_file() else None
