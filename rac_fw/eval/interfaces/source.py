@@ -93,7 +93,7 @@ def relevant_headers(task_id: str) -> dict[str, list[str]]:
     """Header → the catalog names it declares, for every header declaring a call of the reference lowering."""
     from rac_fw.domains.firmware.facts.load import load_target
     from rac_fw.domains.firmware.tasks import get_task
-    from rac_fw.domains.firmware.verify.artifact import framework_catalog
+    from rac_fw.domains.firmware.verify.static.context import framework_catalog
 
     task = get_task(task_id)
     assert task is not None
@@ -112,7 +112,7 @@ def sdk_context(task_id: str, style: str) -> str:
     """The SDK context of one style (``raw``, ``signatures``, ``lite``) for a task."""
     from rac_fw.domains.firmware.facts.load import load_target
     from rac_fw.domains.firmware.tasks import get_task
-    from rac_fw.domains.firmware.verify.artifact import framework_catalog
+    from rac_fw.domains.firmware.verify.static.context import framework_catalog
 
     task = get_task(task_id)
     assert task is not None

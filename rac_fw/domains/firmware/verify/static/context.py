@@ -44,6 +44,11 @@ def catalog_variant(framework: str, files: dict[str, str], target: Target | None
     return _hal_family(files, target) if framework == "hal" else None
 
 
+def framework_catalog(framework: str, files: dict[str, str], target: Target | None) -> Catalog:
+    """The API catalog an artifact is judged against (the source-writing interfaces show it as context)."""
+    return catalog(framework, catalog_variant(framework, files, target))
+
+
 @dataclass(eq=False)
 class Context:
     """One artifact under judgement (``target`` None: only what the files themselves show is judged)."""
