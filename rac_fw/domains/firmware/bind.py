@@ -102,3 +102,21 @@ def bind(plan: Plan, target: Target, framework: str) -> BoundPlan:
             endpoints[(role, name)] = bound
             lines.append(f"operations[{index}].{field_name} {name} → {bound.describe()}")
     return BoundPlan(plan, target, framework, endpoints, tuple(lines))
+
+
+class BoundBuild:
+    """What every framework's builder starts from: the bound plan, with its plan and target at hand.
+
+    The builders (Zephyr, ESP-IDF, HAL, bare metal) are dataclasses with a ``bound`` field; view functions
+    in the op specs read ``b.plan`` and ``b.target`` through these properties.
+    """
+
+    bound: BoundPlan
+
+    @property
+    def plan(self) -> Plan:
+        return self.bound.plan
+
+    @property
+    def target(self) -> Target:
+        return self.bound.target

@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
-from rac_fw.domains.firmware.bind import BoundPlan, UnboundName
-from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -36,7 +35,6 @@ from rac_fw.domains.firmware.lower import (
 from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
-from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 
@@ -77,7 +75,7 @@ def _unsupported(where: str | None, message: str) -> LoweringError:
 
 
 @dataclass
-class EspIdfBuild:
+class EspIdfBuild(BoundBuild):
     """What lowering one plan accumulates: per-op views plus the shared peripherals and config."""
 
     bound: BoundPlan
@@ -93,14 +91,6 @@ class EspIdfBuild:
     gpio_isr_flags: str | None = None
     chosen: dict[str, str] = field(default_factory=dict)
     """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
-
-    @property
-    def plan(self) -> Plan:
-        return self.bound.plan
-
-    @property
-    def target(self) -> Target:
-        return self.bound.target
 
     # --- name resolution -------------------------------------------------------------------------
     def symbol(self, index: int, op: Any) -> str:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
-from rac_fw.domains.firmware.bind import BoundPlan, UnboundName
+from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import dmamux_line, request_routable
 from rac_fw.domains.firmware.lower import (
@@ -44,7 +44,6 @@ from rac_fw.domains.firmware.obligations.placement import buffer_needs
 from rac_fw.domains.firmware.obligations.quantities import clock_hz, dcache_active, extra, hardware_timer
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
-from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 
@@ -162,7 +161,7 @@ def _clocks(target: Target, family: str) -> dict[str, Any]:
 
 # --- the build --------------------------------------------------------------------------------------
 @dataclass
-class HalBuild:
+class HalBuild(BoundBuild):
     """Everything one plan needs, collected per peripheral so shared instances are initialized once."""
 
     bound: BoundPlan
@@ -182,14 +181,6 @@ class HalBuild:
     watchdog: dict[str, Any] | None = None
     chosen: dict[str, str] = field(default_factory=dict)
     """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
-
-    @property
-    def plan(self) -> Plan:
-        return self.bound.plan
-
-    @property
-    def target(self) -> Target:
-        return self.bound.target
 
     @property
     def h7(self) -> bool:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt, Relaxation
-from rac_fw.domains.firmware.bind import BoundPlan
+from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan
 from rac_fw.domains.firmware.facts.load import interrupts, peripheral
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import watchdog_instance
@@ -36,7 +36,6 @@ from rac_fw.domains.firmware.obligations.placement import buffer_controller, buf
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, core_clock_hz
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.matrix import realizes
-from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.verify.console import operation_label
 
@@ -138,7 +137,7 @@ class _Block:
 
 
 @dataclass
-class BaremetalBuild:
+class BaremetalBuild(BoundBuild):
     """Everything gathered while lowering one plan."""
 
     bound: BoundPlan
@@ -149,14 +148,6 @@ class BaremetalBuild:
     notes: list[str] = field(default_factory=list)
     claimed: dict[str, str] = field(default_factory=dict)
     """Peripheral instance → the operation label that owns it (one owner per hardware timer)."""
-
-    @property
-    def plan(self) -> Plan:
-        return self.bound.plan
-
-    @property
-    def target(self) -> Target:
-        return self.bound.target
 
     # --- what op specs' bare-metal view functions call --------------------------------------------
     def base(self, index: int, op: Any) -> dict[str, Any]:
