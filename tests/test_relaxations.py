@@ -6,9 +6,9 @@ CLI runs: parse, obligations, the framework's lowering, the independent source v
 framework the plan targets. Then *each* relaxation offered (not only the first) is applied with
 ``contract.apply_patch`` and the patched plan is judged twice: by every obligation (it must not
 introduce a violation the plan did not have, and the violation it answers must be gone — 100 %), and
-by ``run_plan`` again (a plan whose only violation that was must then pass outright; the plans where
-a lowering still refuses what every obligation accepts are listed in ``LOWERING_GAPS``). Every seeded
-violation must offer at least one relaxation.
+by ``run_plan`` again (a plan whose only violation that was must then pass outright: the pipeline hands
+its lowering to the obligations as ``accepts``, so a relaxation a lowering would refuse is not offered).
+Every seeded violation must offer at least one relaxation.
 """
 
 from __future__ import annotations
@@ -31,12 +31,10 @@ from test_obligations_seeded import CASES
 
 from rac_fw.contract import Evidence, Status, apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
-from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.lower import LoweringError, lower
+from rac_fw.domains.firmware.lower import lowers
 from rac_fw.domains.firmware.obligations import check, violations
 from rac_fw.domains.firmware.pipeline import run_plan
 from rac_fw.domains.firmware.plan.load import parse_plan
-from rac_fw.domains.firmware.plan.model import Plan
 
 
 @dataclass(frozen=True)
@@ -64,13 +62,6 @@ def _seeded() -> list[Seeded]:
 
 
 SEEDED = _seeded()
-
-
-#: Seeded plans with a relaxation that every obligation accepts but a lowering then refuses. The
-#: obligations do not import lowerings; the pipeline must hand its lowering to ``obligations.check``
-#: as ``accepts`` for those relaxations to be withheld (``test_an_acceptor_withholds_what_it_refuses``
-#: shows the mechanism). Strict: a case that starts passing must leave this list.
-LOWERING_GAPS: dict[str, str] = {}
 
 
 def _key(evidence: Evidence) -> tuple[str, frozenset[str]]:
@@ -130,16 +121,7 @@ def test_every_relaxation_of_a_seeded_violation_satisfies_every_obligation(index
     assert outcome.by_rules == []
 
 
-@pytest.mark.parametrize(
-    "index",
-    [
-        pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=LOWERING_GAPS[c.id]))
-        if c.id in LOWERING_GAPS
-        else i
-        for i, c in enumerate(SEEDED)
-    ],
-    ids=IDS,
-)
+@pytest.mark.parametrize("index", range(len(SEEDED)), ids=IDS)
 def test_every_relaxation_of_a_seeded_violation_validates_through_run_plan(index: int) -> None:
     assert _outcome(index).by_cli == []
 
@@ -159,15 +141,7 @@ def test_relaxation_count_over_the_seeded_suite(capsys: pytest.CaptureFixture[st
             f"({by_cli} refused by a lowering, in {len(gaps)} plans)"
         )
     assert len(SEEDED) > len(CASES) and applied >= violations and by_rules == 0
-    assert gaps == set(LOWERING_GAPS)
-
-
-def _lowers(plan: Plan, target: Target, framework: str) -> bool:
-    try:
-        lower(plan, target, framework)
-    except LoweringError:
-        return False
-    return True
+    assert gaps == set()
 
 
 def test_an_acceptor_withholds_what_it_refuses() -> None:
@@ -178,7 +152,7 @@ def test_an_acceptor_withholds_what_it_refuses() -> None:
     data = {"target": case.target, **case.plan}
     plan, target = parse_plan(data), load_target(case.target)
     proposed = next(e for e in violations(plan, target, "hal") if e.code == "E_DMA_UNREACHABLE").relaxations
-    offered = next(e for e in check(plan, target, "hal", _lowers) if e.code == "E_DMA_UNREACHABLE").relaxations
+    offered = next(e for e in check(plan, target, "hal", lowers) if e.code == "E_DMA_UNREACHABLE").relaxations
     to_sram4 = next(r for r in proposed if r.patch[0]["value"] == "SRAM4")
     assert to_sram4 not in offered and offered
     assert run_plan(apply_patch(data, to_sram4.patch)).status is Status.INVALID
