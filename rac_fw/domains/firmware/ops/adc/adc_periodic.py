@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
+from rac_fw.domains.firmware.ops.adc import espidf_view, hal_view
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -33,20 +34,11 @@ def _zephyr(b: ZephyrBuilder, index: int, op: AdcPeriodic) -> dict[str, Any]:
 
 
 def _espidf(b: EspIdfBuild, index: int, op: AdcPeriodic) -> dict[str, Any]:
-    where = f"operations[{index}]"
-    view: dict[str, Any] = {
-        "channels": [b.adc_channel(c, f"{where}.channel") for c in [op.channel]],
-        "bitwidth": b.adc_bitwidth(op.resolution_bits),
-        "interval_ms": op.interval_ms,
-        "task": b.thread(None, b.symbol(index, op)),
-    }
-    return view
+    return espidf_view(b, index, op, [op.channel], op.interval_ms)
 
 
 def _hal(b: HalBuild, index: int, op: AdcPeriodic) -> dict[str, Any]:
-    view = b.base_view(index, op)
-    b.adc_view(view, op, [op.channel], f"operations[{index}]")
-    return view
+    return hal_view(b, index, op, [op.channel])
 
 
 SPEC = OpSpec(

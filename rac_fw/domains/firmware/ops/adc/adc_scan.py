@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import adc_dma_routable, has_dt_label
+from rac_fw.domains.firmware.ops.adc import espidf_view, hal_view
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
 from rac_fw.domains.firmware.plan.fields import Name
@@ -38,21 +39,14 @@ def _zephyr(b: ZephyrBuilder, index: int, op: AdcScan) -> dict[str, Any]:
 
 
 def _espidf(b: EspIdfBuild, index: int, op: AdcScan) -> dict[str, Any]:
-    where = f"operations[{index}]"
-    view: dict[str, Any] = {
-        "channels": [b.adc_channel(c, f"{where}.channel") for c in op.channels],
-        "bitwidth": b.adc_bitwidth(op.resolution_bits),
-        "interval_ms": op.interval_ms,
-        "task": b.thread(None, b.symbol(index, op)),
-    }
+    view = espidf_view(b, index, op, list(op.channels), op.interval_ms)
     if op.buffer is not None:
-        view["buffer"] = b.buffer(op.buffer, f"{where}.buffer")
+        view["buffer"] = b.buffer(op.buffer, f"operations[{index}].buffer")
     return view
 
 
 def _hal(b: HalBuild, index: int, op: AdcScan) -> dict[str, Any]:
-    view = b.base_view(index, op)
-    b.adc_view(view, op, list(op.channels), f"operations[{index}]")
+    view = hal_view(b, index, op, list(op.channels))
     if op.buffer:
         view["buffer"] = b.buffer(op.buffer, f"operations[{index}].buffer")
         b.adc_dma(view, f"operations[{index}]")

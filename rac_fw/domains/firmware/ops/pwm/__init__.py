@@ -11,6 +11,8 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import board_led, exact_name, has_dt_label, pwm_led_on
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
 OUTPUT_DESCRIPTION = (
@@ -49,3 +51,16 @@ def zephyr_dimmable(plan: Plan, target: Target, index: int, op: Any) -> list[Evi
             ],
         )
     ]
+
+
+def zephyr_output(b: ZephyrBuilder, index: int, op: Any) -> dict[str, Any]:
+    """The pwm-leds spec of ``op.output`` and the period in ns; the operation adds its pulse or step."""
+    b.app.includes.add("zephyr/drivers/pwm.h")
+    return {"spec": b.pwm_spec(index, op.output), "period_ns": op.period_us * 1000, "setup": True}
+
+
+def espidf_output(b: EspIdfBuild, index: int, op: Any) -> dict[str, Any]:
+    """The LEDC channel driving ``op.output`` (its GPIO, polarity and timer); the operation adds its duty."""
+    where = f"operations[{index}]"
+    gpio, active_low = b.io(op.output, "led", where)
+    return {"gpio": gpio, "invert": int(active_low), "ledc": b.ledc(op.period_us, where)}

@@ -6,7 +6,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.pwm import OUTPUT_DESCRIPTION, has_pwm_leds, zephyr_dimmable
+from rac_fw.domains.firmware.ops.pwm import (
+    OUTPUT_DESCRIPTION,
+    espidf_output,
+    has_pwm_leds,
+    zephyr_dimmable,
+    zephyr_output,
+)
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -29,30 +35,21 @@ class PwmFade(Operation):
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: PwmFade) -> dict[str, Any]:
-    b.app.includes.add("zephyr/drivers/pwm.h")
-    period_ns = op.period_us * 1000
-    return {
-        "spec": b.pwm_spec(index, op.output),
-        "period_ns": period_ns,
-        "step_ns": max(1, round(period_ns * op.step_percent / 100)),
-        "ramp_down": op.ramp_down,
-        "setup": True,
-        "step": {"period_ms": op.interval_ms},
-    }
+    view = zephyr_output(b, index, op)
+    view.update(
+        step_ns=max(1, round(view["period_ns"] * op.step_percent / 100)),
+        ramp_down=op.ramp_down,
+        step={"period_ms": op.interval_ms},
+    )
+    return view
 
 
 def _espidf(b: EspIdfBuild, index: int, op: PwmFade) -> dict[str, Any]:
-    where = f"operations[{index}]"
-    gpio, active_low = b.io(op.output, "led", where)
-    ledc = b.ledc(op.period_us, where)
-    step = max(1, round(op.step_percent / 100 * ledc["max_duty"]))
-    return {
-        "gpio": gpio,
-        "invert": int(active_low),
-        "ledc": ledc,
-        "step": step,
-        "task": b.thread(None, b.symbol(index, op)),
-    }
+    view = espidf_output(b, index, op)
+    view.update(
+        step=max(1, round(op.step_percent / 100 * view["ledc"]["max_duty"])), task=b.thread(None, b.symbol(index, op))
+    )
+    return view
 
 
 def _hal(b: HalBuild, index: int, op: PwmFade) -> dict[str, Any]:

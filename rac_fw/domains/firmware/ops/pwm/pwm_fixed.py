@@ -6,7 +6,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.pwm import OUTPUT_DESCRIPTION, has_pwm_leds, zephyr_dimmable
+from rac_fw.domains.firmware.ops.pwm import (
+    OUTPUT_DESCRIPTION,
+    espidf_output,
+    has_pwm_leds,
+    zephyr_dimmable,
+    zephyr_output,
+)
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -27,27 +33,15 @@ class PwmFixed(Operation):
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: PwmFixed) -> dict[str, Any]:
-    b.app.includes.add("zephyr/drivers/pwm.h")
-    period_ns = op.period_us * 1000
-    return {
-        "spec": b.pwm_spec(index, op.output),
-        "period_ns": period_ns,
-        "pulse_ns": round(period_ns * op.duty_percent / 100),
-        "setup": True,
-        "step": {"period_ms": None},
-    }
+    view = zephyr_output(b, index, op)
+    view.update(pulse_ns=round(view["period_ns"] * op.duty_percent / 100), step={"period_ms": None})
+    return view
 
 
 def _espidf(b: EspIdfBuild, index: int, op: PwmFixed) -> dict[str, Any]:
-    where = f"operations[{index}]"
-    gpio, active_low = b.io(op.output, "led", where)
-    ledc = b.ledc(op.period_us, where)
-    return {
-        "gpio": gpio,
-        "invert": int(active_low),
-        "ledc": ledc,
-        "duty": round(op.duty_percent / 100 * ledc["max_duty"]),
-    }
+    view = espidf_output(b, index, op)
+    view["duty"] = round(op.duty_percent / 100 * view["ledc"]["max_duty"])
+    return view
 
 
 def _hal(b: HalBuild, index: int, op: PwmFixed) -> dict[str, Any]:
