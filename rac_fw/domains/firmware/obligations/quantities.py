@@ -14,12 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rac_fw.domains.firmware.facts.model import Target
-
-
-def extra(target: Target, key: str) -> dict[str, Any]:
-    """A table from ``target.extra`` (empty when absent or null)."""
-    value = target.extra.get(key)
-    return value if isinstance(value, dict) else {}
+from rac_fw.domains.firmware.facts.query import chip_table as extra
 
 
 def clock_hz(target: Target, name: str | None, framework: str) -> int | None:

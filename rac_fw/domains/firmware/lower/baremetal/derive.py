@@ -14,6 +14,7 @@ from typing import Any
 
 from rac_fw.domains.firmware.facts.load import peripheral
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import chip_table as chip_extra
 
 #: Instructions one bounded-poll iteration takes at least (load, test, branch, decrement): turns a
 #: timeout in microseconds into an iteration budget that can only over-wait, never under-wait.
@@ -64,12 +65,6 @@ def clock_hz(target: Target, name: str, framework: str = "baremetal") -> int:
     if clock is None or framework not in clock.default_hz:
         raise DerivationError(f"{target.id}: no {framework} frequency for clock {name!r} in the facts")
     return clock.default_hz[framework]
-
-
-def chip_extra(target: Target, key: str) -> dict[str, Any]:
-    """A mapping from ``target.extra`` (uart, timers, watchdog, adc…), empty when absent."""
-    value = target.extra.get(key)
-    return value if isinstance(value, dict) else {}
 
 
 def peripheral_clock_hz(target: Target, instance: str, family: str) -> int:
