@@ -28,6 +28,7 @@ import jinja2
 from rac_fw.contract import Evidence, Receipt, Relaxation, sha256_of
 from rac_fw.domains.firmware.bind import BoundPlan, bind
 from rac_fw.domains.firmware.plan.matrix import realizes
+from rac_fw.domains.firmware.plan.registry import section_values
 from rac_fw.resources import data_dir
 
 if TYPE_CHECKING:
@@ -173,7 +174,39 @@ def unsupported_operations(bound: BoundPlan) -> list[Evidence]:
                     ],
                 )
             )
+    for section, _ in section_values(bound.plan):
+        if not section.realizes(bound.framework, bound.target):
+            found.append(
+                Evidence(
+                    code="E_TARGET_UNSUPPORTED",
+                    message=f"the {section.name} block cannot be realized with {bound.framework} on {bound.target.id}",
+                    location=section.name,
+                    objects=[section.name, bound.target.id],
+                    relaxations=[
+                        Relaxation(
+                            description=f"drop the {section.name} block",
+                            patch=[{"op": "remove", "path": [section.name]}],
+                        )
+                    ],
+                )
+            )
     return found
+
+
+def realize_sections(builder: Any, framework: str) -> None:
+    """Let every plan-level block the plan sets add its settings and files to ``builder``
+    (``unsupported_operations`` refused the blocks ``framework`` does not realize)."""
+    for section, value in section_values(builder.plan):
+        section.realizations[framework](builder, value)
+
+
+def with_contributed(files: dict[str, str], contributed: dict[str, str]) -> dict[str, str]:
+    """The project's files plus whole files operations and blocks contributed (a partition table, a
+    sysbuild configuration); two contributions to one path are a defect of the specs, not of the plan."""
+    clash = sorted(set(files) & set(contributed))
+    if clash:
+        raise RuntimeError(f"generated file contributed twice: {', '.join(clash)}")
+    return {**files, **dict(sorted(contributed.items()))}
 
 
 @cache

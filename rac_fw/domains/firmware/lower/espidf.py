@@ -28,9 +28,11 @@ from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
+    realize_sections,
     register_framework,
     template_env,
     unsupported_operations,
+    with_contributed,
 )
 from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
@@ -82,6 +84,8 @@ class EspIdfBuild(BoundBuild):
     views: list[dict[str, Any]] = field(default_factory=list)
     requires: set[str] = field(default_factory=lambda: {"freertos", "log", "esp_driver_gpio"})
     sdkconfig: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    """Whole files an operation or plan block contributes (``partitions.csv``)."""
     uarts: dict[int, dict[str, Any]] = field(default_factory=dict)
     i2c_buses: dict[int, dict[str, Any]] = field(default_factory=dict)
     spi_buses: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -315,6 +319,7 @@ class EspIdfLowerer:
         build = EspIdfBuild(bound)
         for index, op in enumerate(plan.operations):
             build.views.append(_view(build, index, op))
+        realize_sections(build, self.name)
         for view in build.views:
             view["handoffs"] = [
                 h for h in build.views if spec(h["op"].op).has(Flag.HANDOFF) and h["op"].source == view["op"].name
@@ -348,10 +353,13 @@ class EspIdfLowerer:
             "sdkconfig": _sdkconfig(build),
             "project": c_string_literal("rac_fw_app"),
         }
-        files = {
-            path: env.get_template(f"{path}.j2").render(context)
-            for path in ("CMakeLists.txt", "main/CMakeLists.txt", "main/main.c", "sdkconfig.defaults", "README.md")
-        }
+        files = with_contributed(
+            {
+                path: env.get_template(f"{path}.j2").render(context)
+                for path in ("CMakeLists.txt", "main/CMakeLists.txt", "main/main.c", "sdkconfig.defaults", "README.md")
+            },
+            build.files,
+        )
         receipt = Receipt(
             realized=[f"{v['op'].op}:{v['sym']}" for v in build.views],
             notes=[

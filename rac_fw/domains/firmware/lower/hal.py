@@ -36,9 +36,11 @@ from rac_fw.domains.firmware.facts.query import dmamux_line, request_routable
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
+    realize_sections,
     register_framework,
     template_env,
     unsupported_operations,
+    with_contributed,
 )
 from rac_fw.domains.firmware.obligations.placement import buffer_needs
 from rac_fw.domains.firmware.obligations.quantities import clock_hz, dcache_active, extra, hardware_timer
@@ -180,6 +182,8 @@ class HalBuild(BoundBuild):
     buffers: dict[str, dict[str, Any]] = field(default_factory=dict)
     watchdog: dict[str, Any] | None = None
     chosen: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    """Whole files an operation or plan block contributes (a linker-script fragment, a FreeRTOSConfig.h)."""
     """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
 
     @property
@@ -247,8 +251,7 @@ class HalBuild(BoundBuild):
             signals = ("SCL", "SDA") if bus == "i2c" else ("SCK", "MISO", "MOSI")
             pull = "GPIO_PULLUP" if bus == "i2c" else "GPIO_NOPULL"
             pins = [
-                self.af_pin(self.signal_pin(f"{instance}_{s}", where), f"{instance}_{s}", where, pull)
-                for s in signals
+                self.af_pin(self.signal_pin(f"{instance}_{s}", where), f"{instance}_{s}", where, pull) for s in signals
             ]
             self.modules.add(bus.upper())
             table[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pins": pins,
@@ -256,8 +259,9 @@ class HalBuild(BoundBuild):
             if bus == "i2c":
                 # H7: TIMINGR from the kernel clock the facts name (extra.i2c.<instance>.clock);
                 # the F4 I2C takes ClockSpeed directly.
-                table[instance]["timing"] = _i2c_timing(_i2c_kernel(self, instance, where), device.frequency_hz) \
-                    if self.h7 else None
+                table[instance]["timing"] = (
+                    _i2c_timing(_i2c_kernel(self, instance, where), device.frequency_hz) if self.h7 else None
+                )
             else:
                 table[instance]["prescaler"] = _spi_prescaler(self, instance, device.frequency_hz, where)
         view["bus"] = table[instance]
@@ -628,6 +632,7 @@ class HalLowerer:
         build = HalBuild(bound, family)
         for index, op in enumerate(plan.operations):
             build.views.append(_view(build, index, op))
+        realize_sections(build, self.name)
         prefix = family.lower() + "xx"  # stm32f4xx / stm32h7xx
         cache = build.cache_on
         hse = target.clock("HSE")
@@ -656,7 +661,7 @@ class HalLowerer:
             "hse_default": max(hse.default_hz.values(), default=25_000_000) if hse else 25_000_000,
         }  # fmt: skip
         env = template_env("hal")
-        files = {
+        files = with_contributed({
             "Core/Inc/main.h": env.get_template("main.h.j2").render(context),
             f"Core/Inc/{prefix}_hal_conf.h": env.get_template("hal_conf.h.j2").render(context),
             f"Core/Inc/{prefix}_it.h": env.get_template("it.h.j2").render(context),
@@ -664,7 +669,7 @@ class HalLowerer:
             f"Core/Src/{prefix}_hal_msp.c": env.get_template("hal_msp.c.j2").render(context),
             f"Core/Src/{prefix}_it.c": env.get_template("it.c.j2").render(context),
             "README.md": env.get_template("README.md.j2").render(context),
-        }
+        }, build.files)  # fmt: skip
         receipt = Receipt(
             realized=[f"{v['kind']}:{v['sym']}" for v in build.views],
             notes=[

@@ -24,6 +24,7 @@ from rac_fw.domains.firmware.obligations import (
     promise,
     radio,
     references,
+    specs,
     support,
     threads,
     timing,
@@ -38,6 +39,7 @@ Rule = Callable[[Plan, Target, str], list[Evidence]]
 #: Every obligation, in reporting order (names and support first: later rules skip what they flag).
 RULES: tuple[Rule, ...] = (
     support.check,
+    specs.check,
     references.check,
     peripherals.check,
     instances.check,
@@ -54,8 +56,8 @@ RULES: tuple[Rule, ...] = (
     threads.check,
 )
 
-#: Every evidence code the obligations can emit.
-CODES = (
+#: Every evidence code the shared obligation modules can emit.
+_SHARED_CODES = (
     "E_TARGET_UNSUPPORTED",
     "E_DUPLICATE_NAME",
     "E_UNKNOWN_RESOURCE",
@@ -89,6 +91,9 @@ CODES = (
     "E_WATCHDOG_SHARED",
     "E_LOCK_ORDER",
 )
+
+#: Every evidence code the obligations can emit: the shared modules', then the specs' own.
+CODES = tuple(dict.fromkeys(_SHARED_CODES + specs.codes()))
 
 __all__ = [
     "CODES",

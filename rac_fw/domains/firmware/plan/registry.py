@@ -13,7 +13,7 @@ import pkgutil
 from functools import cache
 from types import ModuleType
 
-from rac_fw.domains.firmware.plan.spec import Flag, OpSpec
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, SectionSpec
 
 #: Families in catalog order (the schema index and ``targets show`` list operations in this order).
 FAMILY_ORDER = (
@@ -23,6 +23,9 @@ FAMILY_ORDER = (
 
 #: The package holding one module per operation (imported by name: the plan does not depend on it).
 OPS_PACKAGE = "rac_fw.domains.firmware.ops"
+
+#: The package holding one module per plan-level block (``SECTION``).
+SECTIONS_PACKAGE = "rac_fw.domains.firmware.sections"
 
 
 def _modules() -> list[ModuleType]:
@@ -71,3 +74,20 @@ def kinds() -> tuple[str, ...]:
 def flagged(flag: Flag) -> frozenset[str]:
     """The kinds of operations carrying ``flag``."""
     return frozenset(s.kind for s in specs() if s.has(flag))
+
+
+@cache
+def sections() -> tuple[SectionSpec, ...]:
+    """Every plan-level block spec (``sections/<name>.py`` defining ``SECTION``), by field name."""
+    package = importlib.import_module(SECTIONS_PACKAGE)
+    found = []
+    for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        loaded = importlib.import_module(f"{package.__name__}.{module.name}")
+        if isinstance(getattr(loaded, "SECTION", None), SectionSpec):
+            found.append(loaded.SECTION)
+    return tuple(sorted(found, key=lambda s: s.name))
+
+
+def section_values(plan: object) -> list[tuple[SectionSpec, object]]:
+    """The plan-level blocks ``plan`` sets, with their values (blocks left at None are absent)."""
+    return [(s, getattr(plan, s.name)) for s in sections() if getattr(plan, s.name, None) is not None]

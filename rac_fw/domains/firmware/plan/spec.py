@@ -55,6 +55,19 @@ Endpoint = Literal["led", "button"]
 ViewFn = Callable[[Any, int, Any], Any]
 """``view(builder, index, op)``: the values the template macro renders (framework-specific shape)."""
 
+OpCheck = Callable[["Plan", "Target", str, int, Any], list["Evidence"]]
+"""``check(plan, target, framework, index, op)``: one obligation of an operation, as repair evidence.
+
+Concerns several operations share (pins, DMA reach, RAM budget) stay in their obligation modules and
+are asked; what only this operation knows (a record fitting its sector, an endurance budget) lives here.
+"""
+
+SectionFn = Callable[[Any, Any], None]
+"""``realize(builder, value)``: a plan-level block's contribution to one framework's builder."""
+
+SectionCheck = Callable[["Plan", "Target", str, Any], list["Evidence"]]
+"""``check(plan, target, framework, value)``: one obligation of a plan-level block."""
+
 
 @dataclass(frozen=True)
 class Realization:
@@ -89,6 +102,10 @@ class OpSpec:
     """The chip unit the operation cannot exist without, whatever the framework."""
     endpoints: Mapping[str, Endpoint] = field(default_factory=dict)
     """Field name → which board item it names (``led: led`` for gpio_blink): the binder resolves these."""
+    checks: tuple[OpCheck, ...] = ()
+    """The operation's own obligations, run for every use of it by ``obligations.specs``."""
+    codes: tuple[str, ...] = ()
+    """Evidence codes this operation's checks and admits can emit (joined into ``obligations.CODES``)."""
 
     @property
     def kind(self) -> str:
@@ -106,3 +123,37 @@ class OpSpec:
 
     def realization(self, framework: str) -> Realization | None:
         return self.realizations.get(framework)
+
+
+@dataclass(frozen=True)
+class SectionSpec:
+    """A plan-level block (``bootloader:``, ``config:``…): configuration of the whole application
+    rather than an operation, declared once like an op spec.
+
+    The block's model is a field of ``Plan`` called ``name``; the registry finds the spec by walking
+    ``sections/``. A framework absent from ``realizations`` cannot realize the block: the obligations
+    answer ``E_TARGET_UNSUPPORTED`` with the frameworks that can.
+    """
+
+    name: str
+    """The ``Plan`` attribute holding the block (None when the plan has no such block)."""
+    model: type[Any]
+    """The block's pydantic model (its docstring is the manual)."""
+    family: str
+    realizations: Mapping[str, SectionFn] = field(default_factory=dict)
+    """Framework name → the function adding the block's settings/files to that framework's builder."""
+    available: Mapping[str, Callable[[Target], bool]] = field(default_factory=dict)
+    """Framework name → whether the target's facts allow the block there (default: always)."""
+    checks: tuple[SectionCheck, ...] = ()
+    codes: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        paragraph = " ".join((self.model.__doc__ or self.name).strip().split("\n\n")[0].split())
+        return re.split(r"(?<!e\.g)(?<!i\.e)\. (?=[A-Z])", paragraph)[0].rstrip(".").replace("``", "")
+
+    def realizes(self, framework: str, target: Target) -> bool:
+        if framework not in self.realizations:
+            return False
+        allowed = self.available.get(framework)
+        return allowed is None or allowed(target)

@@ -27,7 +27,15 @@ from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan
 from rac_fw.domains.firmware.facts.load import interrupts, peripheral
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import watchdog_instance
-from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, template_env
+from rac_fw.domains.firmware.lower import (
+    Lowered,
+    LoweringError,
+    realize_sections,
+    register_framework,
+    template_env,
+    unsupported_operations,
+    with_contributed,
+)
 from rac_fw.domains.firmware.lower.baremetal import derive
 from rac_fw.domains.firmware.lower.baremetal.derive import DerivationError, PinRef
 from rac_fw.domains.firmware.lower.baremetal.header import c_ident, device_header, layout_name
@@ -148,6 +156,8 @@ class BaremetalBuild(BoundBuild):
     notes: list[str] = field(default_factory=list)
     claimed: dict[str, str] = field(default_factory=dict)
     """Peripheral instance → the operation label that owns it (one owner per hardware timer)."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Whole files an operation or plan block contributes."""
 
     # --- what op specs' bare-metal view functions call --------------------------------------------
     def base(self, index: int, op: Any) -> dict[str, Any]:
@@ -229,6 +239,9 @@ class BaremetalLowerer:
         core_hz = core_clock_hz(target, FRAMEWORK)
         if core_hz is None:
             raise BaremetalError(f"{target.id}: no baremetal core clock in the facts")
+        problems = unsupported_operations(bound)
+        if problems:
+            raise LoweringError(problems)
         build = BaremetalBuild(bound, core_hz)
         with _located("board.console", target):
             _console(build)
@@ -240,6 +253,7 @@ class BaremetalLowerer:
                 if realization is None or realization.view is None or not realizes(FRAMEWORK, op.op, target):
                     raise BaremetalError(f"{op.op} is not supported by baremetal on {target.id}")
                 realization.view(build, index, op)
+        realize_sections(build, FRAMEWORK)
         return _assemble(build)
 
 
@@ -541,6 +555,7 @@ def _assemble(build: BaremetalBuild) -> Lowered:
         "link.ld": linker_script(target, build.dma, plan.stack_bytes, plan.heap_bytes, ram.name if ram else None),
         "build.json": json.dumps(build_config(target), indent=2) + "\n",
     }
+    files = with_contributed(files, build.files)
     receipt = Receipt(
         realized=[f"operations[{i}] {op.op}" for i, op in enumerate(plan.operations)]
         + [f"buffer {b.name} in {b.region} ({b.symbol})" for b in build.dma],

@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.bind import BoundPlan
-from rac_fw.domains.firmware.lower import Lowered, LoweringError, register_framework, unsupported_operations
+from rac_fw.domains.firmware.lower import (
+    Lowered,
+    LoweringError,
+    realize_sections,
+    register_framework,
+    unsupported_operations,
+)
 from rac_fw.domains.firmware.lower.zephyr.model import ZEPHYR_VERSION, AppModel
 from rac_fw.domains.firmware.lower.zephyr.render import Builder
 from rac_fw.domains.firmware.plan.registry import spec
@@ -44,6 +50,7 @@ class ZephyrLowerer:
         ordered = sorted(enumerate(bound.plan.operations), key=lambda item: not spec(item[1].op).has(Flag.HANDOFF))
         for index, op in ordered:
             builder.lower_op(index, op)
+        realize_sections(builder, self.name)
         return builder.render()
 
 

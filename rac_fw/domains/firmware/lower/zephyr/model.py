@@ -61,6 +61,11 @@ class AppModel:
 
     includes: set[str] = field(default_factory=lambda: {"zephyr/kernel.h", "zephyr/sys/printk.h"})
     kconfig: dict[str, str] = field(default_factory=dict)
+    """Boolean Kconfig symbols set to ``y`` → the family that asked for them."""
+    settings: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Kconfig symbols with a value (``CONFIG_BT_DEVICE_NAME`` → (family, ``"rac"``)), written verbatim."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Whole files an operation or plan block contributes (``sysbuild.conf``, ``pm_static.yml``)."""
     user_props: dict[str, str] = field(default_factory=dict)
     io_channels: dict[int, str] = field(default_factory=dict)
     label_blocks: dict[str, list[str]] = field(default_factory=dict)
@@ -83,6 +88,10 @@ class AppModel:
         """Enable the family's Kconfig symbols (plus ``symbols``), remembering which family asked."""
         for symbol in (*KCONFIG.get(family, ()), *symbols):
             self.kconfig.setdefault(symbol, family)
+
+    def setting(self, family: str, symbol: str, value: str) -> None:
+        """Set Kconfig ``symbol`` to ``value`` (a C/Kconfig literal: a number, ``"text"``, ``n``)."""
+        self.settings[symbol] = (family, value)
 
     def okay(self, label: str, *lines: str) -> None:
         """Set ``&label { status = "okay"; … }`` in the overlay, adding ``lines`` once each."""

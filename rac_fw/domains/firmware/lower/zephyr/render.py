@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from rac_fw.contract import Receipt
-from rac_fw.domains.firmware.lower import Lowered
+from rac_fw.domains.firmware.lower import Lowered, with_contributed
 from rac_fw.domains.firmware.lower.zephyr.core import family
 from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, ZEPHYR_VERSION, Step, unsupported
 from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
@@ -113,14 +113,14 @@ class Builder(OperationViews):
             kconfig=self.kconfig_view(),
         )
         board_file = self.board.replace("/", "_")
-        files = {
+        files = with_contributed({
             "CMakeLists.txt": (skeleton / "CMakeLists.txt").read_text(encoding="utf-8"),
             "prj.conf": prj,
             f"boards/{board_file}.overlay": overlay,
             "src/main.c": main,
             "README.md": readme,
             "sample.yaml": self.sample_yaml(),
-        }
+        }, app.files)  # fmt: skip
         receipt = Receipt(
             realized=app.realized,
             claims_success=True,
@@ -145,7 +145,9 @@ class Builder(OperationViews):
         return includes
 
     def kconfig_view(self) -> list[dict[str, str]]:
-        out = [{"symbol": s, "value": "y", "family": f} for s, f in self.app.kconfig.items()]
+        flags = {s: f for s, f in self.app.kconfig.items() if s not in self.app.settings}
+        out = [{"symbol": s, "value": "y", "family": f} for s, f in flags.items()]
+        out += [{"symbol": s, "value": v, "family": f} for s, (f, v) in self.app.settings.items()]
         return sorted(out, key=lambda x: (x["family"], x["symbol"]))
 
     def sample_yaml(self) -> str:

@@ -9,6 +9,10 @@ Facts and judgements live here, kept apart on purpose:
 * **header models** (``<framework>/headers*.json``): *facts* — which SDK header includes which, and which
   header declares each type the catalogs' signatures use, harvested by ``harvest.py`` from an SDK tree.
   With the catalogs' own header per function and macro, they say what a unit must include.
+* **fragments**: a family of APIs added later (storage, networking…) brings its own files beside the
+  main ones — ``<framework>/<catalog stem>.d/*.json`` (catalog headers), ``headers.d/*.json`` (header
+  model includes and types) and ``rules.d/*.yaml`` (judgements) — merged in name order on load, so
+  families never edit one shared file: lists are joined, mappings united (a key defined twice is an error).
 * **rules** (``<framework>/rules.yaml``): *judgements* — which calls are fallible, blocking, logging or
   allocating, which registrations make a function run in interrupt context, which calls must precede
   which, which Kconfig symbol or HAL module an API needs.
@@ -149,10 +153,44 @@ def _load_data(path: Path) -> dict[str, Any]:
     return data
 
 
+def _merge(base: Any, extra: Any, where: str) -> Any:
+    """``extra`` joined into ``base``: lists concatenated, mappings united recursively, scalars must agree."""
+    if isinstance(base, dict) and isinstance(extra, dict):
+        merged = dict(base)
+        for key, value in extra.items():
+            merged[key] = _merge(base[key], value, f"{where}.{key}") if key in base else value
+        return merged
+    if isinstance(base, list) and isinstance(extra, list):
+        return base + [v for v in extra if v not in base]
+    if base != extra:
+        raise ValueError(f"{where}: defined twice with different values ({base!r}, {extra!r})")
+    return base
+
+
+def _load_with_fragments(path: Path, *keys: str) -> dict[str, Any]:
+    """``path`` plus every fragment in ``<stem>.d/`` beside it (name order); only ``keys`` are merged
+    from a fragment (its ``framework``/``version``/``sources`` describe where the fragment came from)."""
+    data = _load_data(path)
+    folder = path.with_name(path.stem + ".d")
+    if folder.is_dir():
+        for fragment in sorted(folder.iterdir()):
+            if fragment.suffix not in (".json", ".yaml"):
+                continue
+            extra = _load_data(fragment)
+            for key in keys or tuple(extra):
+                if key not in extra:
+                    continue
+                where = f"{fragment.name}:{key}"
+                data[key] = _merge(data[key], extra[key], where) if key in data else extra[key]
+            if "sources" in extra and "sources" in data and keys:
+                data["sources"] = list(data["sources"]) + list(extra["sources"])
+    return data
+
+
 @cache
 def _catalog_file(path: Path, label: str) -> Catalog:
     """One catalog file, loaded once per process (catalogs are JSON: several times faster than YAML)."""
-    data = _load_data(path)
+    data = _load_with_fragments(path, "headers")
     return Catalog(
         framework=data["framework"],
         label=label,
@@ -273,7 +311,7 @@ def rules(framework: str) -> Rules:
     """The rules of ``framework`` (``zephyr``, ``espidf``, ``hal``, ``baremetal``); cached."""
     if framework not in FRAMEWORKS:
         raise KeyError(framework)
-    raw = _load_data(_HERE / framework / "rules.yaml")
+    raw = _load_with_fragments(_HERE / framework / "rules.yaml")
     isr = raw.get("isr") or {}
     fallible = raw.get("fallible") or {}
     dma = raw.get("dma_cache") or {}
@@ -374,7 +412,7 @@ class HeaderModel:
 
 @cache
 def _header_model_file(path: Path, framework: str) -> HeaderModel:
-    data = _load_data(path)
+    data = _load_with_fragments(path, "includes", "stand_ins", "types")
     includes = {h: tuple(v) for h, v in data["includes"].items()}
     by_suffix: dict[str, str] = {}
     for header in includes:

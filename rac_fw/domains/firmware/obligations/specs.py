@@ -1,0 +1,50 @@
+"""Obligations declared by the op specs and plan-level block specs themselves.
+
+An operation's own rules (``OpSpec.checks``) run once per use of it; a plan-level block the framework
+cannot realize is ``E_TARGET_UNSUPPORTED`` with the frameworks that can and dropping the block as
+relaxations, and a block the framework realizes runs its ``SectionSpec.checks``. Shared concerns stay
+in their own modules; nothing here knows an operation or block by name.
+"""
+
+from __future__ import annotations
+
+from rac_fw.contract import Evidence
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.obligations.evidence import relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import section_values, sections, spec, specs
+
+CODE = "E_TARGET_UNSUPPORTED"
+
+
+def codes() -> tuple[str, ...]:
+    """Every evidence code the specs declare (the op and block modules' own obligations)."""
+    found = [c for s in specs() for c in s.codes] + [c for s in sections() for c in s.codes]
+    return tuple(dict.fromkeys(found))
+
+
+def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """Run every operation's and every set block's own obligations."""
+    found: list[Evidence] = []
+    for index, op in enumerate(plan.operations):
+        for rule in spec(op.op).checks:
+            found.extend(rule(plan, target, framework, index, op))
+    for section, value in section_values(plan):
+        if not section.realizes(framework, target):
+            others = [f for f in target.frameworks if f != framework and section.realizes(f, target)]
+            options = [relax(f"use framework {f}", replace(["framework"], f)) for f in others]
+            options.append(relax(f"drop the {section.name} block", remove([section.name])))
+            found.append(
+                violation(
+                    CODE,
+                    f"the {section.name} block cannot be realized by {framework} on {target.id}"
+                    + (f" (realized by: {', '.join(others)})" if others else ""),
+                    [section.name],
+                    [section.name, target.id, framework],
+                    relaxations=options,
+                )
+            )
+            continue
+        for block_rule in section.checks:
+            found.extend(block_rule(plan, target, framework, value))
+    return found
