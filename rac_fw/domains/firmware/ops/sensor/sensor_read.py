@@ -66,7 +66,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SensorRead) -> dict[str, Any]:
     b.app.includes.update({"zephyr/drivers/sensor.h", "zephyr/sys/atomic.h"})
     for symbol in SENSOR_DRIVER_KCONFIG.get(label, ()):
         b.app.kconfig.setdefault(symbol, "sensor")
-    if label in ("die_temp", "vref", "vbat") and b.adc_facts().get("internal_channels"):
+    if label in ("die_temp", "vref", "vbat") and b.target.adc is not None and b.target.adc.internal_channels:
         # These sensors are internal ADC channels on this chip: their driver samples through the ADC.
         b.app.kconfig.setdefault("CONFIG_ADC", "sensor")
     return {
