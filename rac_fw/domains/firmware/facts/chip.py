@@ -348,3 +348,33 @@ class QemuMachine:
     serial_bases: tuple[int, ...] = ()
     """Base address of the UART behind QEMU's ``serial0``, ``serial1``… (QEMU 7.2
     ``hw/arm/stm32f405_soc.c`` ``usart_addr[]``); empty when not known."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Pll:
+    """The main PLL's legal settings: f_VCO = f_in / M * N, SYSCLK = f_VCO / P, the 48 MHz clock f_VCO / Q."""
+
+    m: tuple[int, int]
+    """Smallest and largest input divider M."""
+    n: tuple[int, int]
+    """Smallest and largest multiplier N."""
+    p: tuple[int, ...]
+    """The SYSCLK dividers P."""
+    q: tuple[int, int]
+    """Smallest and largest 48 MHz-clock divider Q."""
+    vco_in_hz: tuple[int, int]
+    """Allowed VCO input range (f_in / M), in Hz."""
+    vco_hz: tuple[int, int]
+    """Allowed VCO output range, in Hz."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class BusPrescalers:
+    """The divider settings of the bus clock prescalers (RCC HPRE/PPRE fields)."""
+
+    ahb: tuple[int, ...]
+    """HPRE (and on the STM32H7 D1CPRE) dividers."""
+    apb: tuple[int, ...]
+    """PPREx dividers."""

@@ -16,12 +16,14 @@ from pydantic import ConfigDict, with_config
 
 from rac_fw.domains.firmware.facts.chip import (
     Adc,
+    BusPrescalers,
     DebugId,
     Dmamux,
     Interrupts,
     KernelTick,
     Nvic,
     Pinctrl,
+    Pll,
     Pwm,
     QemuMachine,
     SerialBus,
@@ -394,6 +396,9 @@ class Target:
     to its SVD peripheral block."""
     cache_enabled: dict[str, bool] = field(default_factory=dict)
     """Framework → whether it enables the D-cache (a framework not listed: yes)."""
+    pll: Pll | None = None
+    """The main PLL's legal settings (STM32F4), which a clock setup derives its M/N/P/Q from."""
+    bus_prescalers: BusPrescalers | None = None
     boot_address: int | None = None
     """Where the core fetches its vector table after reset, when not the start of the first flash region."""
     extra: dict[str, object] = field(default_factory=dict)

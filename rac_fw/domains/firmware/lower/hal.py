@@ -31,6 +31,7 @@ from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
+from rac_fw.domains.firmware.facts.chip import Pll
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     chip_table,
@@ -115,18 +116,18 @@ def _divider(parent: int, child: int, allowed: tuple[int, ...], what: str) -> in
     return ratio
 
 
-def _f4_pll(hse: int, sysclk: int, usb: int | None) -> dict[str, int]:
-    """PLLM/N/P/Q for SYSCLK (and the 48 MHz clock when stated): RM0090 §6.3.2 ranges, VCO input 2 MHz first."""
-    for m in range(2, 64):
+def _f4_pll(pll: Pll, hse: int, sysclk: int, usb: int | None) -> dict[str, int]:
+    """PLLM/N/P/Q for SYSCLK (and the 48 MHz clock when stated) within the chip's PLL ranges (``Target.pll``)."""
+    for m in range(pll.m[0], pll.m[1] + 1):
         vco_in = hse / m
-        if not 1e6 <= vco_in <= 2e6:
+        if not pll.vco_in_hz[0] <= vco_in <= pll.vco_in_hz[1]:
             continue
-        for p in (2, 4, 6, 8):
+        for p in pll.p:
             n = sysclk * p * m / hse
-            if n != int(n) or not 50 <= n <= 432 or not 100e6 <= vco_in * n <= 432e6:
+            if n != int(n) or not pll.n[0] <= n <= pll.n[1] or not pll.vco_hz[0] <= vco_in * n <= pll.vco_hz[1]:
                 continue
             vco = int(vco_in * n)
-            q = next((q for q in range(2, 16) if usb and vco == usb * q), None)
+            q = next((q for q in range(pll.q[0], pll.q[1] + 1) if usb and vco == usb * q), None)
             if usb and q is None:
                 continue
             return {"m": m, "n": int(n), "p": p, "q": q or 7}
@@ -141,15 +142,16 @@ def _clocks(target: Target, family: str) -> dict[str, Any]:
     hse = clock_hz(target, "HSE", "hal")
     if sysclk == hsi:
         clocks["source"] = "HSI"
-    elif hse and family == "STM32F4":
+    elif hse and family == "STM32F4" and target.pll is not None:
         clocks["source"] = "PLL"
         clocks["hse"] = int(hse)
-        clocks["pll"] = _f4_pll(int(hse), sysclk, clock_hz(target, "PLL48CK", "hal"))
+        clocks["pll"] = _f4_pll(target.pll, int(hse), sysclk, clock_hz(target, "PLL48CK", "hal"))
     else:
         raise _unsupported(None, f"{target.id}: only HSI or HSE-PLL (STM32F4) clock trees are generated; "
                             f"SYSCLK {sysclk} Hz is neither")  # fmt: skip
-    ahb = (1, 2, 4, 8, 16, 64, 128, 256, 512)
-    apb = (1, 2, 4, 8, 16)
+    if target.bus_prescalers is None:
+        raise _unsupported(None, f"{target.id}: no bus prescaler facts (bus_prescalers)")
+    ahb, apb = target.bus_prescalers.ahb, target.bus_prescalers.apb
     if family == "STM32H7":
         cpu = _hz(target, "CPU")
         clocks["d1cpre"] = _divider(sysclk, cpu, ahb, "SYSCLK/CPU")
