@@ -27,9 +27,9 @@ from rac_fw.domains.firmware.plan.base import PlanModel
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.obligations.evidence import Path
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.obligations.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 LogLevel = Literal["off", "error", "warning", "info", "debug"]
@@ -285,8 +285,10 @@ def _hardening(config: Config, target: Target, framework: str) -> list[Evidence]
 
 def check(plan: Plan, target: Target, framework: str, config: Config) -> list[Evidence]:
     """Every Kconfig dependency and exclusive choice of the block, against the target's facts."""
-    return _logging(config, target, framework) + _console(config, target, framework) + _hardening(
-        config, target, framework
+    return (
+        _logging(config, target, framework)
+        + _console(config, target, framework)
+        + _hardening(config, target, framework)
     )
 
 
@@ -371,7 +373,7 @@ def _espidf(b: EspIdfBuild, config: Config) -> None:
     if hard.stack_sentinel:
         _choose(b, "CONFIG_FREERTOS_CHECK_STACKOVERFLOW_CANARY", "CONFIG_FREERTOS_CHECK_STACKOVERFLOW_NONE")
     if hard.asserts is not None:
-        enable, disable = "CONFIG_COMPILER_OPTIMIZATION_ASSERTIONS_ENABLE", "CONFIG_COMPILER_OPTIMIZATION_ASSERTIONS_DISABLE"
+        enable, disable = (f"CONFIG_COMPILER_OPTIMIZATION_ASSERTIONS_{m}" for m in ("ENABLE", "DISABLE"))
         _choose(b, enable if hard.asserts else disable, enable, disable)
 
 
@@ -385,4 +387,3 @@ SECTION = SectionSpec(
     checks=(check,),
     codes=(CONFLICT, UNSUPPORTED),
 )
-
