@@ -113,7 +113,7 @@ def _sdk_calls(program: Program, catalog: Catalog) -> Iterator[Call]:
 
 
 @register(
-    "kconfig_consistent", "E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET"
+    "kconfig_consistent", "E_KCONFIG_CONFLICT", "E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET"
 )
 def check_kconfig(ctx: Context) -> list[Evidence]:
     files, program, rules, catalog, target = ctx.files, ctx.program, ctx.rules, ctx.catalog, ctx.target
@@ -184,6 +184,44 @@ def check_kconfig(ctx: Context) -> list[Evidence]:
                 )
             )
     found += _idf_target(conf, where, rules, target)
+    found += _conflicts(conf, where, spec)
+    return found
+
+
+def _conflicts(conf: dict[str, str], where: str, spec: Mapping[str, Any]) -> list[Evidence]:
+    """Two members of one Kconfig choice set ``y``, or a symbol beside one its ``depends on !X`` excludes.
+
+    Kconfig resolves either silently (the last choice member read wins; the excluded symbol stays n), so
+    the configuration the C was written for is not the one built — ``E_KCONFIG_CONFLICT``.
+    """
+    found: list[Evidence] = []
+    on = {s for s, v in conf.items() if v == "y"}
+    for members in spec.get("choices") or []:
+        chosen = [m for m in members if m in on]
+        if len(chosen) > 1:
+            names = [f"CONFIG_{m}" for m in chosen]
+            found.append(
+                finding(
+                    "E_KCONFIG_CONFLICT",
+                    f"{where} sets {' and '.join(f'{n}=y' for n in names)}, members of one Kconfig choice: "
+                    "only one can be selected",
+                    where,
+                    names,
+                    f"keep one of {', '.join(names)} and set the others to n",
+                )
+            )
+    for symbol, excluded in (spec.get("excludes") or {}).items():
+        clash = [x for x in excluded if symbol in on and x in on]
+        for other in clash:
+            found.append(
+                finding(
+                    "E_KCONFIG_CONFLICT",
+                    f"{where} sets CONFIG_{symbol}=y and CONFIG_{other}=y, but {symbol} depends on !{other}",
+                    where,
+                    [f"CONFIG_{symbol}", f"CONFIG_{other}"],
+                    f"drop CONFIG_{symbol} or CONFIG_{other}",
+                )
+            )
     return found
 
 
