@@ -193,6 +193,55 @@ SEEDED = [
 ]
 
 
+def _slab(target: str, **fields: Any) -> dict[str, Any]:
+    op = {"op": "mem_slab", "name": "pool", "blocks": 16, "block_bytes": 64, **fields}
+    return {"target": target, "framework": "zephyr", "operations": [op]}
+
+
+SEEDED += [
+    Seeded(
+        "slab-block-not-word-multiple",
+        _slab("nrf52840", block_bytes=30),
+        "E_SLAB_ALIGNMENT",
+        "operations[0].block_bytes",
+        ("pool", "block_bytes"),
+        ("block", "bytes"),
+    ),
+    Seeded(
+        "slab-block-not-align-multiple",
+        _slab("stm32h743", block_bytes=36, align_bytes=8),
+        "E_SLAB_ALIGNMENT",
+        "operations[0].block_bytes",
+        ("pool", "block_bytes"),
+        ("multiple", "bytes"),
+    ),
+    Seeded(
+        "slab-align-not-power-of-two",
+        _slab("stm32f407", align_bytes=12),
+        "E_SLAB_ALIGNMENT",
+        "operations[0].align_bytes",
+        ("pool", "align_bytes"),
+        ("align", "bytes"),
+    ),
+    Seeded(
+        # nRF52840: 256 KiB of RAM; 4096 blocks of 64 bytes (256 KiB) leave nothing for stacks and the kernel.
+        "slab-over-ram-budget",
+        _slab("nrf52840", blocks=4096, block_bytes=64),
+        "E_RAM_BUDGET",
+        "operations[0].blocks",
+        ("pool",),
+        ("excess", "bytes"),
+    ),
+    Seeded(
+        "stack-report-on-a-host-process",
+        {"target": "native_sim", "framework": "zephyr", "operations": [{"op": "stack_report"}, BLINK]},
+        "E_TARGET_UNSUPPORTED",
+        "operations[0]",
+        ("stack_report",),
+    ),
+]
+
+
 @pytest.mark.parametrize("case", SEEDED, ids=lambda c: c.id)
 def test_seeded_violation_names_its_objects_and_every_relaxation_validates(case: Seeded) -> None:
     result = run_plan(copy.deepcopy(case.plan))

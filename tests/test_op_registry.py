@@ -28,6 +28,7 @@ PINNED = {
     "isr_handoff", "producer_consumer", "shared_state_mutex", "lock_order",
     "sensor_read",
     "log",
+    "mem_slab", "stack_report",
 }  # fmt: skip
 
 
