@@ -242,6 +242,42 @@ SEEDED += [
 ]
 
 
+def _trigger(node: dict[str, Any], device: dict[str, Any] | None = None) -> dict[str, Any]:
+    plan = _sensor(node)
+    plan["operations"] = [{"op": "sensor_trigger", "name": "motion", "device": "accel", "channel": "accel_xyz"}]
+    if device is not None:
+        plan["resources"] = {"devices": [{**LIS2DH, **device}]}
+    return plan
+
+
+SEEDED += [
+    Seeded(
+        "trigger-interrupt-unwired",
+        _trigger({}),
+        "E_SENSOR_TRIGGER",
+        "devicetree.nodes[0].interrupt",
+        ("accel", "irq-gpios", "data_ready"),
+    ),
+    Seeded(
+        "trigger-not-raised-by-driver",
+        {
+            **_trigger({"compatible": "bosch,bme280"}, {"address": 0x76}),
+            "operations": [{"op": "sensor_trigger", "name": "env", "device": "accel", "channel": "press"}],
+        },
+        "E_SENSOR_TRIGGER",
+        "operations[0].trigger",
+        ("accel", "bosch,bme280", "data_ready"),
+    ),
+    Seeded(
+        "trigger-without-node",
+        {**_trigger({}), "devicetree": None},
+        "E_SENSOR_TRIGGER",
+        "operations[0].device",
+        ("accel", "data_ready"),
+    ),
+]
+
+
 @pytest.mark.parametrize("case", SEEDED, ids=lambda c: c.id)
 def test_seeded_violation_names_its_objects_and_every_relaxation_validates(case: Seeded) -> None:
     result = run_plan(copy.deepcopy(case.plan))
@@ -340,3 +376,14 @@ def test_spi_device_nodes_take_chip_selects_in_device_order() -> None:
 def test_examples_cover_both_blocks() -> None:
     plans = [load_plan(p) for p in sorted(data_dir("examples").glob("*.yaml"))]
     assert any(p.config is not None for p in plans) and any(p.devicetree is not None for p in plans)
+
+
+def test_trigger_handler_samples_in_thread_context_with_the_drivers_trigger_kconfig() -> None:
+    plan = load_plan(data_dir("examples") / "sensor_trigger.yaml")
+    assert run_plan(plan).status is Status.PASS
+    files = lower(plan, load_target("nrf52840"), "zephyr").files
+    conf = parse_kconfig(files["prj.conf"])
+    assert conf["LIS2DH_TRIGGER_GLOBAL_THREAD"] == "y" and conf["GPIO"] == "y"
+    main = files["src/main.c"]
+    assert "sensor_trigger_set(app_motion_dev, &trigger, app_motion_handler)" in main
+    assert ".type = SENSOR_TRIG_DATA_READY" in main

@@ -26,7 +26,7 @@ PINNED = {
     "watchdog",
     "dma_mem2mem", "dma_periph_rx",
     "isr_handoff", "producer_consumer", "shared_state_mutex", "lock_order",
-    "sensor_read",
+    "sensor_read", "sensor_trigger",
     "log",
     "mem_slab", "stack_report",
 }  # fmt: skip

@@ -26,6 +26,7 @@ from pydantic import Field, StringConstraints
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.devicetree import Binding, BindingProperty, binding, bindings
+from rac_fw.domains.firmware.facts.query import pin_free
 from rac_fw.domains.firmware.plan.base import PlanModel
 from rac_fw.domains.firmware.plan.fields import Name, PinName
 from rac_fw.domains.firmware.plan.spec import SectionSpec
@@ -169,16 +170,13 @@ def _node(plan: Plan, target: Target, index: int, node: DeviceNode) -> list[Evid
         )
         found.append(violation(INVALID, why, path, [device.name, node.compatible, name], relaxations=options))
     if node.interrupt is not None:
-        pin = target.pins.get(node.interrupt)
-        wired = {led.pin: led.name for led in target.board.leds} | {b.pin: b.name for b in target.board.buttons}
+        # The one free-pin rule (not reserved, strapping, needing a switch, or wired to a board LED/button).
         problem = (
             f"the {node.compatible} binding has no interrupt output"
             if facts.interrupt is None
-            else f"{node.interrupt} drives the board's {wired[node.interrupt]}"
-            if node.interrupt in wired
             else None
-            if pin is not None and pin.reserved is None
-            else f"{node.interrupt} is not a free GPIO of {target.id}"
+            if pin_free(target, node.interrupt)
+            else f"{node.interrupt} is not a free GPIO of {target.id} (reserved, strapping or board-wired)"
         )
         if problem:
             found.append(
