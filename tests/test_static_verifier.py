@@ -233,6 +233,13 @@ CASES = [
     Case("zephyr", "slab_alloc_unchecked"),
     Case("zephyr", "isr_slab_forever", function="expiry"),
     Case("zephyr", "thread_analyzer_off", location="prj.conf"),
+    Case(
+        "zephyr",
+        "dt_binding_property_missing",
+        target="nrf52840",
+        location="app.overlay:3",
+        support={"app.overlay": "shtcx_no_mode.overlay"},
+    ),
     Case("hal", "family_mismatch", target="stm32f407", function=None),
 ]
 
