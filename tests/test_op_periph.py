@@ -252,6 +252,13 @@ def _trigger(node: dict[str, Any], device: dict[str, Any] | None = None) -> dict
 
 SEEDED += [
     Seeded(
+        "i2c-scan-on-a-controller-the-board-lacks",
+        {"target": "stm32h743", "framework": "zephyr", "operations": [{"op": "i2c_scan", "controller": "I2C4"}]},
+        "E_NO_PERIPHERAL",
+        "operations[0].controller",
+        ("I2C4", "NUCLEO-H743ZI"),
+    ),
+    Seeded(
         "trigger-interrupt-unwired",
         _trigger({}),
         "E_SENSOR_TRIGGER",
@@ -387,3 +394,19 @@ def test_trigger_handler_samples_in_thread_context_with_the_drivers_trigger_kcon
     main = files["src/main.c"]
     assert "sensor_trigger_set(app_motion_dev, &trigger, app_motion_handler)" in main
     assert ".type = SENSOR_TRIG_DATA_READY" in main
+
+
+def test_i2c_scan_probes_each_device_address_with_an_empty_write() -> None:
+    plan = load_plan(data_dir("examples") / "i2c_scan.yaml")
+    assert run_plan(plan).status is Status.PASS
+    files = lower(plan, load_target("nrf52840"), "zephyr").files
+    main = files["src/main.c"]
+    assert "for (uint16_t addr = 0x08; addr <= 0x77; addr++)" in main
+    assert (
+        ".len = 0U, .flags = I2C_MSG_WRITE | I2C_MSG_STOP" in main
+        and "i2c_transfer(app_scan_bus, &msg, 1, addr)" in main
+    )
+    assert parse_kconfig(files["prj.conf"])["I2C"] == "y"
+    with pytest.raises(ValueError, match="above last"):
+        parse_plan({"target": "nrf52840", "operations": [{"op": "i2c_scan", "controller": "TWIM0", "first": 0x50,
+                                                           "last": 0x20}]})  # fmt: skip
