@@ -90,6 +90,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SensorRead) -> dict[str, Any]:
         "node": label,
         "channel": f"SENSOR_CHAN_{op.channel.upper()}",
         "axes": 3 if op.channel.endswith("_xyz") else 1,
+        "sampling_hz": None,
         "setup": True,
         "step": {"period_ms": op.interval_ms},
     }
