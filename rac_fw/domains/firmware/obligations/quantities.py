@@ -280,12 +280,6 @@ def adc_unit_of(signal: str) -> str:
     return head if head.startswith("ADC") else "ADC"
 
 
-def radio_blocked_adc(target: Target) -> str | None:
-    """The ADC unit the radio takes while it runs (ESP32-S3 Wi-Fi: ADC2), else None."""
-    conflict = extra(target, "radio").get("adc_conflict")
-    return conflict if isinstance(conflict, str) else None
-
-
 def dcache_active(target: Target, framework: str) -> bool:
     """The core has a D-cache and ``framework`` enables it (``extra.cache_enabled``; default yes)."""
     if target.core.dcache is None:

@@ -160,15 +160,4 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 relaxations=options,
             )
         )
-    protocols = extra(target, "radio").get("protocols") or []
-    if plan.wifi and "wifi" not in protocols:
-        found.append(
-            violation(
-                CODE,
-                f"{target.id} has no Wi-Fi radio",
-                ["wifi"],
-                [target.id],
-                relaxations=[relax("run without Wi-Fi", replace(["wifi"], False))],
-            )
-        )
     return found
