@@ -28,6 +28,8 @@ PINNED = {
     "isr_handoff", "producer_consumer", "shared_state_mutex", "lock_order",
     "sensor_read",
     "log",
+    "ble_advertise", "ble_gatt_service",
+    "wifi_station",
 }  # fmt: skip
 
 

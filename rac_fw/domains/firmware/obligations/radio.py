@@ -24,9 +24,7 @@ def wifi_station_index(plan: Plan) -> int | None:
 
 
 def without_wifi(plan: Plan) -> Relaxation:
-    """Running without the Wi-Fi radio: clear the ``wifi`` shorthand, or drop the declared station."""
-    if plan.wifi:
-        return relax("run without Wi-Fi", replace(["wifi"], False))
+    """Running without the Wi-Fi radio: drop the station (``wifi: true`` was normalized into one)."""
     index = wifi_station_index(plan)
     return relax("run without Wi-Fi", remove(["operations", index if index is not None else -1]))
 

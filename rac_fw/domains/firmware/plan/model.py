@@ -67,7 +67,8 @@ class Plan(PlanModel):
     wifi: bool = Field(
         default=False,
         description="Shorthand for a wifi_station operation with its defaults (credentials wifi_ssid and "
-        "wifi_psk from configuration); added on load. Declare the operation instead to set its fields.",
+        "wifi_psk from configuration), appended on load (the flag then reads false). Declare the operation "
+        "instead to set its fields.",
     )
     operations: list[AnyOperation] = Field(min_length=1, max_length=64)
 
@@ -82,7 +83,8 @@ class Plan(PlanModel):
             return data
         if any(isinstance(o, dict) and o.get("op") == "wifi_station" for o in operations):
             raise ValueError("wifi: true is the shorthand for a wifi_station operation: drop it when declaring one")
-        return {**data, "operations": [*operations, {"op": "wifi_station"}]}
+        # Normalized: the station is the truth from here on, so the parsed plan round-trips.
+        return {**data, "wifi": False, "operations": [*operations, {"op": "wifi_station"}]}
 
     # --- look-ups used by obligations and lowerings ----------------------------------------------
     def buffer(self, name: str) -> Buffer | None:
