@@ -10,7 +10,7 @@ from __future__ import annotations
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.radio import blocked_adc
-from rac_fw.domains.firmware.obligations.evidence import Path, relax, remove, replace, violation
+from rac_fw.domains.firmware.obligations.evidence import Path, relax, replace, violation
 from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, extra
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
@@ -24,9 +24,15 @@ def wifi_station_index(plan: Plan) -> int | None:
 
 
 def without_wifi(plan: Plan) -> Relaxation:
-    """Running without the Wi-Fi radio: drop the station (``wifi: true`` was normalized into one)."""
-    index = wifi_station_index(plan)
-    return relax("run without Wi-Fi", remove(["operations", index if index is not None else -1]))
+    """Running without the Wi-Fi radio: the operations without the station, and the ``wifi`` shorthand off.
+
+    Written as whole-list replacement so it applies both to the document the agent sent (``wifi: true``,
+    no station) and to the normalized plan (the station appended, the flag false).
+    """
+    others = [
+        op.model_dump(mode="json", exclude_unset=True) for op in plan.operations if not isinstance(op, WifiStation)
+    ]
+    return relax("run without Wi-Fi", replace(["wifi"], False), replace(["operations"], others))
 
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
