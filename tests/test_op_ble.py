@@ -47,7 +47,8 @@ CASES: list[tuple[str, dict[str, Any], str, list[str], dict[str, float]]] = [
             {"op": "gpio_read", "name": "button", "button": "sw0", "interval_ms": 100},
             {"op": "ble_advertise"},
             {"op": "ble_gatt_service", "name": "svc", "uuid": "180f",
-             "characteristics": [{"name": "level", "uuid": "2a19", "notify": True, "ccc": False, "source": "button"}]}]},
+             "characteristics": [
+                 {"name": "level", "uuid": "2a19", "notify": True, "ccc": False, "source": "button"}]}]},
         "E_BLE_CCC", ["svc", "level"], {},
     ),
     (

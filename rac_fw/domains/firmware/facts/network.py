@@ -2,8 +2,8 @@
 
 An interface is a board fact *per framework*: native_sim under Zephyr reaches the host's network
 through offloaded sockets, the ESP32-S3 DevKitC through its Wi-Fi station, an STM32F407 Discovery
-board through nothing (no PHY on the board). Socket counts and TLS credential slots are Kconfig
-ranges of the framework's stack. Obligations and lowerings ask these dataclasses.
+board through nothing (no PHY on the board). Socket counts are Kconfig settings of the framework's
+stack. Obligations and lowerings ask these dataclasses.
 """
 
 from __future__ import annotations
@@ -43,15 +43,12 @@ class NetInterface:
 class NetStack:
     """The configurable limits of one framework's IP stack."""
 
-    sockets_max: int
-    """Top of the socket/context Kconfig range (``NET_MAX_CONTEXTS``, ``LWIP_MAX_SOCKETS``)."""
     sockets_kconfig: str
-    tls_credentials_max: int
-    """TLS credential slots the stack can hold (``TLS_MAX_CREDENTIALS_NUMBER``), 0 when credentials are
-    passed per connection instead (esp-tls)."""
-    tls_kconfig: str = ""
-    mqtt_topic_max: int = 65535
-    """Longest MQTT topic in bytes (MQTT 3.1.1 §1.5.3: a UTF-8 string with a 16-bit length)."""
+    """The Kconfig symbol that sizes the socket table (``NET_MAX_CONTEXTS``, ``LWIP_MAX_SOCKETS``)."""
+    sockets_default: int
+    """Its default: what an application gets without setting it."""
+    sockets_max: int | None = None
+    """Top of its Kconfig range (None: the symbol has no range; RAM bounds it)."""
 
 
 @with_config(_STRICT)

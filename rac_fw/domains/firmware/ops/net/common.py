@@ -37,7 +37,9 @@ Timeout = Annotated[
 
 _IPV4 = re.compile(r"^([0-9]{1,3}\.){3}[0-9]{1,3}$")
 
-#: Sockets the stack keeps for itself beyond the plan's (DNS resolver, DHCP client).
+#: Sockets the stack keeps for itself beyond the plan's (DNS resolver, DHCP client). The lowering
+#: configures the stack for exactly the sockets the plan holds plus these (NET_MAX_CONTEXTS,
+#: LWIP_MAX_SOCKETS), so the socket count is configuration, not a guess.
 STACK_SOCKETS = 2
 
 
@@ -115,35 +117,12 @@ def check_interface(plan: Plan, target: Target, framework: str, index: int, op: 
                 f"{op.op} runs over {target.id}'s {found.name} interface, which is up only with a Wi-Fi station",
                 path,
                 [op.op, found.name],
-                relaxations=[relax("join a Wi-Fi network (wifi_station)", add(["operations", 0], {"op": "wifi_station"}))],
+                relaxations=[
+                    relax("join a Wi-Fi network (wifi_station)", add(["operations", 0], {"op": "wifi_station"}))
+                ],
             )
         ]
     return []
-
-
-def check_sockets(plan: Plan, target: Target, framework: str, index: int, op: Operation) -> list[Evidence]:
-    """The sockets all IP operations hold fit the stack's configurable maximum (reported once, at the first)."""
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, remove, violation
-
-    stack = net_stack(target, framework)
-    ops = net_operations(plan)
-    if stack is None or not ops or ops[0][0] != index:
-        return []
-    needed = sockets_needed(plan) + STACK_SOCKETS
-    if needed <= stack.sockets_max:
-        return []
-    last = ops[-1][0]
-    return [
-        violation(
-            "E_NET_SOCKETS",
-            f"the plan holds {needed} sockets ({STACK_SOCKETS} for the stack), {stack.sockets_kconfig} allows "
-            f"{stack.sockets_max}",
-            ["operations", index],
-            [stack.sockets_kconfig, *(o.name or o.op for _, o in ops)],
-            [measure("sockets", needed, "sockets"), measure("limit", stack.sockets_max, "sockets")],
-            [relax(f"drop operations[{last}]", remove(["operations", last]))],
-        )
-    ]
 
 
 def check_retry(plan: Plan, target: Target, framework: str, index: int, op: Operation) -> list[Evidence]:
@@ -187,19 +166,22 @@ def check_heap(plan: Plan, target: Target, framework: str, index: int, op: Opera
 #: System heap the Zephyr resolver's result list needs (zsock_getaddrinfo allocates it).
 RESOLVER_HEAP_BYTES = 4096
 
-CHECKS = (check_interface, check_sockets, check_retry, check_heap)
-CODES = ("E_NET_INTERFACE", "E_NET_SOCKETS", "E_NET_TIMEOUT", "E_NET_HEAP")
+CHECKS = (check_interface, check_retry, check_heap)
+CODES = ("E_NET_INTERFACE", "E_NET_TIMEOUT", "E_NET_HEAP")
 
 
 def zephyr_base(b: Any, index: int) -> None:
     """Kconfig and headers every Zephyr IP operation needs; the interface's driver from the facts."""
     found = interface(b.target, "zephyr")
     kconfig = [f"CONFIG_{k}" for k in (found.kconfig if found else ())]
+    # SO_RCVTIMEO/SO_SNDTIMEO need their net_context support (subsys/net/ip/Kconfig).
     b.app.need("net", "CONFIG_NETWORKING", "CONFIG_NET_IPV4", "CONFIG_NET_SOCKETS", "CONFIG_NET_TCP",
-               "CONFIG_NET_UDP", *kconfig)  # fmt: skip
+               "CONFIG_NET_UDP", "CONFIG_NET_CONTEXT_RCVTIMEO", "CONFIG_NET_CONTEXT_SNDTIMEO", *kconfig)  # fmt: skip
     stack = net_stack(b.target, "zephyr")
     if stack is not None:
-        b.app.setting("net", f"CONFIG_{stack.sockets_kconfig}", str(sockets_needed(b.plan) + STACK_SOCKETS + 2))
+        count = str(max(stack.sockets_default, sockets_needed(b.plan) + STACK_SOCKETS))
+        b.app.setting("net", f"CONFIG_{stack.sockets_kconfig}", count)
+        b.app.setting("net", "CONFIG_NET_MAX_CONN", count)
     b.app.includes.update({"zephyr/net/socket.h", "string.h", "errno.h"})
 
 
@@ -209,6 +191,8 @@ def espidf_base(b: Any) -> dict[str, Any]:
     station = station_index(b.plan)
     stack = net_stack(b.target, "espidf")
     if stack is not None:
-        b.sdkconfig[f"CONFIG_{stack.sockets_kconfig}"] = str(sockets_needed(b.plan) + STACK_SOCKETS + 2)
+        b.sdkconfig[f"CONFIG_{stack.sockets_kconfig}"] = str(
+            max(stack.sockets_default, sockets_needed(b.plan) + STACK_SOCKETS)
+        )
     sym = b.symbol(station, b.plan.operations[station]) if station is not None else None
     return {"station": sym}

@@ -64,6 +64,17 @@ def credentials_kconfig(names: list[str], menu: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plan_credentials(plan: Plan) -> list[str]:
+    """Every credential the plan references by name (one Kconfig file declares them all)."""
+    names: list[str] = []
+    for op in plan.operations:
+        for field in ("ssid_credential", "psk_credential", "username_credential", "password_credential"):
+            value = getattr(op, field, None)
+            if isinstance(value, str) and not (field == "psk_credential" and getattr(op, "security", "") == "open"):
+                names.append(value)
+    return names
+
+
 def _backoff(plan: Plan, target: Target, framework: str, index: int, op: WifiStation) -> list[Evidence]:
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
@@ -112,8 +123,9 @@ def _zephyr(b: ZephyrBuilder, index: int, op: WifiStation) -> dict[str, Any]:
     b.app.okay(iface.name)
     b.app.includes.update({"zephyr/net/net_if.h", "zephyr/net/net_mgmt.h", "zephyr/net/wifi_mgmt.h",
                            "zephyr/net/net_event.h", "zephyr/net/dhcpv4.h", "string.h"})  # fmt: skip
-    creds = [op.ssid_credential] + ([op.psk_credential] if op.security != "open" else [])
-    b.app.files["Kconfig"] = 'source "Kconfig.zephyr"\n\n' + credentials_kconfig(creds, "rac-fw credentials")
+    b.app.files["Kconfig"] = 'source "Kconfig.zephyr"\n\n' + credentials_kconfig(
+        plan_credentials(b.plan), "rac-fw credentials"
+    )
     return _retry_view(op) | {
         "setup": True,
         "step": None,
@@ -126,8 +138,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: WifiStation) -> dict[str, Any]:
 
 def _espidf(b: EspIdfBuild, index: int, op: WifiStation) -> dict[str, Any]:
     b.requires.update({"esp_wifi", "esp_netif", "esp_event", "nvs_flash"})
-    creds = [op.ssid_credential] + ([op.psk_credential] if op.security != "open" else [])
-    b.files["main/Kconfig.projbuild"] = credentials_kconfig(creds, "rac-fw credentials")
+    b.files["main/Kconfig.projbuild"] = credentials_kconfig(plan_credentials(b.plan), "rac-fw credentials")
     return _retry_view(op) | {
         "ssid": f"CONFIG_{kconfig_name(op.ssid_credential)}",
         "psk": f"CONFIG_{kconfig_name(op.psk_credential)}" if op.security != "open" else None,
@@ -142,9 +153,7 @@ def _station(framework: str) -> Any:
     def available(target: Target) -> bool:
         radio = wifi(target)
         return (
-            radio is not None
-            and "sta" in radio.modes
-            and any(i.kind == "wifi" for i in interfaces(target, framework))
+            radio is not None and "sta" in radio.modes and any(i.kind == "wifi" for i in interfaces(target, framework))
         )
 
     return available
