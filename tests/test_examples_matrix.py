@@ -39,6 +39,7 @@ FAMILIES = {
     "log": ("log",),
     "ble": ("ble_",),
     "wifi": ("wifi_",),
+    "net": ("udp_", "tcp_", "mqtt_"),
 }
 
 

@@ -30,6 +30,7 @@ PINNED = {
     "log",
     "ble_advertise", "ble_gatt_service",
     "wifi_station",
+    "udp_send", "tcp_client", "tcp_server", "mqtt_publish",
 }  # fmt: skip
 
 
