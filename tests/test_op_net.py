@@ -22,7 +22,8 @@ CASES: list[tuple[str, dict[str, Any], str, list[str], dict[str, float]]] = [
     ),
     ("mqtt-qos-3", {"target": "native_sim", "operations": [MQTT | {"qos": 3}]},
      "E_NET_MQTT_QOS", ["up", "rac/up"], {"qos": 3, "max": 2}),
-    ("mqtt-publish-over-buffer", {"target": "native_sim", "operations": [MQTT | {"message": "x" * 100, "buffer_bytes": 64}]},
+    ("mqtt-publish-over-buffer",
+     {"target": "native_sim", "operations": [MQTT | {"message": "x" * 100, "buffer_bytes": 64}]},
      "E_NET_BUFFER", ["up", "rac/up"], {"packet": 115, "buffer": 64}),
     ("mqtt-keep-alive-shorter-than-interval", {"target": "native_sim", "operations": [
         MQTT | {"keep_alive_s": 10, "interval_ms": 60000}]},
@@ -92,7 +93,8 @@ def test_forever_is_only_what_the_plan_says() -> None:
 def test_mqtt_credentials_are_kconfig_references_on_espidf() -> None:
     result = run_plan({"target": "esp32s3", "operations": [
         {"op": "wifi_station"},
-        MQTT | {"username_credential": "broker_user", "password_credential": "broker_pass"}]}, target="esp32s3")  # fmt: skip
+        MQTT | {"username_credential": "broker_user", "password_credential": "broker_pass"}]},
+        target="esp32s3")  # fmt: skip
     assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
     assert result.lowered is not None
     kconfig = result.lowered.files["main/Kconfig.projbuild"]

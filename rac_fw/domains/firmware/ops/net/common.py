@@ -20,6 +20,7 @@ from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.registry import spec
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.obligations.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 Host = Annotated[
@@ -94,7 +95,7 @@ def check_interface(plan: Plan, target: Target, framework: str, index: int, op: 
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.obligations.evidence import add, relax, remove, violation
 
-    path = ["operations", index]
+    path: Path = ["operations", index]
     found = interface(target, framework)
     if found is None:
         others = sorted({f"{t}/{fw}" for t in target_ids() for fw in load_target(t).frameworks
@@ -131,7 +132,7 @@ def check_retry(plan: Plan, target: Target, framework: str, index: int, op: Oper
     retry = getattr(op, "retry", None)
     if retry is None or retry.retry_ms <= retry.retry_max_ms:
         return []
-    path = ["operations", index, "retry", "retry_max_ms"]
+    path: Path = ["operations", index, "retry", "retry_max_ms"]
     return [
         violation(
             "E_NET_TIMEOUT",

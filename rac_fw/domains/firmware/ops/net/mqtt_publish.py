@@ -20,6 +20,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.obligations.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 Topic = Annotated[
@@ -86,7 +87,7 @@ def _qos(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish
 
     if op.qos <= 2:
         return []
-    path = ["operations", index, "qos"]
+    path: Path = ["operations", index, "qos"]
     meaning = {2: "exactly once", 1: "at least once", 0: "at most once"}
     return [
         violation(
@@ -104,7 +105,7 @@ def _buffer(plan: Plan, target: Target, framework: str, index: int, op: MqttPubl
     from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
 
     found: list[Evidence] = []
-    path = ["operations", index]
+    path: Path = ["operations", index]
     packet = PUBLISH_OVERHEAD + len(op.topic) + op.payload_bytes()
     if packet > op.buffer_bytes:
         found.append(
@@ -128,7 +129,7 @@ def _keep_alive(plan: Plan, target: Target, framework: str, index: int, op: Mqtt
 
     if op.keep_alive_s == 0 or op.interval_ms <= op.keep_alive_s * 1000:
         return []
-    path = ["operations", index, "keep_alive_s"]
+    path: Path = ["operations", index, "keep_alive_s"]
     needed = -(-op.interval_ms // 1000)
     return [
         violation(

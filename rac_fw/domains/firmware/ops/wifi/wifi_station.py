@@ -18,6 +18,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.obligations.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 
@@ -81,7 +82,7 @@ def _backoff(plan: Plan, target: Target, framework: str, index: int, op: WifiSta
 
     if op.retry_ms <= op.retry_max_ms:
         return []
-    path = ["operations", index, "retry_max_ms"]
+    path: Path = ["operations", index, "retry_max_ms"]
     return [
         violation(
             "E_NET_TIMEOUT",
