@@ -210,7 +210,7 @@ CASES = [
          "retry_max_ms": 1000}), "E_NET_TIMEOUT", ["sta"], ["ms"]),
     # --- IP networking (ops/net) ---
     Case("net-tcp-server-stm32f407", "stm32f407", plan({"op": "tcp_server", "port": 4242}),
-         "E_TARGET_UNSUPPORTED", ["tcp_server", "stm32f407", "native_sim/zephyr"]),
+         "E_TARGET_UNSUPPORTED", ["tcp_server", "stm32f407"]),
     Case("net-mqtt-qos3", "native_sim", plan({"op": "mqtt_publish", "broker": "127.0.0.1", "topic": "rac/up",
          "message": "up", "qos": 3}), "E_NET_MQTT_QOS", ["rac/up"], ["level"]),
     Case("net-mqtt-buffer", "native_sim", plan({"op": "mqtt_publish", "broker": "127.0.0.1", "topic": "rac/up",
