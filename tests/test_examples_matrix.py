@@ -38,6 +38,9 @@ FAMILIES = {
     "sensor": ("sensor_read",),
     "log": ("log",),
     "memory": ("mem_slab", "stack_report"),
+    "ble": ("ble_",),
+    "wifi": ("wifi_",),
+    "net": ("udp_", "tcp_", "mqtt_"),
 }
 
 

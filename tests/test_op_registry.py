@@ -29,6 +29,9 @@ PINNED = {
     "sensor_read", "sensor_trigger",
     "log",
     "mem_slab", "stack_report",
+    "ble_advertise", "ble_gatt_service",
+    "wifi_station",
+    "udp_send", "tcp_client", "tcp_server", "mqtt_publish",
 }  # fmt: skip
 
 

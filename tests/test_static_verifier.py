@@ -167,6 +167,12 @@ CASES = [
     Case("zephyr", "dma_no_flush", target="stm32h743", support={"app.overlay": "empty.overlay"}),
     Case("zephyr", "dma_no_invalidate", target="stm32h743", support={"app.overlay": "empty.overlay"}),
     Case("espidf", "order_start_before_enable", function="app_main"),
+    # … Bluetooth LE, Wi-Fi and sockets (verify/sdk/<fw>/{api,rules}.d/{ble,wifi,net}.*)
+    Case("zephyr", "ble_advertise_before_enable", target="nrf52840", support={"prj.conf": "prj_ble.conf"}),
+    Case("zephyr", "net_send_before_connect", support={"prj.conf": "prj_net.conf"}),
+    Case("espidf", "ble_services_before_port_init", function="app_main"),
+    Case("espidf", "wifi_start_before_init", function="app_main"),
+    Case("espidf", "net_send_before_connect", function="app_main"),
     Case("hal", "missing_init"),
     Case("hal", "helper_before_init"),
     Case("hal", "clock_not_enabled"),

@@ -179,7 +179,7 @@ BOARD_KEYS = frozenset({"id", "chip", "frameworks", "board", "extra", "pins"})
 _DERIVED = frozenset({"chip", "peripherals", "svd_device", "irq_count"})
 CHIP_KEYS = frozenset({f.name for f in fields(Target)} - _DERIVED - (BOARD_KEYS - {"id", "extra"}) | {"pins"})
 #: The only keys left under ``extra`` (their owners type them); anything else is a typed ``Target`` field.
-EXTRA_KEYS = frozenset({"flash", "radio"})
+EXTRA_KEYS = frozenset({"flash", "radio", "network"})
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

@@ -622,12 +622,6 @@ def adc_units(target: Target) -> tuple[str, ...]:
     return target.adc.units if target.adc is not None else ()
 
 
-def radio_blocked_adc(target: Target) -> str | None:
-    """The ADC unit the radio takes while it runs (ESP32-S3 Wi-Fi: ADC2), else None."""
-    conflict = chip_table(target, "radio").get("adc_conflict")
-    return conflict if isinstance(conflict, str) else None
-
-
 def dcache_active(target: Target, framework: str) -> bool:
     """The core has a D-cache and ``framework`` enables it (``Target.cache_enabled``; default yes)."""
     if target.core.dcache is None:

@@ -82,7 +82,7 @@ FRAMEWORKS: dict[str, FrameworkRules] = {
     ),
 }
 
-#: Extra RAM the Wi-Fi stack needs when ``plan.wifi`` is set (ESP-IDF static + dynamic buffers).
+#: Extra RAM the Wi-Fi stack needs while a ``wifi_station`` runs (ESP-IDF static + dynamic buffers).
 WIFI_RAM_BYTES = 64 * 1024
 #: Smallest main stack (``plan.stack_bytes``) any framework runs with.
 MIN_MAIN_STACK_BYTES = 512

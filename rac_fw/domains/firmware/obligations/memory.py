@@ -13,6 +13,7 @@ from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS, MIN_MAIN_STACK_BYTES, WIFI_RAM_BYTES
+from rac_fw.domains.firmware.obligations.radio import wifi_station_index
 from rac_fw.domains.firmware.placement import buffer_controller, buffer_regions, default_ram, placement
 from rac_fw.domains.firmware.plan.model import Plan
 
@@ -83,8 +84,9 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
             (t.name, t.stack_bytes, ["resources", "threads", i, "stack_bytes"])
             for i, t in enumerate(plan.resources.threads)
         ]
-        if plan.wifi:
-            fixed.append(("wifi", WIFI_RAM_BYTES, ["wifi"]))
+        station = wifi_station_index(plan)
+        if station is not None:
+            fixed.append(("wifi", WIFI_RAM_BYTES, ["operations", station]))
         load.setdefault(pools[home.name][0], []).extend(fixed)
     for region_name, items in load.items():
         region = target.region(region_name)

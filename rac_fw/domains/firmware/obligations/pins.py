@@ -13,8 +13,10 @@ import difflib
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Pin, Target
-from rac_fw.domains.firmware.facts.query import adc_unit_of, board_wiring, normalized, radio_blocked_adc
+from rac_fw.domains.firmware.facts.query import adc_unit_of, board_wiring, normalized
+from rac_fw.domains.firmware.facts.radio import blocked_adc
 from rac_fw.domains.firmware.obligations.evidence import add, relax, replace, violation
+from rac_fw.domains.firmware.obligations.radio import wifi_station_index
 from rac_fw.domains.firmware.obligations.refs import (
     Claim,
     carries,
@@ -50,7 +52,7 @@ def _moves(target: Target, claim: Claim, taken: set[str], signal: str, limit: in
 
 
 def _analog_moves(plan: Plan, target: Target, claim: Claim, taken: set[str]) -> list[Relaxation]:
-    blocked = radio_blocked_adc(target) if plan.wifi else None
+    blocked = blocked_adc(target) if wifi_station_index(plan) is not None else None
     pins = [
         p
         for p in free_pins(target, taken, "ANALOG", near=claim.pin)

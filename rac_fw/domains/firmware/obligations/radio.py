@@ -1,5 +1,7 @@
 """E_RADIO_CONFLICT: an ADC unit the radio takes while it runs (ESP32-S3: Wi-Fi holds ADC2).
 
+The radio runs while the plan has a ``wifi_station`` (``wifi: true`` is its shorthand).
+
 Relaxations: the free analog pins of the other ADC unit(s), or running without the radio.
 """
 
@@ -7,22 +9,42 @@ from __future__ import annotations
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import adc_unit_of, adc_units, radio_blocked_adc
+from rac_fw.domains.firmware.facts.query import adc_unit_of, adc_units
+from rac_fw.domains.firmware.facts.radio import blocked_adc
 from rac_fw.domains.firmware.obligations.evidence import Path, relax, replace, violation
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
+from rac_fw.domains.firmware.ops.wifi.wifi_station import WifiStation
 from rac_fw.domains.firmware.plan.model import Plan
+
+
+def wifi_station_index(plan: Plan) -> int | None:
+    """Index of the plan's Wi-Fi station (the radio runs while it exists), else None."""
+    return next((i for i, op in enumerate(plan.operations) if isinstance(op, WifiStation)), None)
+
+
+def without_wifi(plan: Plan) -> Relaxation:
+    """Running without the Wi-Fi radio: the operations without the station, and the ``wifi`` shorthand off.
+
+    Written as whole-list replacement so it applies both to the document the agent sent (``wifi: true``,
+    no station) and to the normalized plan (the station appended, the flag false).
+    """
+    others = [
+        op.model_dump(mode="json", exclude_unset=True) for op in plan.operations if not isinstance(op, WifiStation)
+    ]
+    return relax("run without Wi-Fi", replace(["wifi"], False), replace(["operations"], others))
 
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     """ADC channels and ADC DMA requests on the unit the radio blocks, when the plan runs the radio."""
-    blocked = radio_blocked_adc(target)
-    if not plan.wifi or blocked is None:
+    blocked = blocked_adc(target)
+    station = wifi_station_index(plan)
+    if station is None or blocked is None:
         return []
     found: list[Evidence] = []
     taken = {c.pin for c in claims(plan, target)}
     others = [p for p in free_pins(target, taken, "ANALOG") if all(adc_unit_of(a) != blocked for a in p.analog)]
-    no_wifi = relax("run without Wi-Fi", replace(["wifi"], False))
+    no_wifi = without_wifi(plan)
     for claim in claims(plan, target):
         pin = target.pins.get(claim.pin)
         if claim.signal != "ANALOG" or pin is None or not any(adc_unit_of(a) == blocked for a in pin.analog):

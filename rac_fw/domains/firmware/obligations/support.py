@@ -11,7 +11,6 @@ from __future__ import annotations
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
-    chip_table,
     systick,
     timer_names,
     watchdog_range,
@@ -158,17 +157,6 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 ["resources", "threads"],
                 [t.name for t in plan.resources.threads],
                 relaxations=options,
-            )
-        )
-    protocols = chip_table(target, "radio").get("protocols") or []
-    if plan.wifi and "wifi" not in protocols:
-        found.append(
-            violation(
-                CODE,
-                f"{target.id} has no Wi-Fi radio",
-                ["wifi"],
-                [target.id],
-                relaxations=[relax("run without Wi-Fi", replace(["wifi"], False))],
             )
         )
     return found

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Literal, Union, get_args
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, model_validator
 
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.registry import flagged, specs
@@ -66,10 +66,29 @@ class Plan(PlanModel):
     resources: Resources = Field(default_factory=Resources)
     heap_bytes: int = Field(default=0, ge=0, le=1 << 22, description="System heap size in bytes.")
     stack_bytes: int = Field(default=2048, ge=256, le=1 << 18, description="Main thread stack in bytes.")
-    wifi: bool = Field(default=False, description="The application runs the Wi-Fi radio.")
+    wifi: bool = Field(
+        default=False,
+        description="Shorthand for a wifi_station operation with its defaults (credentials wifi_ssid and "
+        "wifi_psk from configuration), appended on load (the flag then reads false). Declare the operation "
+        "instead to set its fields.",
+    )
     operations: list[AnyOperation] = Field(min_length=1, max_length=64)
     config: Config | None = None
     devicetree: Devicetree | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wifi_shorthand(cls, data: object) -> object:
+        """``wifi: true`` becomes a ``wifi_station`` operation (the flag once did nothing)."""
+        if not isinstance(data, dict) or data.get("wifi") is not True:
+            return data
+        operations = data.get("operations")
+        if not isinstance(operations, list):
+            return data
+        if any(isinstance(o, dict) and o.get("op") == "wifi_station" for o in operations):
+            raise ValueError("wifi: true is the shorthand for a wifi_station operation: drop it when declaring one")
+        # Normalized: the station is the truth from here on, so the parsed plan round-trips.
+        return {**data, "wifi": False, "operations": [*operations, {"op": "wifi_station"}]}
 
     # --- look-ups used by obligations and lowerings ----------------------------------------------
     def buffer(self, name: str) -> Buffer | None:

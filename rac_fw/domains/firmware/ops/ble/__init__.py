@@ -1,0 +1,1 @@
+"""Bluetooth LE operations: advertising (with connection tracking) and GATT services."""

@@ -1,0 +1,384 @@
+"""The ``ble_advertise`` operation: a Bluetooth LE advertiser, with connection tracking when connectable."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, model_validator
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.load import load_target, target_ids
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.radio import ble, ble_stack
+from rac_fw.domains.firmware.ops.ble import payload
+from rac_fw.domains.firmware.ops.ble.payload import DeviceName, HexBytes, Placement, Uuid
+from rac_fw.domains.firmware.ops.ble.sources import value_source
+from rac_fw.domains.firmware.plan.base import Operation, PlanModel
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.obligations.evidence import Path
+    from rac_fw.domains.firmware.plan.model import Plan
+
+IoCapabilities = Literal["none", "display_only"]
+
+
+class Manufacturer(PlanModel):
+    """Manufacturer-specific data: a company identifier, fixed bytes and optionally a live value."""
+
+    company_id: int = Field(ge=0, le=0xFFFF, description="Bluetooth SIG company identifier (0xFFFF: testing).")
+    data: HexBytes = ""
+    value: Name | None = Field(
+        default=None,
+        description="A value-producing operation whose latest value (int32, little endian) follows the bytes.",
+    )
+
+    def data_bytes(self) -> int:
+        return len(self.data) // 2 + (payload.VALUE_BYTES if self.value else 0)
+
+
+class BleAdvertise(Operation):
+    """Advertise over Bluetooth LE: device name, service UUIDs, manufacturer data, at an interval.
+
+    Connectable advertising accepts up to ``max_connections`` centrals, reports every connection
+    (peer address) and disconnection (HCI reason) on the console, keeps a reference on each
+    connection while it lasts and advertises again when one ends. Legacy advertising data is at most
+    31 bytes; the name may move to the scan response, or ``extended`` advertising (Bluetooth 5) may
+    carry up to 251 bytes where the controller supports it. ``io_capabilities`` is what the device
+    can do during pairing (``display_only``: it prints a passkey), which bounds the GATT security
+    level a service may require.
+    """
+
+    op: Literal["ble_advertise"]
+    device_name: DeviceName | None = None
+    name_in: Placement = Field(default="advertising", description="Where the complete name goes.")
+    connectable: bool = True
+    service_uuids: list[Uuid] = Field(default_factory=list, max_length=8)
+    manufacturer: Manufacturer | None = None
+    interval_min_ms: int = Field(default=100, ge=payload.INTERVAL_MIN_MS, le=payload.INTERVAL_MAX_MS)
+    interval_max_ms: int = Field(default=150, ge=payload.INTERVAL_MIN_MS, le=payload.INTERVAL_MAX_MS)
+    update_ms: int | None = Field(
+        default=None, ge=100, le=3_600_000, description="Refresh period of the manufacturer value (default 1000)."
+    )
+    extended: bool = Field(default=False, description="Use a Bluetooth 5 extended advertising set.")
+    max_connections: int = Field(default=1, ge=1, le=64)
+    io_capabilities: IoCapabilities = "none"
+
+    @model_validator(mode="after")
+    def _update_needs_value(self) -> BleAdvertise:
+        if self.update_ms is not None and (self.manufacturer is None or self.manufacturer.value is None):
+            raise ValueError("update_ms refreshes manufacturer.value: name the value to send, or drop update_ms")
+        return self
+
+    def ad_fields(self) -> list[payload.AdField]:
+        placement: Placement = "advertising" if self.extended else self.name_in
+        return payload.fields(
+            self.device_name,
+            placement,
+            self.service_uuids,
+            self.manufacturer.data_bytes() if self.manufacturer else None,
+        )
+
+    def budget(self) -> int:
+        return payload.EXTENDED_BUDGET if self.extended else payload.LEGACY_BUDGET
+
+    def refresh_ms(self) -> int | None:
+        if self.manufacturer is None or self.manufacturer.value is None:
+            return None
+        return self.update_ms or 1000
+
+
+# --- obligations --------------------------------------------------------------------------------
+def _budget(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
+    # Imported here: obligations import the plan model, which walks ops/ when it loads.
+    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+
+    found = op.ad_fields()
+    used, limit = payload.size(found, "advertising"), op.budget()
+    sr_used = payload.size(found, "scan_response")
+    path: Path = ["operations", index]
+    evidence: list[Evidence] = []
+    kind = "extended advertising" if op.extended else "legacy advertising"
+    if used > limit:
+        options: list[Relaxation] = []
+        name = next((f for f in found if f.kind == "name" and f.where == "advertising"), None)
+        if name is not None and not op.extended:
+            if used - name.size <= limit and sr_used + name.size <= payload.LEGACY_BUDGET:
+                options.append(
+                    relax("move the name to the scan response", replace([*path, "name_in"], "scan_response"))
+                )
+            keep = name.data_bytes - (used - limit)
+            if keep >= 1 and op.device_name is not None:
+                options.append(
+                    relax(
+                        f"shorten the name to {keep} characters", replace([*path, "device_name"], op.device_name[:keep])
+                    )
+                )
+        controller = ble(target)
+        if (
+            not op.extended
+            and controller is not None
+            and controller.extended_advertising
+            and _realizes_extended(framework, target)
+            and used <= payload.EXTENDED_BUDGET
+        ):
+            options.append(relax("use extended advertising (Bluetooth 5)", replace([*path, "extended"], True)))
+        uuids = next((f for f in found if f.kind.startswith("uuid")), None)
+        if uuids is not None and used - sum(f.size for f in found if f.kind.startswith("uuid")) <= limit:
+            options.append(relax("advertise no service UUIDs", replace([*path, "service_uuids"], [])))
+        evidence.append(
+            violation(
+                "E_BLE_ADV_BUDGET",
+                f"{_label(op, index)}: the {kind} data is {used} bytes, {used - limit} over the {limit}-byte budget ("
+                + ", ".join(f"{f.kind} {f.size} B" for f in found if f.where == "advertising")
+                + ")",
+                path,
+                [_label(op, index), *(f.kind for f in found if f.where == "advertising")],
+                [measure("advertising_data", used, "bytes"), measure("budget", limit, "bytes"),
+                 measure("excess", used - limit, "bytes")],
+                options,
+            )
+        )  # fmt: skip
+    if sr_used > payload.LEGACY_BUDGET:
+        evidence.append(
+            violation(
+                "E_BLE_ADV_BUDGET",
+                f"{_label(op, index)}: the scan response is {sr_used} bytes, "
+                f"over the {payload.LEGACY_BUDGET}-byte budget",
+                [*path, "device_name"],
+                [_label(op, index), "name"],
+                [measure("scan_response", sr_used, "bytes"), measure("budget", payload.LEGACY_BUDGET, "bytes")],
+                [relax("shorten the name", replace([*path, "device_name"], (op.device_name or "")[:20]))],
+            )
+        )
+    return evidence
+
+
+def _interval(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
+    # Imported here: obligations import the plan model, which walks ops/ when it loads.
+    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+
+    if op.interval_min_ms <= op.interval_max_ms:
+        return []
+    path: Path = ["operations", index]
+    return [
+        violation(
+            "E_BLE_INTERVAL",
+            f"{_label(op, index)}: the advertising interval range is empty "
+            f"({op.interval_min_ms} ms minimum > {op.interval_max_ms} ms maximum)",
+            [*path, "interval_min_ms"],
+            [_label(op, index)],
+            [measure("interval_min", op.interval_min_ms, "ms"), measure("interval_max", op.interval_max_ms, "ms")],
+            [
+                relax(
+                    f"advertise every {op.interval_max_ms} ms", replace([*path, "interval_min_ms"], op.interval_max_ms)
+                ),
+                relax(f"allow up to {op.interval_min_ms} ms", replace([*path, "interval_max_ms"], op.interval_min_ms)),
+            ],
+        )
+    ]
+
+
+def _connections(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
+    # Imported here: obligations import the plan model, which walks ops/ when it loads.
+    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+
+    stack = ble_stack(target, framework)
+    if stack is None or op.max_connections <= stack.max_connections:
+        return []
+    path: Path = ["operations", index, "max_connections"]
+    return [
+        violation(
+            "E_BLE_CONNECTIONS",
+            f"{_label(op, index)}: {op.max_connections} connections, but the {stack.host} host on {target.id} "
+            f"accepts at most {stack.max_connections} ({stack.connections_kconfig})",
+            path,
+            [_label(op, index), stack.connections_kconfig],
+            [measure("requested", op.max_connections, "connections"),
+             measure("limit", stack.max_connections, "connections")],
+            [relax(f"accept {stack.max_connections} connections", replace(path, stack.max_connections))],
+        )
+    ]  # fmt: skip
+
+
+def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
+    """BLE on a chip without a Bluetooth LE radio: name the targets that have one."""
+    # Imported here: obligations import the plan model, which walks ops/ when it loads.
+    from rac_fw.domains.firmware.obligations.evidence import relax, remove, violation
+
+    if ble(target) is not None:
+        return []
+    others = [t for t in target_ids() if ble(load_target(t)) is not None]
+    return [
+        violation(
+            "E_TARGET_UNSUPPORTED",
+            f"{target.id} has no Bluetooth LE radio (targets with one: {', '.join(others) or 'none'})",
+            ["operations", index],
+            [target.id, *others],
+            relaxations=[relax(f"drop this {op.op}", remove(["operations", index]))],
+        )
+    ]
+
+
+def _single(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
+    # Imported here: obligations import the plan model, which walks ops/ when it loads.
+    from rac_fw.domains.firmware.obligations.evidence import relax, remove, violation
+
+    first = next(i for i, o in enumerate(plan.operations) if isinstance(o, BleAdvertise))
+    if first == index:
+        return []
+    return [
+        violation(
+            "E_BLE_ADV_SETS",
+            "one advertiser per plan: the device has one identity, name and connection policy",
+            ["operations", index],
+            [_label(op, index)],
+            relaxations=[relax(f"drop this {op.op}", remove(["operations", index]))],
+        )
+    ]
+
+
+def _value(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
+    name = op.manufacturer.value if op.manufacturer else None
+    return value_source(plan, name, ["operations", index, "manufacturer", "value"])
+
+
+def _label(op: BleAdvertise, index: int) -> str:
+    return op.name or f"operations[{index}]"
+
+
+def _realizes_extended(framework: str, target: Target) -> bool:
+    realization = SPEC.realization(framework)
+    test = realization.features.get("extended") if realization is not None else None
+    return test is not None and test(target)
+
+
+# --- realizations -------------------------------------------------------------------------------
+def _ad_view(op: BleAdvertise) -> dict[str, Any]:
+    """The AD structures as the templates need them: bytes as C hex literals, in on-air order."""
+    uuid16 = [payload.uuid_bytes(u) for u in op.service_uuids if len(u) == 4]
+    uuid128 = [payload.uuid_bytes(u) for u in op.service_uuids if len(u) != 4]
+    mfg = None
+    if op.manufacturer is not None:
+        fixed = op.manufacturer.company_id.to_bytes(2, "little") + bytes.fromhex(op.manufacturer.data)
+        mfg = {
+            "bytes": [f"0x{b:02x}" for b in fixed] + ["0x00"] * (payload.VALUE_BYTES if op.manufacturer.value else 0),
+            "value_at": len(fixed),
+        }
+    return {
+        "name": c_string_literal(op.device_name) if op.device_name else None,
+        "name_in": "advertising" if op.extended else op.name_in,
+        "uuid16": [", ".join(f"0x{b:02x}" for b in u) for u in uuid16],
+        "uuid128": [", ".join(f"0x{b:02x}" for b in u) for u in uuid128],
+        "mfg": mfg,
+        "used": payload.size(op.ad_fields(), "advertising"),
+        "budget": op.budget(),
+        "min_units": f"0x{payload.interval_units(op.interval_min_ms):04x}",
+        "max_units": f"0x{payload.interval_units(op.interval_max_ms):04x}",
+    }
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: BleAdvertise) -> dict[str, Any]:
+    b.app.need("ble", "CONFIG_BT", "CONFIG_BT_PERIPHERAL" if op.connectable else "CONFIG_BT_BROADCASTER")
+    b.app.includes.update({"zephyr/bluetooth/bluetooth.h", "zephyr/bluetooth/hci.h", "zephyr/sys/byteorder.h"})
+    if op.connectable:
+        b.app.includes.update({"zephyr/bluetooth/conn.h", "zephyr/sys/atomic.h"})
+        b.app.setting("ble", "CONFIG_BT_MAX_CONN", str(op.max_connections))
+    if op.device_name is not None:
+        b.app.setting("ble", "CONFIG_BT_DEVICE_NAME", c_string_literal(op.device_name))
+    if op.extended:
+        b.app.need("ble", "CONFIG_BT_EXT_ADV")
+        b.app.setting("ble", "CONFIG_BT_CTLR_ADV_DATA_LEN_MAX", str(payload.EXTENDED_BUDGET))
+    if op.io_capabilities != "none":
+        b.app.need("ble", "CONFIG_BT_SMP")
+    value = op.manufacturer.value if op.manufacturer else None
+    view = _ad_view(op) | {
+        "setup": True,
+        "value_id": b.op_id(value) if value else None,
+        "connectable": op.connectable,
+        "scannable": not op.connectable and op.name_in == "scan_response" and not op.extended,
+        "max_connections": op.max_connections,
+        "display": op.io_capabilities == "display_only",
+        "step": None,
+    }
+    refresh = op.refresh_ms()
+    if refresh is not None:
+        view["step"] = {"period_ms": refresh, "count": None}
+    return view
+
+
+def _espidf(b: EspIdfBuild, index: int, op: BleAdvertise) -> dict[str, Any]:
+    b.requires.update({"bt", "nvs_flash"})
+    b.sdkconfig.update({"CONFIG_BT_ENABLED": "y", "CONFIG_BT_NIMBLE_ENABLED": "y"})
+    b.sdkconfig["CONFIG_BT_NIMBLE_MAX_CONNECTIONS"] = str(op.max_connections)
+    if op.device_name is not None:
+        b.sdkconfig["CONFIG_BT_NIMBLE_SVC_GAP_DEVICE_NAME"] = c_string_literal(op.device_name)
+    services = [b.symbol(i, o) for i, o in enumerate(b.plan.operations) if o.op == "ble_gatt_service"]
+    secured = [o for o in b.plan.operations if getattr(o, "security", 1) >= 2]
+    return _ad_view(op) | {
+        "value": op.manufacturer.value if op.manufacturer else None,
+        "services": services,
+        "connectable": op.connectable,
+        "scannable": not op.connectable and op.name_in == "scan_response",
+        "refresh_ms": op.refresh_ms(),
+        "io_cap": "BLE_HS_IO_DISPLAY_ONLY" if op.io_capabilities == "display_only" else "BLE_HS_IO_NO_INPUT_OUTPUT",
+        "bonding": bool(secured),
+        "mitm": any(getattr(o, "security", 1) >= 3 for o in secured),
+        "sc": any(getattr(o, "security", 1) >= 4 for o in secured),
+        "task": b.thread(None, b.symbol(index, op)),
+    }
+
+
+def _legacy_only(plan: Plan, target: Target, index: int, op: BleAdvertise) -> list[Evidence]:
+    """The NimBLE realization advertises with the legacy PDUs only."""
+    # Imported here: obligations import the plan model, which walks ops/ when it loads.
+    from rac_fw.domains.firmware.obligations.evidence import relax, remove, replace, violation
+
+    if not op.extended:
+        return []
+    path: Path = ["operations", index, "extended"]
+    fits = payload.size(payload.fields(op.device_name, op.name_in, op.service_uuids,
+                                       op.manufacturer.data_bytes() if op.manufacturer else None),
+                        "advertising") <= payload.LEGACY_BUDGET  # fmt: skip
+    options = [relax("use legacy advertising", replace(path, False))] if fits else []
+    options.append(relax(f"drop this {op.op}", remove(["operations", index])))
+    return [
+        violation(
+            "E_TARGET_UNSUPPORTED",
+            "the espidf (NimBLE) lowering advertises with legacy PDUs only (31 bytes)",
+            path,
+            [_label(op, index), target.id],
+            relaxations=options,
+        )
+    ]
+
+
+def _has_zephyr_host(target: Target) -> bool:
+    return ble_stack(target, "zephyr") is not None
+
+
+def _has_nimble(target: Target) -> bool:
+    return ble_stack(target, "espidf") is not None
+
+
+def _extended(target: Target) -> bool:
+    controller = ble(target)
+    return controller is not None and controller.extended_advertising
+
+
+SPEC = OpSpec(
+    model=BleAdvertise,
+    family="ble",
+    realizations={
+        "zephyr": Realization(
+            template="ble", view=_zephyr, available=_has_zephyr_host, features={"extended": _extended}
+        ),
+        "espidf": Realization(template="ble_advertise", view=_espidf, available=_has_nimble, admits=_legacy_only),
+    },
+    checks=(_radio, _single, _budget, _interval, _connections, _value),
+    codes=("E_BLE_ADV_BUDGET", "E_BLE_INTERVAL", "E_BLE_CONNECTIONS", "E_BLE_ADV_SETS"),
+)

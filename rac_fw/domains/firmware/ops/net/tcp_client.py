@@ -1,0 +1,71 @@
+"""The ``tcp_client`` operation: connect to a server, send a message, read a bounded reply, close."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.ops.net import common
+from rac_fw.domains.firmware.ops.net.common import Host, Port, Retry, Timeout
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.fields import Message
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class TcpClient(Operation):
+    """Every ``interval_ms``, connect to ``host:port`` over TCP, send ``message``, read at most
+    ``rx_buffer_bytes`` of reply within ``timeout_ms`` and close the socket (on every error path too).
+
+    A failed exchange is retried after ``retry.retry_ms``, doubling up to ``retry.retry_max_ms``.
+    """
+
+    op: Literal["tcp_client"]
+    host: Host
+    port: Port
+    message: Message
+    interval_ms: int = Field(default=10_000, ge=100, le=3_600_000)
+    timeout_ms: Timeout = 5000
+    rx_buffer_bytes: int = Field(default=256, ge=16, le=16384)
+    retry: Retry = Field(default_factory=Retry)
+
+
+def view(op: Any) -> dict[str, Any]:
+    """What the socket templates need of any client exchange (TCP or UDP)."""
+    timeout = common.ms(op.timeout_ms)
+    return {
+        "host": c_string_literal(op.host),
+        "literal": common.is_ipv4(op.host),
+        "port": op.port,
+        "port_text": c_string_literal(str(op.port)),
+        "message": c_string_literal(op.message) if getattr(op, "message", None) else None,
+        "timeout_ms": timeout,
+        "rx_bytes": getattr(op, "rx_buffer_bytes", 0),
+        "retry": getattr(op, "retry", None),
+    }
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: TcpClient) -> dict[str, Any]:
+    common.zephyr_base(b, index)
+    return view(op) | {"setup": False, "step": {"period_ms": op.interval_ms, "count": None}}
+
+
+def _espidf(b: EspIdfBuild, index: int, op: TcpClient) -> dict[str, Any]:
+    return view(op) | common.espidf_base(b) | {"task": b.thread(None, b.symbol(index, op))}
+
+
+SPEC = OpSpec(
+    model=TcpClient,
+    family="net",
+    realizations={
+        "zephyr": Realization(template="net", view=_zephyr, available=common.available("zephyr")),
+        "espidf": Realization(template="net", view=_espidf, available=common.available("espidf")),
+    },
+    checks=common.CHECKS,
+    codes=common.CODES,
+)

@@ -1,0 +1,1 @@
+"""Wi-Fi operations: joining an access point as a station."""
