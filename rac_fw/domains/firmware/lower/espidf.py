@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
+from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
 from rac_fw.domains.firmware.lower import (
     Lowered,
@@ -369,7 +370,9 @@ class EspIdfLowerer:
                 f"target {target.board.idf_target}",
             ],
         )
-        return Lowered(framework=self.name, target=target.id, files=files, receipt=receipt)
+        return Lowered(
+            framework=self.name, target=target.id, files=files, receipt=receipt, user_files=usercode.placement("main")
+        )
 
 
 register_framework("espidf", EspIdfLowerer())

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from rac_fw.contract import Receipt
+from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.lower import Lowered, with_contributed
 from rac_fw.domains.firmware.lower.zephyr.core import family
 from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, ZEPHYR_VERSION, Step, unsupported
@@ -129,7 +130,9 @@ class Builder(OperationViews):
                 f"board {self.board}",
             ],
         )
-        return Lowered(framework="zephyr", target=self.target.id, files=files, receipt=receipt)
+        return Lowered(
+            framework="zephyr", target=self.target.id, files=files, receipt=receipt, user_files=usercode.placement("src")
+        )
 
     def dt_binding_includes(self) -> list[str]:
         text = "\n".join("\n".join(v) for v in self.app.label_blocks.values())
