@@ -130,9 +130,8 @@ class Builder(OperationViews):
                 f"board {self.board}",
             ],
         )
-        return Lowered(
-            framework="zephyr", target=self.target.id, files=files, receipt=receipt, user_files=usercode.placement("src")
-        )
+        user = usercode.placement("src")
+        return Lowered(framework="zephyr", target=self.target.id, files=files, receipt=receipt, user_files=user)
 
     def dt_binding_includes(self) -> list[str]:
         text = "\n".join("\n".join(v) for v in self.app.label_blocks.values())
