@@ -93,6 +93,12 @@ def _needs_overlay(files: dict[str, str]) -> bool:
     return any(_COMMENT.sub("", text).strip() for path, text in files.items() if path.startswith("boards/"))
 
 
+#: Recent answers of ``portable_boards`` (plan JSON → (the target facts asked for, boards)): the pipeline
+#: lowers a plan twice (the obligations' acceptor, then the result), each costing four sibling lowerings.
+_PORTABLE: dict[str, tuple[Target, tuple[str, ...]]] = {}
+_PORTABLE_KEPT = 64
+
+
 def portable_boards(bound: BoundPlan, files: dict[str, str]) -> list[str]:
     """The other Zephyr boards this very tree builds and runs the plan on, for twister's ``platform_allow``.
 
@@ -102,6 +108,10 @@ def portable_boards(bound: BoundPlan, files: dict[str, str]) -> list[str]:
     board's app too (``native_sim/native/64`` for most plans that validate on native_sim). A board whose
     app needs its own overlay or other sources is not listed: this tree would not build there.
     """
+    key = bound.plan.model_dump_json()
+    remembered = _PORTABLE.get(key)
+    if remembered is not None and remembered[0] is bound.target:
+        return list(remembered[1])
     ours = _sources(files, bound.target)
     found: list[str] = []
     for target_id in target_ids():
@@ -118,6 +128,9 @@ def portable_boards(bound: BoundPlan, files: dict[str, str]) -> list[str]:
             continue
         if _sources(theirs, other) == ours and not _needs_overlay(theirs):
             found.append(board)
+    if len(_PORTABLE) >= _PORTABLE_KEPT:
+        del _PORTABLE[next(iter(_PORTABLE))]
+    _PORTABLE[key] = (bound.target, tuple(found))
     return found
 
 
