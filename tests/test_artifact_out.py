@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.lower import MANIFEST_NAME, ArtifactConflict, Lowered, write_artifact
 
 REPO = Path(__file__).resolve().parent.parent
@@ -59,7 +60,7 @@ def test_edited_generated_file_needs_force_and_user_code_survives(tmp_path):
 
 
 def tree(files: dict[str, str]) -> Lowered:
-    return Lowered(framework="zephyr", target="t", files=files)
+    return Lowered(framework="zephyr", target="t", files=files, user_files=usercode.placement("src"))
 
 
 def test_only_unedited_generated_files_are_removed(tmp_path):

@@ -6,8 +6,10 @@ and judged both by direct assertions on the generated text and by the independen
 
 from __future__ import annotations
 
+import ast
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -15,10 +17,11 @@ from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.lower import LoweringError, lower
 from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
-from rac_fw.domains.firmware.plan.load import parse_plan
+from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.verify.artifact import verify_sources
+from rac_fw.resources import data_dir
 
 TARGET = load_target("esp32s3")
 
@@ -85,7 +88,8 @@ def _functions(source: str) -> dict[str, str]:
 
 
 def test_file_set_components_and_sdkconfig(full: dict[str, str]) -> None:
-    assert set(full) == {"CMakeLists.txt", "main/CMakeLists.txt", "main/main.c", "sdkconfig.defaults", "README.md"}
+    assert set(full) == {"CMakeLists.txt", "main/CMakeLists.txt", "main/main.c", "sdkconfig.defaults", "README.md",
+                         "pytest_rac_fw_app.py"}
     assert "project.cmake" in full["CMakeLists.txt"]
     requires = re.search(r"REQUIRES ([^)]*)\)", full["main/CMakeLists.txt"])
     assert requires is not None
@@ -241,3 +245,69 @@ def test_kernel_timers_are_esp_timer_and_timg_timers_gptimer() -> None:
     assert "gptimer_new_timer(&once_cfg, &once_timer)" in main
     assert "CONFIG_ESP_TIMER_SUPPORTS_ISR_DISPATCH_METHOD=y" in files["sdkconfig.defaults"]
     assert "esp_timer" in files["main/CMakeLists.txt"]
+
+
+def _apps() -> list[tuple[str, Plan, dict[str, str]]]:
+    """Every ESP-IDF app of the example matrix (each example retargeted to the ESP32-S3) and the full plan."""
+    apps = [("full", _valid(FULL_PLAN), {})]
+    for path in sorted(data_dir("examples").glob("*.yaml")):
+        plan = load_plan(path).model_copy(update={"target": "esp32s3", "framework": "espidf"})
+        if not check(plan, TARGET, "espidf"):
+            apps.append((path.stem, plan, {}))
+    return [(name, plan, lower(plan, TARGET, "espidf").files) for name, plan, _ in apps]
+
+
+def _printed(main: str) -> tuple[str, list[str], str]:
+    """The console lines main.c prints, read from its C: the boot line, one ok line per rac_ok() call
+    site, the done line (printf's formats applied to their literal arguments)."""
+    boot = re.search(r'printf\("rac: boot %s\\n", "([^"]+)"\);', main)
+    assert boot is not None
+    assert 'printf("rac: %s ok\\n", label);' in main and 'printf("rac: done\\n");' in main
+    labels = re.findall(r'\brac_ok\("([^"]+)"\);', main)
+    return f"rac: boot {boot.group(1)}", [f"rac: {label} ok" for label in labels], "rac: done"
+
+
+def test_esp_idf_apps_print_the_rac_lines_once_per_operation() -> None:
+    """Like the Zephyr apps: the boot line first in app_main, every operation reports once (never from an
+    ISR), and rac_ok prints "rac: done" when the count reaches the number of operations."""
+    checked = 0
+    for name, plan, files in _apps():
+        main = files["main/main.c"]
+        body = main[main.index("void app_main(void)\n{\n") :]
+        assert body.index('printf("rac: boot %s\\n", "esp32s3");') < body.index("rac_user_init();"), name
+        boot, oks, done = _printed(main)
+        labels = [op.name or f"{op.op}{i}" for i, op in enumerate(plan.operations)]
+        assert sorted(oks) == sorted(f"rac: {label} ok" for label in labels), name
+        assert f"+ 1U == {len(plan.operations)}U)" in main, name
+        functions = _functions(main)
+        for isr in re.findall(r"IRAM_ATTR (\w+)\(", main):
+            assert "rac_ok(" not in functions[isr], (name, isr)
+        checked += 1
+    assert checked >= 6
+
+
+def test_pytest_embedded_test_is_valid_python_whose_regexes_match_the_printed_lines(tmp_path: Path) -> None:
+    """``pytest_rac_fw_app.py`` (Espressif's example-test shape: ``@pytest.mark.esp32s3``, ``dut.expect``)
+    compiles, and its patterns match exactly the lines main.c prints, with LF or CRLF endings."""
+    for name, _plan, files in _apps():
+        source = files["pytest_rac_fw_app.py"]
+        compile(source, "pytest_rac_fw_app.py", "exec")
+        tree = ast.parse(source)
+        constants = {
+            node.targets[0].id: ast.literal_eval(node.value)
+            for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+        }
+        (test,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+        marks = {ast.unparse(d) for d in test.decorator_list}
+        assert {f"pytest.mark.{TARGET.board.idf_target}", "pytest.mark.generic"} <= marks, name
+        assert [a.annotation and ast.unparse(a.annotation) for a in test.args.args] == ["IdfDut"]
+        assert ast.unparse(test).count("dut.expect(") == 3
+        boot, oks, done = _printed(files["main/main.c"])
+        for ending in ("\n", "\r\n"):
+            assert re.search(constants["BOOT"], boot + ending), name
+            assert re.search(constants["DONE"], done + ending) and not re.search(constants["OK"], done + ending)
+            assert not re.search(constants["OK"], boot + ending)
+            reported = [re.search(constants["OK"], line + ending).group(1) for line in oks]  # type: ignore[union-attr]
+            assert sorted(reported) == sorted(constants["OPERATIONS"]), name
+        assert len(constants["OPERATIONS"]) == len(oks)

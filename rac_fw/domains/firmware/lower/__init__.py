@@ -48,6 +48,9 @@ class Lowered:
     target: str
     files: dict[str, str]
     receipt: Receipt = field(default_factory=Receipt)
+    user_files: dict[str, str] = field(default_factory=dict)
+    """The user's own files the tree includes and compiles (``usercode.placement``): path → the text
+    ``write_artifact`` creates when absent. Not part of the tree's identity: never rewritten."""
 
     def file_hashes(self) -> dict[str, str]:
         """sha256 of each file's UTF-8 bytes, keyed by relative path (sorted)."""
@@ -271,23 +274,6 @@ def tab_indent(text: str, depth: int = 1) -> str:
     return "\n".join(prefix + line if line.strip() else "" for line in text.splitlines())
 
 
-#: The user's own code, next to the generated ``main.c``: created once when absent, never rewritten or
-#: deleted, never in the manifest's ``files`` — so regenerating an app keeps the user's work. The hook is
-#: ``rac_user_init()``, which the templates' ``main.c`` calls once after the plan's own initialisation.
-USER_FILES: dict[str, str] = {
-    "user.h": (
-        "/* Your code: rac-fw created this file once and never rewrites it. */\n"
-        "#ifndef RAC_USER_H\n#define RAC_USER_H\n\n"
-        "/* Called once from main() after the plan's peripherals are initialised. */\n"
-        "void rac_user_init(void);\n\n#endif /* RAC_USER_H */\n"
-    ),
-    "user.c": (
-        "/* Your code: rac-fw created this file once and never rewrites it. */\n"
-        "#include \"user.h\"\n\nvoid rac_user_init(void)\n{\n}\n"
-    ),
-}
-
-
 class ArtifactConflict(OSError):
     """Writing the tree would overwrite files rac-fw did not write, or edited since; ``evidence`` lists them."""
 
@@ -316,15 +302,6 @@ def _previous_manifest(path: Path) -> dict[str, str]:
     return out
 
 
-def _user_files(lowered: Lowered) -> dict[str, str]:
-    """The user-code files beside the generated ``main.c`` (none when the tree has no ``main.c``)."""
-    mains = sorted(rel for rel in lowered.files if rel.rsplit("/", 1)[-1] == "main.c")
-    if not mains:
-        return {}
-    folder = mains[0].rpartition("/")[0]
-    return {(f"{folder}/{name}" if folder else name): text for name, text in USER_FILES.items()}
-
-
 def write_artifact(lowered: Lowered, out_dir: Path | str, force: bool = False) -> dict[str, Any]:
     """Write the tree under ``out_dir`` and return its manifest (per-file sha256 and size).
 
@@ -333,7 +310,8 @@ def write_artifact(lowered: Lowered, out_dir: Path | str, force: bool = False) -
     :class:`ArtifactConflict` lists every such file (``force`` overwrites them). Files the previous tree
     had and the new one lacks are removed only when unedited (so a stale ``boards/*.overlay`` from
     another target cannot leak into a build, and nothing of the user's is deleted). The user-code files
-    (:data:`USER_FILES`) are created once, when absent.
+    the tree includes and builds (``Lowered.user_files``, see :mod:`~rac_fw.domains.firmware.usercode`)
+    are created once, when absent.
     """
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
@@ -371,7 +349,7 @@ def write_artifact(lowered: Lowered, out_dir: Path | str, force: bool = False) -
         data = lowered.files[rel].encode()
         if _sha256(path) != hashes[rel]:
             path.write_bytes(data)
-    user = _user_files(lowered)
+    user = lowered.user_files
     for rel, text in user.items():
         path = root / rel
         if not path.exists():

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
+from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
 from rac_fw.domains.firmware.facts.query import clock_hz
 from rac_fw.domains.firmware.lower import (
@@ -40,6 +41,7 @@ from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
+from rac_fw.domains.firmware.verify.console import operation_label
 
 #: ESP-IDF release the templates are written against (also in templates/espidf/VERSION).
 IDF_VERSION = "v5.4"
@@ -58,6 +60,9 @@ REQUIRES = {
     "threads": set(),
     "log": set(),
 }
+
+#: The CMake project name (``project(rac_fw_app)``), which names the app's pytest file too.
+PROJECT = "rac_fw_app"
 
 #: Default stack/priority of tasks that serve an operation without a named plan thread.
 DEFAULT_STACK_BYTES = 4096
@@ -259,13 +264,34 @@ def _view(build: EspIdfBuild, index: int, op: Any) -> dict[str, Any]:
     """The template view of one operation: the common names plus what its op spec's view derives."""
     sym = build.symbol(index, op)
     view: dict[str, Any] = {"op": op, "sym": sym, "family": _template(op.op), "index": index,
-                            "label": c_string_literal(sym)}  # fmt: skip
+                            "label": c_string_literal(sym),
+                            "tag": c_string_literal(operation_label(index, op.op, op.name))}  # fmt: skip
     realization = spec(op.op).realization("espidf")
     if realization is None or realization.view is None:
         raise LookupError(f"{op.op} has no ESP-IDF view in its op spec")
     view.update(realization.view(build, index, op))
     view["value"] = spec(op.op).has(Flag.VALUE)
     return view
+
+
+#: The pytest-embedded test of the app (``pytest_<app>.py``, as Espressif's examples name theirs).
+PYTEST_FILE = f"pytest_{PROJECT}.py"
+
+
+def _pytest_view(build: EspIdfBuild) -> dict[str, Any]:
+    """What the app's pytest-embedded test expects, as Python literals: the lines ``main.c`` prints
+    (``rac: boot <target>``, ``rac: <label> ok`` per operation, ``rac: done``; printf's ``\\n`` may reach
+    the console as ``\\r\\n``)."""
+    labels = tuple(operation_label(i, op.op, op.name) for i, op in enumerate(build.plan.operations))
+    return {
+        "target": build.target,
+        "filename": PYTEST_FILE,
+        "name": PROJECT,
+        "boot": repr(rf"rac: boot {re.escape(build.target.id)}\r?\n"),
+        "ok": repr(r"rac: (\S+) ok\r?\n"),
+        "done": repr(r"rac: done\r?\n"),
+        "operations": repr(labels),
+    }
 
 
 def _sdkconfig(build: EspIdfBuild) -> dict[str, str]:
@@ -349,15 +375,15 @@ class EspIdfLowerer:
             "buffers": buffers,
             "requires": sorted(build.requires),
             "sdkconfig": _sdkconfig(build),
-            "project": c_string_literal("rac_fw_app"),
+            "project": c_string_literal(PROJECT),
+            "boot": c_string_literal(target.id),
         }
-        files = with_contributed(
-            {
-                path: env.get_template(f"{path}.j2").render(context)
-                for path in ("CMakeLists.txt", "main/CMakeLists.txt", "main/main.c", "sdkconfig.defaults", "README.md")
-            },
-            build.files,
-        )
+        project = {
+            path: env.get_template(f"{path}.j2").render(context)
+            for path in ("CMakeLists.txt", "main/CMakeLists.txt", "main/main.c", "sdkconfig.defaults", "README.md")
+        }
+        project[PYTEST_FILE] = env.get_template("pytest_app.py.j2").render(_pytest_view(build))
+        files = with_contributed(project, build.files)
         receipt = Receipt(
             realized=[f"{v['op'].op}:{v['sym']}" for v in build.views],
             notes=[
@@ -366,7 +392,9 @@ class EspIdfLowerer:
                 f"target {target.board.idf_target}",
             ],
         )
-        return Lowered(framework=self.name, target=target.id, files=files, receipt=receipt)
+        return Lowered(
+            framework=self.name, target=target.id, files=files, receipt=receipt, user_files=usercode.placement("main")
+        )
 
 
 register_framework("espidf", EspIdfLowerer())

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
+from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
 from rac_fw.domains.firmware.facts.chip import Pll
 from rac_fw.domains.firmware.facts.model import Target
@@ -698,7 +699,8 @@ class HalLowerer:
                 f"D-cache maintenance: {'yes' if cache else 'no'}",
             ],  # fmt: skip
         )
-        return Lowered(framework=self.name, target=target.id, files=files, receipt=receipt)
+        user = usercode.placement("Core/Src", "Core/Inc")
+        return Lowered(framework=self.name, target=target.id, files=files, receipt=receipt, user_files=user)
 
 
 register_framework("hal", HalLowerer())

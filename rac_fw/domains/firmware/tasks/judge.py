@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rac_fw.contract import Evidence, Verdict
 from rac_fw.domain import Verification
+from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.tasks import Task
 from rac_fw.domains.firmware.tasks.checks import judge_static
@@ -60,7 +61,8 @@ def _build_and_run(files: dict[str, str], framework: str, target: Target, consol
         return
     with tempfile.TemporaryDirectory(prefix="rac-fw-judge-") as tmp:
         root = Path(tmp) / "src"
-        for rel, text in files.items():
+        # A tree as lowered lacks the user files its build compiles: write the ones --out would create.
+        for rel, text in usercode.with_stand_ins(files).items():
             path = (root / rel).resolve()
             if root.resolve() not in path.parents:
                 continue  # a path escaping the tree (``../x``) is not written; the verifier already saw it

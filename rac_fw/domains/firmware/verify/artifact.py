@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from rac_fw.contract import Evidence, Verdict
 from rac_fw.domain import Verification
+from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.verify import config, static  # noqa: F401  (imported to register their checks)
 from rac_fw.domains.firmware.verify.sdk import FRAMEWORKS
 from rac_fw.domains.firmware.verify.static import RULES, Context, checks_of
@@ -24,7 +25,9 @@ def verify_sources(files: dict[str, str], framework: str, target: Target | None)
     """Judge the generated ``files`` (artifact-relative path → text) for ``framework`` on ``target``.
 
     ``target`` may be None: checks that need facts (board devicetree labels, D-cache presence, HAL family,
-    ESP32 chip) then judge only what the files themselves show.
+    ESP32 chip) then judge only what the files themselves show. A tree as lowered lacks the user's
+    files its ``main.c`` includes and its build compiles; it is judged with the ones ``write_artifact``
+    will create (``usercode.with_stand_ins``).
     """
     if framework not in FRAMEWORKS:
         return Verification(
@@ -42,7 +45,7 @@ def verify_sources(files: dict[str, str], framework: str, target: Target | None)
             verdicts=[Verdict(predicate="c_sources_present", passed=False, measured=0, limit=1, unit="files")],
             evidence=[Evidence(code="E_NO_C_SOURCES", message="the artifact contains no .c/.h file to verify")],
         )
-    ctx = Context.build(files, framework, target)
+    ctx = Context.build(usercode.with_stand_ins(files), framework, target)
     verdicts: list[Verdict] = []
     evidence: list[Evidence] = []
     for rule in RULES:

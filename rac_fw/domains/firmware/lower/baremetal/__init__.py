@@ -5,6 +5,7 @@ The tree it emits is self-contained (``build.json`` tells the gcc builder how to
 - ``include/device.h`` from the SVD facts, ``include/armv7m.h`` (architecture), ``include/rac.h``;
 - ``src/startup.c`` (vector table from the SVD interrupts, reset handler, fault handlers),
   ``src/rt.c`` (console formatting, semihosting exit), ``src/main.c`` (the plan's operations);
+- ``src/user.c`` / ``include/user.h``: the user's own code (``usercode``), compiled but never generated;
 - ``link.ld`` from the memory facts and ``placement``.
 
 Which register layout an operation is written for is asked of the facts (does the USART have ``SR``
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt, Relaxation
+from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan
 from rac_fw.domains.firmware.facts.chip import Watchdog
 from rac_fw.domains.firmware.facts.load import interrupts, peripheral
@@ -48,6 +50,9 @@ from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.verify.console import operation_label
 
 FRAMEWORK = "baremetal"
+#: The user's own code: ``src/user.c`` is compiled with the generated sources, ``include/user.h`` is on
+#: the include path (``-Iinclude``).
+USER_FILES = usercode.placement("src", "include")
 #: How long the uart_rx_irq self-test listens for a line of input before moving on.
 RX_WINDOW_MS = 1000
 #: Longest a timer or blink self-test waits before the sequence moves on.
@@ -489,7 +494,7 @@ def build_config(target: Target) -> dict[str, Any]:
     return {
         "format": 1,
         "target": target.id,
-        "sources": ["src/startup.c", "src/rt.c", "src/main.c"],
+        "sources": ["src/startup.c", "src/rt.c", "src/main.c", f"src/{usercode.SOURCE}"],
         "cflags": cpu + [
             "-std=gnu11", "-Os", "-g", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-fno-common",
             "-ffunction-sections", "-fdata-sections", "-fno-tree-loop-distribute-patterns", "-Iinclude",
@@ -561,4 +566,4 @@ def _assemble(build: BaremetalBuild) -> Lowered:
         + [f"buffer {b.name} in {b.region} ({b.symbol})" for b in build.dma],
         notes=build.notes,
     )
-    return Lowered(framework=FRAMEWORK, target=target.id, files=files, receipt=receipt)
+    return Lowered(framework=FRAMEWORK, target=target.id, files=files, receipt=receipt, user_files=USER_FILES)

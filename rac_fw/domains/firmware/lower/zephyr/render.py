@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from rac_fw.contract import Receipt
+from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.lower import Lowered, with_contributed
 from rac_fw.domains.firmware.lower.zephyr.core import family
 from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, ZEPHYR_VERSION, Step, unsupported
@@ -119,7 +120,7 @@ class Builder(OperationViews):
             f"boards/{board_file}.overlay": overlay,
             "src/main.c": main,
             "README.md": readme,
-            "sample.yaml": self.sample_yaml(),
+            "sample.yaml": self.sample_yaml([self.board]),
         }, app.files)  # fmt: skip
         receipt = Receipt(
             realized=app.realized,
@@ -129,7 +130,8 @@ class Builder(OperationViews):
                 f"board {self.board}",
             ],
         )
-        return Lowered(framework="zephyr", target=self.target.id, files=files, receipt=receipt)
+        user = usercode.placement("src")
+        return Lowered(framework="zephyr", target=self.target.id, files=files, receipt=receipt, user_files=user)
 
     def dt_binding_includes(self) -> list[str]:
         text = "\n".join("\n".join(v) for v in self.app.label_blocks.values())
@@ -150,9 +152,10 @@ class Builder(OperationViews):
         out += [{"symbol": s, "value": v, "family": f} for s, (f, v) in self.app.settings.items()]
         return sorted(out, key=lambda x: (x["family"], x["symbol"]))
 
-    def sample_yaml(self) -> str:
-        """A twister test suite for the app: the board it was validated for and a console harness whose
-        regexes are the ``rac:`` lines main() prints (boot, one ``ok`` per operation, done).
+    def sample_yaml(self, boards: list[str]) -> str:
+        """A twister test suite for the app: the boards it was validated for (``boards``: its own first,
+        then every other board the same tree builds for, see ``lower.zephyr.portable_boards``) and a console
+        harness whose regexes are the ``rac:`` lines main() prints (boot, one ``ok`` per operation, done).
 
         The keys follow twister's test-suite schema (zephyr ``scripts/schemas/twister/testsuite-schema.yaml``:
         ``sample.name``, ``common.harness``/``harness_config`` with ``type``, ``ordered``, ``regex``, and
@@ -171,8 +174,8 @@ class Builder(OperationViews):
             },
             "tests": {
                 f"rac_fw.{self.target.id}": {
-                    "platform_allow": self.board,
-                    "integration_platforms": [self.board],
+                    "platform_allow": " ".join(boards),
+                    "integration_platforms": boards,
                 }
             },
         }
