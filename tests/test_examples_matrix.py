@@ -37,6 +37,8 @@ FAMILIES = {
     "threading": ("producer_consumer", "shared_state_mutex", "lock_order"),
     "sensor": ("sensor_read",),
     "log": ("log",),
+    "power": ("sleep",),
+    "crypto": ("hash", "cipher", "mac", "random"),
 }
 
 

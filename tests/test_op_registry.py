@@ -28,6 +28,8 @@ PINNED = {
     "isr_handoff", "producer_consumer", "shared_state_mutex", "lock_order",
     "sensor_read",
     "log",
+    "sleep",
+    "hash", "cipher", "mac", "random",
 }  # fmt: skip
 
 
