@@ -223,6 +223,12 @@ CASES = [
     ),
     Case("hal", "module_disabled", location="Inc/stm32h7xx_hal_conf.h"),
     Case("hal", "family_mismatch", target="stm32f407", function=None),
+    # power and crypto families (verify/sdk/<fw>/rules.d/{power,crypto}.yaml)
+    Case("zephyr", "power_poweroff_no_kconfig", location="prj.conf"),
+    Case("zephyr", "crypto_no_init", support={"prj.conf": "prj_crypto.conf"}),
+    Case("zephyr", "crypto_rand", support={"prj.conf": "prj_crypto.conf"}),
+    Case("zephyr", "crypto_destroy_before_key", support={"prj.conf": "prj_crypto.conf"}),
+    Case("espidf", "crypto_gcm_no_init", function="app_main"),
 ]
 
 

@@ -76,14 +76,19 @@ def _key_bits(b: Any, op: Cipher) -> int:
 def _zephyr(b: ZephyrBuilder, index: int, op: Cipher) -> dict[str, Any]:
     policy.psa_config(b, "KEY_TYPE_AES", "ALG_GCM" if op.mode == "gcm" else "ALG_CBC_NO_PADDING")
     b.app.includes.add("string.h")
-    return {"id": b.ids[index], "mode": op.mode, "bits": _key_bits(b, op), "length": op.length_bytes,
-            "nonce": GCM_NONCE, "tag_len": GCM_TAG, "block": AES_BLOCK, "setup": True, "step": {"period_ms": None}}  # fmt: skip
+    view = _sizes(b, op)
+    return view | {"id": b.ids[index], "setup": True, "step": {"period_ms": None}}
+
+
+def _sizes(b: Any, op: Cipher) -> dict[str, Any]:
+    """The sizes both frameworks' macros render."""
+    return {"mode": op.mode, "bits": _key_bits(b, op), "length": op.length_bytes, "nonce": GCM_NONCE,
+            "tag_len": GCM_TAG, "block": AES_BLOCK}  # fmt: skip
 
 
 def _espidf(b: EspIdfBuild, index: int, op: Cipher) -> dict[str, Any]:
     b.requires.add("mbedtls")
-    return {"mode": op.mode, "bits": _key_bits(b, op), "length": op.length_bytes, "nonce": GCM_NONCE,
-            "tag_len": GCM_TAG, "block": AES_BLOCK}  # fmt: skip
+    return _sizes(b, op)
 
 
 SPEC = OpSpec(

@@ -48,7 +48,9 @@ def supported(target: Target, framework: str, index: int, algorithm: str, field:
     found = backend(target, framework)
     if found is not None and algorithm in found.algorithms:
         return []
-    others = [f for f in target.frameworks if f != framework and (b := backend(target, f)) and algorithm in b.algorithms]
+    others = [
+        f for f in target.frameworks if f != framework and (b := backend(target, f)) and algorithm in b.algorithms
+    ]
     offered = ", ".join(found.algorithms) if found else "nothing"
     return [ev.violation(
         UNSUPPORTED,
@@ -69,7 +71,9 @@ def key_fits(plan: Plan, index: int, name: str, kind: str, uses: tuple[str, ...]
         options = [ev.relax(f"use key {k}", ev.replace(where, k)) for k in fitting]
         if found is None:
             new = {"name": name, "type": kind, "bits": KEY_BITS[kind][-1], "usage": list(uses)}
-            options.append(ev.relax(f"declare {kind} key {name} ({new['bits']} bits)", ev.add(["resources", "keys", -1], new)))
+            options.append(
+                ev.relax(f"declare {kind} key {name} ({new['bits']} bits)", ev.add(["resources", "keys", -1], new))
+            )
         return [ev.violation(KEY, f"{name} is {what}", where, [name], relaxations=options)]
     position = plan.resources.keys.index(found)
     at = ["resources", "keys", position]

@@ -100,7 +100,9 @@ def _evidence() -> Any:
     return evidence
 
 
-def _state_options(plan: Plan, target: Target, facts: PowerFacts, framework: str, op: Sleep, index: int) -> list[Relaxation]:
+def _state_options(
+    plan: Plan, target: Target, facts: PowerFacts, framework: str, op: Sleep, index: int
+) -> list[Relaxation]:
     ev = _evidence()
     return [
         ev.relax(f"enter {s.name} instead ({s.description})", ev.replace(["operations", index, "state"], s.name))
@@ -111,13 +113,15 @@ def _state_options(plan: Plan, target: Target, facts: PowerFacts, framework: str
 
 def _capable_button(target: Target, state: PowerState, other_than: str | None) -> str | None:
     gpio = state.wakes("gpio")
-    for button in target.board.buttons if gpio is not None else ():
+    if gpio is None:
+        return None
+    for button in target.board.buttons:
         if (not gpio.pins or button.pin in gpio.pins) and exact_name(button) != other_than:
             return exact_name(button)
     return None
 
 
-def _wake_options(plan: Plan, target: Target, state: PowerState, op: Sleep, index: int, kind: str) -> list[Relaxation]:
+def _wake_options(plan: Plan, target: Target, state: PowerState, op: Sleep, index: int, kind: WakeKind) -> list[Relaxation]:
     """Replace the failing wake source by one that ends ``state``: a board button on a wake-capable pin,
     or the RTC (each a complete plan: the fields the new source needs come with it)."""
     ev = _evidence()
@@ -176,6 +180,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) ->
         )]  # fmt: skip
     found: list[Evidence] = []
     capable = ", ".join(w.kind + (f" (pins {' '.join(w.pins)})" if w.pins else "") for w in state.wake)
+    other_states = _state_options(plan, target, facts, framework, op, index)
     for kind in op.wake:
         if _wakes(plan, target, state, op, kind):
             continue
@@ -193,7 +198,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) ->
             WAKE, message, ["operations", index, "wake", op.wake.index(kind)],
             [state.name, kind, *([op.button, pin] if kind == "gpio" and op.button and pin else [])],
             [ev.measure("wake_after", op.after_ms, "ms")] if op.after_ms and kind != "gpio" else [],
-            _wake_options(plan, target, state, op, index, kind) + _state_options(plan, target, facts, framework, op, index),
+            _wake_options(plan, target, state, op, index, kind) + other_states,
         ))  # fmt: skip
     if state.wake_resets and op.resume == "continue":
         lost = sum(r.size for r in target.memory if r.kind in ("sram", "dtcm", "ccm"))
@@ -204,8 +209,8 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) ->
             "continues after waking (resume: continue)",
             ["operations", index, "resume"], [state.name, op.name or op.op, target.id],
             [ev.measure("ram_lost", lost, "bytes")],
-            [ev.relax("accept a restart on wake-up (resume: restart)", ev.replace(["operations", index, "resume"], "restart")),
-             *_state_options(plan, target, facts, framework, op, index)],
+            [ev.relax("accept a restart on wake-up (resume: restart)", ev.replace([*where[:2], "resume"], "restart")),
+             *other_states],
         ))  # fmt: skip
     return found
 
