@@ -67,13 +67,15 @@ def key_fits(plan: Plan, index: int, name: str, kind: str, uses: tuple[str, ...]
     found = key(plan, name)
     if found is None or found.type != kind:
         fitting = [k.name for k in plan.resources.keys if k.type == kind]
-        what = "no key in resources.keys" if found is None else f"a {found.type} key, not {kind}"
+        what = "no key in resources.keys" if found is None else f"an {found.type} key, not an {kind} key"
         options = [ev.relax(f"use key {k}", ev.replace(where, k)) for k in fitting]
-        if found is None:
-            new = {"name": name, "type": kind, "bits": KEY_BITS[kind][-1], "usage": list(uses)}
-            options.append(
-                ev.relax(f"declare {kind} key {name} ({new['bits']} bits)", ev.add(["resources", "keys", -1], new))
-            )
+        fresh = name if found is None else f"{name[:26]}_{kind}"
+        if fresh not in {k.name for k in plan.resources.keys}:
+            new = {"name": fresh, "type": kind, "bits": KEY_BITS[kind][0], "usage": list(uses)}
+            steps = [ev.add(["resources", "keys", -1], new)]
+            if fresh != name:
+                steps.append(ev.replace(where, fresh))
+            options.append(ev.relax(f"declare {kind} key {fresh} ({new['bits']} bits)", *steps))
         return [ev.violation(KEY, f"{name} is {what}", where, [name], relaxations=options)]
     position = plan.resources.keys.index(found)
     at = ["resources", "keys", position]

@@ -1,0 +1,110 @@
+"""The sleep operation against the chip power facts: seeded violations, their evidence and relaxations.
+
+Each seeded plan is judged by the real pipeline (obligations, lowering, independent verifier); every
+relaxation offered is applied and the patched plan must then pass outright.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rac_fw.contract import Status, apply_patch
+from rac_fw.domains.firmware.facts.load import load_target
+from rac_fw.domains.firmware.facts.power import power
+from rac_fw.domains.firmware.pipeline import run_plan
+from rac_fw.domains.firmware.plan.load import parse_plan
+
+
+def _plan(target: str, framework: str, **sleep: Any) -> dict[str, Any]:
+    return {"target": target, "framework": framework, "operations": [{"op": "sleep", "name": "nap", **sleep}]}
+
+
+#: (id, plan, code, objects the evidence must name, magnitude name → (value, unit)).
+SEEDED = [
+    ("rtc-cannot-wake-nrf-system-off",
+     _plan("nrf52840", "zephyr", state="system_off", wake=["rtc"], after_ms=5000, resume="restart"),
+     "E_POWER_WAKE_SOURCE", {"system_off", "rtc"}, {"wake_after": (5000, "ms")}),
+    ("timer-cannot-wake-f407-stop",
+     _plan("stm32f407", "zephyr", state="stop", wake=["timer"], after_ms=250),
+     "E_POWER_WAKE_SOURCE", {"stop", "timer"}, {"wake_after": (250, "ms")}),
+    ("control-h743-stop-wake-pin",
+     _plan("stm32h743", "zephyr", state="stop", wake=["gpio"], button="sw0"), None, set(), {}),
+    ("deep-sleep-loses-ram-esp32s3",
+     _plan("esp32s3", "espidf", state="deep_sleep", wake=["rtc"], after_ms=1000),
+     "E_POWER_RAM_LOST", {"deep_sleep", "nap"}, {"ram_lost": (540672, "bytes")}),
+    ("non-rtc-pin-cannot-wake-esp32s3-deep-sleep",
+     {**_plan("esp32s3", "espidf", state="deep_sleep", wake=["gpio"], button="door", resume="restart"),
+      "resources": {"pins": [{"name": "door", "pin": "GPIO40"}]}},
+     "E_POWER_WAKE_SOURCE", {"deep_sleep", "gpio", "door", "GPIO40"}, {}),
+    ("unknown-state",
+     _plan("stm32f407", "zephyr", state="hibernate", wake=["rtc"], after_ms=1000),
+     "E_POWER_STATE", {"hibernate", "stm32f407"}, {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "plan", "code", "objects", "magnitudes"), SEEDED, ids=[c[0] for c in SEEDED])
+def test_seeded_power_violation_names_objects_and_every_relaxation_validates(
+    case: str, plan: dict[str, Any], code: str | None, objects: set[str], magnitudes: dict[str, tuple[int, str]]
+) -> None:
+    result = run_plan(parse_plan(plan))
+    if code is None:  # the control: a wake pin that ends Stop on the H743
+        assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+        return
+    assert result.status is Status.INVALID
+    found = [e for e in result.evidence if e.code == code]
+    assert found, [(e.code, e.message) for e in result.evidence]
+    evidence = found[0]
+    assert objects <= set(evidence.objects), evidence.objects
+    measured = {m.name: (m.value, m.unit) for m in evidence.magnitudes}
+    for name, expected in magnitudes.items():
+        assert measured[name] == expected
+    assert evidence.relaxations, f"{case}: no relaxation offered"
+    for relaxation in evidence.relaxations:
+        patched = apply_patch(plan, relaxation.patch)
+        again = run_plan(parse_plan(patched))
+        assert again.status is Status.PASS, (relaxation.description, [(e.code, e.message) for e in again.evidence])
+
+
+def test_wake_evidence_names_the_state_and_the_sources_that_can_wake_it() -> None:
+    result = run_plan(parse_plan(_plan("nrf52840", "zephyr", state="system_off", wake=["rtc"], after_ms=5000,
+                                       resume="restart")))  # fmt: skip
+    message = next(e.message for e in result.evidence if e.code == "E_POWER_WAKE_SOURCE")
+    assert "system_off" in message and "wake sources there: gpio" in message and "system_on_idle" in message
+
+
+def test_a_pin_that_is_not_a_wkup_pin_cannot_wake_standby_but_pa0_can() -> None:
+    facts = power(load_target("stm32f407"))
+    assert facts is not None
+    standby = facts.state("standby")
+    assert standby is not None and standby.wake_resets and not standby.ram_retained
+    gpio = standby.wakes("gpio")
+    assert gpio is not None and gpio.pins == ("PA0",)
+    esp = power(load_target("esp32s3"))
+    assert esp is not None
+    deep = esp.state("deep_sleep")
+    assert deep is not None and deep.wakes("gpio") is not None
+    assert "GPIO21" in deep.wakes("gpio").pins and "GPIO22" not in deep.wakes("gpio").pins  # type: ignore[union-attr]
+
+
+def _files(result: Any) -> dict[str, str]:
+    assert result.lowered is not None
+    return dict(result.lowered.files)
+
+
+def test_rtc_wake_sleep_lowers_to_the_framework_mechanisms() -> None:
+    zephyr = run_plan(parse_plan(_plan("stm32f407", "zephyr", state="stop", wake=["rtc"], after_ms=100)))
+    assert zephyr.status is Status.PASS
+    files = _files(zephyr)
+    assert "CONFIG_PM=y" in files["prj.conf"] and "K_MSEC(100)" in files["src/main.c"]
+    off = run_plan(parse_plan(_plan("nrf52840", "zephyr", state="system_off", wake=["gpio"], button="sw0",
+                                    resume="restart")))  # fmt: skip
+    assert off.status is Status.PASS
+    main = _files(off)["src/main.c"]
+    assert "sys_poweroff();" in main and "GPIO_INT_LEVEL_ACTIVE" in main
+    light = run_plan(parse_plan(_plan("esp32s3", "espidf", state="light_sleep", wake=["rtc", "gpio"],
+                                      after_ms=2000, button="sw0")))  # fmt: skip
+    assert light.status is Status.PASS
+    app = _files(light)["main/main.c"]
+    assert "esp_sleep_enable_timer_wakeup(2000000ULL)" in app and "esp_light_sleep_start()" in app
