@@ -121,7 +121,9 @@ def _capable_button(target: Target, state: PowerState, other_than: str | None) -
     return None
 
 
-def _wake_options(plan: Plan, target: Target, state: PowerState, op: Sleep, index: int, kind: WakeKind) -> list[Relaxation]:
+def _wake_options(
+    plan: Plan, target: Target, state: PowerState, op: Sleep, index: int, kind: WakeKind
+) -> list[Relaxation]:
     """Replace the failing wake source by one that ends ``state``: a board button on a wake-capable pin,
     or the RTC (each a complete plan: the fields the new source needs come with it)."""
     ev = _evidence()
