@@ -24,7 +24,9 @@ KEY_USAGE = "E_CRYPTO_KEY_USAGE"
 WEAK = "E_CRYPTO_WEAK"
 BLOCK = "E_CRYPTO_BLOCK"
 
-CODES = (UNSUPPORTED, KEY, KEY_SIZE, KEY_USAGE, WEAK, BLOCK)
+#: The codes the crypto checks emit that the current facts can produce (every backend here computes every
+#: algorithm the ops offer, so UNSUPPORTED waits for a pack whose backend lacks one).
+CODES = (KEY, KEY_SIZE, KEY_USAGE, WEAK, BLOCK)
 
 #: Algorithms refused for security uses and the choice to make instead.
 SAFER = {"md5": "sha256", "sha1": "sha256", "aes-ecb": "aes-gcm"}
