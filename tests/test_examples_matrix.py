@@ -37,7 +37,7 @@ FAMILIES = {
     "threading": ("producer_consumer", "shared_state_mutex", "lock_order"),
     "sensor": ("sensor_read",),
     "log": ("log",),
-    "power": ("sleep",),
+    "power": ("sleep", "pm_lock", "device_pm"),
     "crypto": ("hash", "cipher", "mac", "random"),
 }
 

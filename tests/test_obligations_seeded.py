@@ -51,6 +51,10 @@ CASES = [
          framework="espidf"), "E_POWER_RAM_LOST", ["deep_sleep"], ["bytes"]),
     Case("power-state", "stm32f407", plan({"op": "sleep", "state": "hibernate", "wake": ["rtc"], "after_ms": 500},
          framework="zephyr"), "E_POWER_STATE", ["hibernate"]),
+    Case("power-device-suspended", "stm32h743", plan({"op": "device_pm", "device": "usart3"}, framework="zephyr"),
+         "E_POWER_DEVICE_SUSPENDED", ["usart3"], ["get/put pairs"]),
+    Case("power-device", "stm32f407", plan({"op": "device_pm", "device": "flash0"}, framework="zephyr"),
+         "E_POWER_DEVICE", ["flash0"]),
     Case("crypto-key-size", "native_sim", plan({"op": "cipher", "key": "k"}, resources={"keys": [
          {"name": "k", "type": "aes", "bits": 100, "usage": ["encrypt", "decrypt"]}]}), "E_CRYPTO_KEY_SIZE", ["k"],
          ["bits"]),

@@ -38,6 +38,19 @@ SEEDED = [
      {**_plan("esp32s3", "espidf", state="deep_sleep", wake=["gpio"], button="door", resume="restart"),
       "resources": {"pins": [{"name": "door", "pin": "GPIO40"}]}},
      "E_POWER_WAKE_SOURCE", {"deep_sleep", "gpio", "door", "GPIO40"}, {}),
+    ("pm-lock-on-a-state-nothing-enters-by-itself",
+     {"target": "esp32s3", "framework": "espidf",
+      "operations": [{"op": "pm_lock", "name": "nap", "state": "deep_sleep"}]},
+     "E_POWER_STATE", {"deep_sleep", "esp32s3"}, {"hold": (100, "ms")}),
+    ("runtime-pm-on-the-console-uart",
+     {"target": "nrf52840", "framework": "zephyr",
+      "operations": [{"op": "device_pm", "name": "nap", "device": "uart0"}]},
+     "E_POWER_DEVICE_SUSPENDED", {"uart0"}, {"uses": (1, "get/put pairs")}),
+    ("runtime-pm-on-a-bus-a-device-uses",
+     {"target": "stm32f407", "framework": "zephyr",
+      "resources": {"devices": [{"name": "imu", "bus": "i2c", "controller": "I2C1", "address": 0x68}]},
+      "operations": [{"op": "device_pm", "name": "nap", "device": "i2c1", "uses": 2}]},
+     "E_POWER_DEVICE_SUSPENDED", {"i2c1", "resources.devices.imu"}, {"uses": (2, "get/put pairs")}),
     ("unknown-state",
      _plan("stm32f407", "zephyr", state="hibernate", wake=["rtc"], after_ms=1000),
      "E_POWER_STATE", {"hibernate", "stm32f407"}, {}),
@@ -108,3 +121,17 @@ def test_rtc_wake_sleep_lowers_to_the_framework_mechanisms() -> None:
     assert light.status is Status.PASS
     app = _files(light)["main/main.c"]
     assert "esp_sleep_enable_timer_wakeup(2000000ULL)" in app and "esp_light_sleep_start()" in app
+
+
+def test_pm_lock_and_runtime_pm_are_balanced_in_the_generated_c() -> None:
+    plan = {"target": "stm32h743", "framework": "zephyr", "operations": [
+        {"op": "pm_lock", "name": "quiet", "state": "stop", "hold_ms": 30},
+        {"op": "device_pm", "name": "bus", "device": "i2c1", "uses": 4}]}  # fmt: skip
+    result = run_plan(parse_plan(plan))
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    main = _files(result)["src/main.c"]
+    assert main.count("pm_policy_state_lock_get(PM_STATE_SUSPEND_TO_IDLE") == 1
+    assert main.count("pm_policy_state_lock_put(PM_STATE_SUSPEND_TO_IDLE") == 1
+    assert main.count("pm_device_runtime_get(") == main.count("pm_device_runtime_put(") == 1
+    conf = _files(result)["prj.conf"]
+    assert "CONFIG_PM_DEVICE_RUNTIME=y" in conf and "CONFIG_PM=y" in conf

@@ -28,7 +28,7 @@ PINNED = {
     "isr_handoff", "producer_consumer", "shared_state_mutex", "lock_order",
     "sensor_read",
     "log",
-    "sleep",
+    "sleep", "pm_lock", "device_pm",
     "hash", "cipher", "mac", "random",
 }  # fmt: skip
 
