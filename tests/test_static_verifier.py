@@ -225,6 +225,8 @@ CASES = [
     Case("hal", "family_mismatch", target="stm32f407", function=None),
     # power and crypto families (verify/sdk/<fw>/rules.d/{power,crypto}.yaml)
     Case("zephyr", "power_poweroff_no_kconfig", location="prj.conf"),
+    Case("zephyr", "power_runtime_get_before_enable", support={"prj.conf": "prj_pm.conf"}),
+    Case("zephyr", "power_lock_put_without_get", support={"prj.conf": "prj_pm.conf"}),
     Case("zephyr", "crypto_no_init", support={"prj.conf": "prj_crypto.conf"}),
     Case("zephyr", "crypto_rand", support={"prj.conf": "prj_crypto.conf"}),
     Case("zephyr", "crypto_destroy_before_key", support={"prj.conf": "prj_crypto.conf"}),
