@@ -38,7 +38,7 @@ FAMILIES = {
     "sensor": ("sensor_read",),
     "log": ("log",),
     "power": ("sleep", "pm_lock", "device_pm"),
-    "crypto": ("hash", "cipher", "mac", "random"),
+    "crypto": ("hash", "cipher", "mac", "kdf", "random"),
 }
 
 

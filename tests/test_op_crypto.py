@@ -38,6 +38,10 @@ SEEDED = [
      "E_CRYPTO_KEY_USAGE", {"session", "decrypt"}, {}),
     ("mac-names-an-aes-key", _plan("stm32f407", "zephyr", {"op": "mac", "key": "session", "message": "m"}, [AES]),
      "E_CRYPTO_KEY", {"session"}, {}),
+    ("kdf-from-a-key-without-derive-usage",
+     _plan("nrf52840", "zephyr", {"op": "kdf", "key": "root", "info": "v1"},
+           [{"name": "root", "type": "derive", "bits": 256, "usage": ["sign"]}]),
+     "E_CRYPTO_KEY_USAGE", {"root", "derive"}, {}),
     ("undeclared-key", _plan("native_sim", "zephyr", {"op": "cipher", "key": "missing"}),
      "E_CRYPTO_KEY", {"missing"}, {}),
 ]  # fmt: skip
@@ -102,3 +106,16 @@ def test_the_generated_c_holds_no_key_material() -> None:
     assert "psa_generate_key(&attributes, &app_work_key)" in app["src/main.c"]
     assert "psa_destroy_key(app_work_key)" in app["src/main.c"]
     assert "CONFIG_MBEDTLS_PSA_CRYPTO_C=y" in app["prj.conf"] and "CONFIG_PSA_WANT_ALG_GCM=y" in app["prj.conf"]
+
+
+def test_hkdf_derives_twice_with_one_salt_and_destroys_its_key() -> None:
+    keys = [{"name": "root", "type": "derive", "bits": 256, "usage": ["derive"]}]
+    op = {"op": "kdf", "key": "root", "info": "session v1", "length_bytes": 42}
+    zephyr = run_plan(parse_plan(_plan("stm32f407", "zephyr", op, keys)))
+    assert zephyr.status is Status.PASS and zephyr.lowered is not None
+    main = dict(zephyr.lowered.files)["src/main.c"]
+    assert main.count("psa_key_derivation_output_bytes(&derivation, okm, 42U)") == 1
+    assert "PSA_KEY_DERIVATION_INPUT_SALT" in main and "psa_destroy_key(app_work_key)" in main
+    esp = run_plan(parse_plan(_plan("esp32s3", "espidf", op, keys)))
+    assert esp.status is Status.PASS and esp.lowered is not None
+    assert dict(esp.lowered.files)["main/main.c"].count("mbedtls_hkdf(sha256, salt") == 2

@@ -29,7 +29,7 @@ PINNED = {
     "sensor_read",
     "log",
     "sleep", "pm_lock", "device_pm",
-    "hash", "cipher", "mac", "random",
+    "hash", "cipher", "mac", "kdf", "random",
 }  # fmt: skip
 
 

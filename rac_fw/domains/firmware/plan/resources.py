@@ -84,10 +84,12 @@ class Key(PlanModel):
     the crypto service where the framework has one) and never appears in the plan or the generated C."""
 
     name: Name
-    type: Literal["aes", "hmac"] = Field(description="aes: block-cipher key; hmac: message-authentication key.")
+    type: Literal["aes", "hmac", "derive"] = Field(
+        description="aes: block-cipher key; hmac: message-authentication key; derive: HKDF input key material."
+    )
     bits: int = Field(ge=8, le=4096, description="Key length in bits (AES: 128/192/256; HMAC-SHA-256: 256-512).")
-    usage: list[Literal["encrypt", "decrypt", "sign", "verify"]] = Field(
-        min_length=1, max_length=4, description="What the key may be used for (its policy); anything else is refused."
+    usage: list[Literal["encrypt", "decrypt", "sign", "verify", "derive"]] = Field(
+        min_length=1, max_length=5, description="What the key may be used for (its policy); anything else is refused."
     )
 
 
