@@ -32,13 +32,13 @@ class Sleep(Operation):
     """Enter the chip power state ``state`` once and leave it on the first of the ``wake`` sources.
 
     ``state`` is the chip's own name for it (``stop``, ``standby``, ``system_off``, ``light_sleep``,
-    ``deep_sleep``…: ``facts/power.yaml``; E_POWER_STATE lists the ones the framework enters). Wake
-    sources: ``gpio`` — the active level of ``button``; ``rtc`` — the low-power real-time clock's
-    wake-up timer after ``after_ms`` (it keeps counting in the deep states); ``timer`` — a high-speed
-    timer after ``after_ms`` (it stops with the main clocks, so it cannot end an STM32 Stop). Each source must be able to end the state
-    (E_POWER_WAKE_SOURCE names the state and the sources that can), and a plan that continues with its
-    RAM after the wake-up (``resume: continue``) cannot pick a state whose wake-up is a reset
-    (E_POWER_RAM_LOST).
+    ``deep_sleep``…: ``facts/power.yaml``; E_POWER_STATE lists the ones the framework enters).
+    Wake sources: ``gpio`` — the active level of ``button``; ``rtc`` — the low-power real-time
+    clock's wake-up timer after ``after_ms`` (it keeps counting in the deep states); ``timer`` — a
+    high-speed timer after ``after_ms`` (it stops with the main clocks: it cannot end an STM32 Stop).
+    Each source must be able to end the state (E_POWER_WAKE_SOURCE names the state and the sources
+    that can), and a plan that continues with its RAM after the wake-up (``resume: continue``) cannot
+    pick a state whose wake-up is a reset (E_POWER_RAM_LOST).
     """
 
     op: Literal["sleep"]
