@@ -119,3 +119,15 @@ def test_hkdf_derives_twice_with_one_salt_and_destroys_its_key() -> None:
     esp = run_plan(parse_plan(_plan("esp32s3", "espidf", op, keys)))
     assert esp.status is Status.PASS and esp.lowered is not None
     assert dict(esp.lowered.files)["main/main.c"].count("mbedtls_hkdf(sha256, salt") == 2
+
+
+def test_every_accelerator_and_backend_cites_its_source() -> None:
+    from rac_fw.domains.firmware.facts.load import target_ids
+
+    for target_id in target_ids():
+        facts = crypto(load_target(target_id))
+        assert facts is not None and facts.backends, target_id
+        assert all(a.source and a.algorithms for a in facts.accelerators), target_id
+        assert all(b.source and b.algorithms for b in facts.backends), target_id
+        named = {a.name for a in facts.accelerators}
+        assert all(set(b.accelerators) <= named for b in facts.backends), target_id

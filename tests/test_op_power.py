@@ -135,3 +135,14 @@ def test_pm_lock_and_runtime_pm_are_balanced_in_the_generated_c() -> None:
     assert main.count("pm_device_runtime_get(") == main.count("pm_device_runtime_put(") == 1
     conf = _files(result)["prj.conf"]
     assert "CONFIG_PM_DEVICE_RUNTIME=y" in conf and "CONFIG_PM=y" in conf
+
+
+def test_every_power_state_cites_its_source_and_every_pack_has_states() -> None:
+    from rac_fw.domains.firmware.facts.load import target_ids
+
+    for target_id in target_ids():
+        facts = power(load_target(target_id))
+        assert facts is not None and facts.states and facts.source, target_id
+        for state in facts.states:
+            assert state.source and state.wake, (target_id, state.name)
+            assert state.ram_retained != state.wake_resets, (target_id, state.name)
