@@ -88,7 +88,8 @@ def _sizes(b: Any, op: Cipher) -> dict[str, Any]:
 
 def _espidf(b: EspIdfBuild, index: int, op: Cipher) -> dict[str, Any]:
     b.requires.add("mbedtls")
-    return _sizes(b, op)
+    mode = "mbedtls/gcm.h" if op.mode == "gcm" else "mbedtls/aes.h"
+    return _sizes(b, op) | {"headers": policy.idf_headers(b, "esp_random.h", "mbedtls/platform_util.h", mode)}
 
 
 SPEC = OpSpec(

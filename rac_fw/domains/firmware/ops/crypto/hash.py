@@ -44,7 +44,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Hash) -> dict[str, Any]:
 
 def _espidf(b: EspIdfBuild, index: int, op: Hash) -> dict[str, Any]:
     b.requires.add("mbedtls")
-    return {"message": c_string_literal(op.message)}
+    return {"message": c_string_literal(op.message), "headers": policy.idf_headers(b, "mbedtls/sha256.h")}
 
 
 SPEC = OpSpec(

@@ -60,7 +60,9 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Kdf) -> dict[str, Any]:
 
 def _espidf(b: EspIdfBuild, index: int, op: Kdf) -> dict[str, Any]:
     b.requires.add("mbedtls")
-    return {"bits": _bits(b, op), "info": c_string_literal(op.info), "length": op.length_bytes, "salt": SALT_BYTES}
+    headers = policy.idf_headers(b, "esp_random.h", "mbedtls/hkdf.h", "mbedtls/md.h", "mbedtls/platform_util.h")
+    return {"bits": _bits(b, op), "info": c_string_literal(op.info), "length": op.length_bytes, "salt": SALT_BYTES,
+            "headers": headers}  # fmt: skip
 
 
 SPEC = OpSpec(

@@ -52,7 +52,10 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Mac) -> dict[str, Any]:
 
 def _espidf(b: EspIdfBuild, index: int, op: Mac) -> dict[str, Any]:
     b.requires.add("mbedtls")
-    return {"bits": _bits(b, op), "message": c_string_literal(op.message)}
+    headers = policy.idf_headers(
+        b, "esp_random.h", "mbedtls/constant_time.h", "mbedtls/md.h", "mbedtls/platform_util.h"
+    )
+    return {"bits": _bits(b, op), "message": c_string_literal(op.message), "headers": headers}
 
 
 SPEC = OpSpec(

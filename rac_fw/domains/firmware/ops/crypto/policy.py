@@ -124,6 +124,13 @@ def psa_config(b: Any, *wanted: str) -> None:
     b.app.setting("crypto", "CONFIG_MBEDTLS_HEAP_SIZE", "8192")
 
 
+def idf_headers(b: Any, *headers: str) -> list[str]:
+    """ESP-IDF: the headers this operation's globals must include that no earlier operation's did (the
+    project skeleton has no include list of its own; each header appears once)."""
+    seen = {h for view in b.views for h in view.get("headers", ())}
+    return [h for h in headers if h not in seen]
+
+
 def has_backend(framework: str) -> Any:
     def available(target: Target) -> bool:
         return backend(target, framework) is not None

@@ -39,7 +39,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: RandomBytes) -> dict[str, Any]:
 
 def _espidf(b: EspIdfBuild, index: int, op: RandomBytes) -> dict[str, Any]:
     b.requires.add("esp_hw_support")
-    return {"length": op.length_bytes}
+    return {"length": op.length_bytes, "headers": policy.idf_headers(b, "esp_random.h")}
 
 
 SPEC = OpSpec(

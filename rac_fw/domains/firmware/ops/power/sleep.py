@@ -10,6 +10,7 @@ from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.power import PowerFacts, PowerState, power
 from rac_fw.domains.firmware.facts.query import board_button, exact_name
+from rac_fw.domains.firmware.ops.crypto.policy import idf_headers
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Name
@@ -257,6 +258,7 @@ def _espidf(b: EspIdfBuild, index: int, op: Sleep) -> dict[str, Any]:
         gpio, active_low = b.io(op.button, "button", f"operations[{index}].button")
         pin = {"gpio": gpio, "level": 0 if active_low else 1, "active_low": active_low}
     return {
+        "headers": idf_headers(b, "esp_sleep.h"),
         "mechanism": _mechanism(b.target, "espidf", op),
         "state_c": c_string_literal(op.state),
         "after_us": op.after_ms * 1000 if op.after_ms else None,
