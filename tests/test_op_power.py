@@ -6,6 +6,7 @@ relaxation offered is applied and the patched plan must then pass outright.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -51,6 +52,9 @@ SEEDED = [
       "resources": {"devices": [{"name": "imu", "bus": "i2c", "controller": "I2C1", "address": 0x68}]},
       "operations": [{"op": "device_pm", "name": "nap", "device": "i2c1", "uses": 2}]},
      "E_POWER_DEVICE_SUSPENDED", {"i2c1", "resources.devices.imu"}, {"uses": (2, "get/put pairs")}),
+    ("baremetal-sleep-wakes-on-systick-only",
+     _plan("stm32f407", "baremetal", state="sleep", wake=["rtc"], after_ms=20),
+     "E_TARGET_UNSUPPORTED", {"sleep", "rtc"}, {}),
     ("unknown-state",
      _plan("stm32f407", "zephyr", state="hibernate", wake=["rtc"], after_ms=1000),
      "E_POWER_STATE", {"hibernate", "stm32f407"}, {}),
@@ -146,3 +150,22 @@ def test_every_power_state_cites_its_source_and_every_pack_has_states() -> None:
         for state in facts.states:
             assert state.source and state.wake, (target_id, state.name)
             assert state.ram_retained != state.wake_resets, (target_id, state.name)
+
+
+def test_baremetal_sleep_runs_in_qemu_woken_by_systick(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """STM32F407 (QEMU netduinoplus2): WFI in Sleep mode, SysTick ends each wait, the time slept is measured."""
+    from conftest import require_tool
+
+    require_tool("arm-none-eabi-gcc")
+    require_tool("qemu-system-arm")
+    monkeypatch.setenv("RAC_FW_CACHE", str(tmp_path / "cache"))
+    plan = {"target": "stm32f407", "framework": "baremetal", "operations": [
+        {"op": "uart_print", "name": "hello", "message": "before the nap"},
+        {"op": "sleep", "name": "nap", "state": "sleep", "wake": ["timer"], "after_ms": 40}]}  # fmt: skip
+    result = run_plan(parse_plan(plan), out_dir=tmp_path / "out", build="gcc", run="qemu", run_timeout_s=10.0)
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    logs = list((tmp_path / "out").rglob("console.log"))
+    assert logs, "the QEMU run left no console log"
+    text = "\n".join(p.read_text() for p in logs)
+    match = re.search(r"^rac: nap ok state=sleep slept_ms=(\d+)", text, re.M)
+    assert match and 40 <= int(match.group(1)) <= 42, text

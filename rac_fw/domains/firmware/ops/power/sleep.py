@@ -17,6 +17,7 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
@@ -266,6 +267,37 @@ def _espidf(b: EspIdfBuild, index: int, op: Sleep) -> dict[str, Any]:
     }
 
 
+#: Bare metal's Sleep-mode realization is woken by the 1 kHz SysTick main() runs, so a timer is its only source.
+BAREMETAL_WAKE = ("timer",)
+
+
+def _baremetal_admits(plan: Plan, target: Target, index: int, op: Sleep) -> list[Evidence]:
+    """Bare metal waits in WFI for the SysTick: wake sources beyond ``timer`` need framework drivers."""
+    extra = [k for k in op.wake if k not in BAREMETAL_WAKE]
+    if not extra:
+        return []
+    ev = _evidence()
+    at = ["operations", index]
+    steps = [ev.replace([*at, "wake"], list(BAREMETAL_WAKE))]
+    if op.after_ms is None:
+        steps.append(ev.replace([*at, "after_ms"], 1000))
+    if op.button is not None:
+        steps.append(ev.remove([*at, "button"]))
+    others = [f for f in target.frameworks if f != "baremetal" and f in SPEC.realizations]
+    return [ev.violation(
+        "E_TARGET_UNSUPPORTED", f"bare-metal sleep wakes only on the SysTick timer; {', '.join(extra)} need the "
+        f"{' or '.join(others) or 'framework'} drivers", [*at, "wake"], [op.state, *extra],
+        relaxations=[ev.relax("wake on the SysTick timer only", *steps),
+                     *(ev.relax(f"use framework {f}", ev.replace(["framework"], f)) for f in others)],
+    )]  # fmt: skip
+
+
+def _baremetal(b: BaremetalBuild, index: int, op: Sleep) -> None:
+    after = op.after_ms or 0
+    ctx = b.base(index, op) | {"state": op.state, "after_ms": after, "max_wakes": after * 4 + 64}
+    b.emit("ops/sleep", ctx)
+
+
 def _enters(framework: str) -> Any:
     def available(target: Target) -> bool:
         facts = power(target)
@@ -281,6 +313,9 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="power", view=_zephyr, available=_enters("zephyr")),
         "espidf": Realization(template="power", view=_espidf, available=_enters("espidf")),
+        "baremetal": Realization(
+            template="ops/sleep", view=_baremetal, available=_enters("baremetal"), admits=_baremetal_admits
+        ),
     },
     checks=(_check,),
     codes=(STATE, WAKE, RAM_LOST),
