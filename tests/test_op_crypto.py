@@ -17,7 +17,7 @@ AES = {"name": "session", "type": "aes", "bits": 256, "usage": ["encrypt", "decr
 
 
 def _plan(target: str, framework: str, op: dict[str, Any], keys: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {"target": target, "framework": framework, "resources": {"keys": keys or []},
+    return {"target": target, "framework": framework, "stack_bytes": 4096, "resources": {"keys": keys or []},
             "operations": [{"name": "work", **op}]}  # fmt: skip
 
 
@@ -42,6 +42,9 @@ SEEDED = [
      _plan("nrf52840", "zephyr", {"op": "kdf", "key": "root", "info": "v1"},
            [{"name": "root", "type": "derive", "bits": 256, "usage": ["sign"]}]),
      "E_CRYPTO_KEY_USAGE", {"root", "derive"}, {}),
+    ("main-stack-too-small-for-mbedtls",
+     {**_plan("stm32f407", "zephyr", {"op": "hash", "message": "m"}), "stack_bytes": 2048},
+     "E_CRYPTO_STACK", {"stack_bytes", "hash"}, {"stack": (2048, "bytes"), "needed": (4096, "bytes")}),
     ("undeclared-key", _plan("native_sim", "zephyr", {"op": "cipher", "key": "missing"}),
      "E_CRYPTO_KEY", {"missing"}, {}),
 ]  # fmt: skip

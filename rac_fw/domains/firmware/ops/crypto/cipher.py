@@ -43,6 +43,7 @@ class Cipher(Operation):
 def _check(plan: Plan, target: Target, framework: str, index: int, op: Cipher) -> list[Evidence]:
     if framework not in SPEC.realizations:
         return []
+    small = policy.stack(plan, index)
     ev = policy.evidence()
     found = policy.strong(index, f"aes-{op.mode}", "mode", "gcm")
     found += policy.key_fits(plan, index, op.key, "aes", ("encrypt", "decrypt"))
@@ -63,7 +64,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Cipher) -
         ))  # fmt: skip
     if not found:
         found = policy.supported(target, framework, index, f"aes-{op.mode}", "mode")
-    return found
+    return small + found
 
 
 def _key_bits(b: Any, op: Cipher) -> int:

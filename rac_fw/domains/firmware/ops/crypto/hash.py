@@ -33,8 +33,9 @@ class Hash(Operation):
 def _check(plan: Plan, target: Target, framework: str, index: int, op: Hash) -> list[Evidence]:
     if framework not in SPEC.realizations:
         return []
+    small = policy.stack(plan, index)
     weak = policy.strong(index, op.algorithm, "algorithm", "sha256")
-    return weak or policy.supported(target, framework, index, op.algorithm, "algorithm")
+    return small + (weak or policy.supported(target, framework, index, op.algorithm, "algorithm"))
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: Hash) -> dict[str, Any]:

@@ -40,8 +40,9 @@ class Kdf(Operation):
 def _check(plan: Plan, target: Target, framework: str, index: int, op: Kdf) -> list[Evidence]:
     if framework not in SPEC.realizations:
         return []
+    small = policy.stack(plan, index)
     found = policy.key_fits(plan, index, op.key, "derive", ("derive",))
-    return found or policy.supported(target, framework, index, op.algorithm, "algorithm")
+    return small + (found or policy.supported(target, framework, index, op.algorithm, "algorithm"))
 
 
 def _bits(b: Any, op: Kdf) -> int:

@@ -33,8 +33,9 @@ class Mac(Operation):
 def _check(plan: Plan, target: Target, framework: str, index: int, op: Mac) -> list[Evidence]:
     if framework not in SPEC.realizations:
         return []
+    small = policy.stack(plan, index)
     found = policy.key_fits(plan, index, op.key, "hmac", ("sign", "verify"))
-    return found or policy.supported(target, framework, index, op.algorithm, "algorithm")
+    return small + (found or policy.supported(target, framework, index, op.algorithm, "algorithm"))
 
 
 def _bits(b: Any, op: Mac) -> int:

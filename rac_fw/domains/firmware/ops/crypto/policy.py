@@ -23,10 +23,15 @@ KEY_SIZE = "E_CRYPTO_KEY_SIZE"
 KEY_USAGE = "E_CRYPTO_KEY_USAGE"
 WEAK = "E_CRYPTO_WEAK"
 BLOCK = "E_CRYPTO_BLOCK"
+STACK = "E_CRYPTO_STACK"
+
+#: Stack the calling thread needs for mbedTLS/PSA operations (key schedules, hash and HMAC contexts on
+#: the stack): the nRF Connect SDK crypto samples set CONFIG_MAIN_STACK_SIZE=4096 for the same calls.
+STACK_BYTES = 4096
 
 #: The codes the crypto checks emit that the current facts can produce (every backend here computes every
 #: algorithm the ops offer, so UNSUPPORTED waits for a pack whose backend lacks one).
-CODES = (KEY, KEY_SIZE, KEY_USAGE, WEAK, BLOCK)
+CODES = (KEY, KEY_SIZE, KEY_USAGE, WEAK, BLOCK, STACK)
 
 #: Algorithms refused for security uses and the choice to make instead.
 SAFER = {"md5": "sha256", "sha1": "sha256", "aes-ecb": "aes-gcm"}
@@ -102,6 +107,22 @@ def key_fits(plan: Plan, index: int, name: str, kind: str, uses: tuple[str, ...]
                                   ev.replace([*at, "usage"], [*found.usage, *missing]))],
         ))  # fmt: skip
     return problems
+
+
+def stack(plan: Plan, index: int) -> list[Evidence]:
+    """E_CRYPTO_STACK, once per plan (at its first crypto operation), when the main stack is too small."""
+    from rac_fw.domains.firmware.plan.registry import spec
+
+    first = next(i for i, o in enumerate(plan.operations) if spec(o.op).family == "crypto")
+    if index != first or plan.stack_bytes >= STACK_BYTES:
+        return []
+    ev = evidence()
+    return [ev.violation(
+        STACK, f"crypto operations run on the main thread, whose {plan.stack_bytes}-byte stack is below the "
+        f"{STACK_BYTES} bytes mbedTLS/PSA calls need", ["stack_bytes"], ["stack_bytes", plan.operations[index].op],
+        [ev.measure("stack", plan.stack_bytes, "bytes"), ev.measure("needed", STACK_BYTES, "bytes")],
+        [ev.relax(f"give the main thread {STACK_BYTES} bytes of stack", ev.replace(["stack_bytes"], STACK_BYTES))],
+    )]  # fmt: skip
 
 
 def strong(index: int, algorithm: str, field: str, value: str) -> list[Evidence]:

@@ -29,7 +29,8 @@ class RandomBytes(Operation):
 def _check(plan: Plan, target: Target, framework: str, index: int, op: RandomBytes) -> list[Evidence]:
     if framework not in SPEC.realizations:
         return []
-    return policy.supported(target, framework, index, "random", "op")
+    small = policy.stack(plan, index)
+    return small + policy.supported(target, framework, index, "random", "op")
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: RandomBytes) -> dict[str, Any]:
