@@ -8,18 +8,15 @@ have). The *backend* is what a framework's crypto API runs on for that chip (ups
 Crypto is mbedTLS in software on every board here; ESP-IDF's mbedTLS uses the AES/SHA/MPI blocks;
 the STM32Cube HAL offers only the blocks present), with the algorithms it provides.
 
-The data is ``crypto.yaml`` beside this module (``_raw`` is the one reader; it moves into
-``targets/chips/<chip>/chip.yaml`` at the pack split).
+The data is ``extra.crypto`` of each chip pack (``targets/chips/<chip>/chip.yaml``), with the sources
+cited per entry; ``_raw`` is its one reader.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ConfigDict, TypeAdapter, with_config
 
 from rac_fw.domains.firmware.facts.model import Target
@@ -78,30 +75,24 @@ KEY_BITS: dict[str, tuple[int, ...]] = {
     "derive": (128, 192, 256, 384, 512),
 }
 
-_DATA = Path(__file__).with_suffix(".yaml")
 _ADAPTER = TypeAdapter(CryptoFacts)
-
-
-@cache
-def _table() -> dict[str, Any]:
-    loaded = yaml.safe_load(_DATA.read_text(encoding="utf-8")) or {}
-    return dict(loaded.get("targets", {}))
+_VALIDATED: dict[str, CryptoFacts] = {}
 
 
 def _raw(target: Target) -> dict[str, Any] | None:
-    """The pack's crypto table (the one place that knows where the data lives)."""
-    found = _table().get(target.id)
+    """The chip pack's ``extra.crypto`` table (the one place that knows where the data lives)."""
+    found = target.extra.get("crypto")
     return dict(found) if isinstance(found, dict) else None
-
-
-@cache
-def _validated(target_id: str) -> CryptoFacts:
-    return _ADAPTER.validate_python(_table()[target_id])
 
 
 def crypto(target: Target) -> CryptoFacts | None:
     """The crypto facts of ``target`` (None when the pack has none)."""
-    return None if _raw(target) is None else _validated(target.id)
+    raw = _raw(target)
+    if raw is None:
+        return None
+    if target.id not in _VALIDATED:
+        _VALIDATED[target.id] = _ADAPTER.validate_python(raw)
+    return _VALIDATED[target.id]
 
 
 def accelerators(target: Target) -> list[Accelerator]:

@@ -6,18 +6,15 @@ continues with its RAM after waking must not pick a state whose wake is a reset 
 deep sleep, nRF52 System OFF). How each framework enters a state is a fact of that framework's SoC
 support (``enter``), so no lowering branches on a chip.
 
-The data is ``power.yaml`` beside this module, one entry per target pack with its cited sources; at
-the pack split it moves into ``targets/chips/<chip>/chip.yaml`` (``_raw`` is the one reader).
+The data is ``extra.power`` of each chip pack (``targets/chips/<chip>/chip.yaml``), with the manual
+cited per state; ``_raw`` is its one reader.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import ConfigDict, TypeAdapter, with_config
 
 from rac_fw.domains.firmware.facts.model import Target
@@ -92,27 +89,21 @@ class PowerFacts:
         return [s for s in self.for_framework(framework) if s.wakes(kind)]
 
 
-_DATA = Path(__file__).with_suffix(".yaml")
 _ADAPTER = TypeAdapter(PowerFacts)
-
-
-@cache
-def _table() -> dict[str, Any]:
-    loaded = yaml.safe_load(_DATA.read_text(encoding="utf-8")) or {}
-    return dict(loaded.get("targets", {}))
+_VALIDATED: dict[str, PowerFacts] = {}
 
 
 def _raw(target: Target) -> dict[str, Any] | None:
-    """The pack's power table (the one place that knows where the data lives)."""
-    found = _table().get(target.id)
+    """The chip pack's ``extra.power`` table (the one place that knows where the data lives)."""
+    found = target.extra.get("power")
     return dict(found) if isinstance(found, dict) else None
-
-
-@cache
-def _validated(target_id: str) -> PowerFacts:
-    return _ADAPTER.validate_python(_table()[target_id])
 
 
 def power(target: Target) -> PowerFacts | None:
     """The power facts of ``target`` (None when the pack has none)."""
-    return None if _raw(target) is None else _validated(target.id)
+    raw = _raw(target)
+    if raw is None:
+        return None
+    if target.id not in _VALIDATED:
+        _VALIDATED[target.id] = _ADAPTER.validate_python(raw)
+    return _VALIDATED[target.id]
