@@ -55,6 +55,9 @@ SEEDED = [
     ("baremetal-sleep-wakes-on-systick-only",
      _plan("stm32f407", "baremetal", state="sleep", wake=["rtc"], after_ms=20),
      "E_TARGET_UNSUPPORTED", {"sleep", "rtc"}, {}),
+    ("hal-sleep-wakes-on-systick-only",
+     _plan("stm32h743", "hal", state="csleep", wake=["gpio"], button="sw0"),
+     "E_TARGET_UNSUPPORTED", {"csleep", "gpio"}, {}),
     ("unknown-state",
      _plan("stm32f407", "zephyr", state="hibernate", wake=["rtc"], after_ms=1000),
      "E_POWER_STATE", {"hibernate", "stm32f407"}, {}),
@@ -125,6 +128,14 @@ def test_rtc_wake_sleep_lowers_to_the_framework_mechanisms() -> None:
     assert light.status is Status.PASS
     app = _files(light)["main/main.c"]
     assert "esp_sleep_enable_timer_wakeup(2000000ULL)" in app and "esp_light_sleep_start()" in app
+
+
+def test_hal_sleep_waits_in_sleep_mode_for_the_ticks() -> None:
+    result = run_plan(parse_plan(_plan("stm32f407", "hal", state="sleep", wake=["timer"], after_ms=25)))
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    main = _files(result)["Core/Src/main.c"]
+    assert "HAL_PWR_EnterSLEEPMode(PWR_MAINREGULATOR_ON, PWR_SLEEPENTRY_WFI);" in main
+    assert "< 25U" in main
 
 
 def test_pm_lock_and_runtime_pm_are_balanced_in_the_generated_c() -> None:

@@ -28,8 +28,8 @@ WakeKind = Literal["gpio", "rtc", "timer", "uart"]
 
 Mechanism = Literal["idle", "pm", "poweroff", "light_sleep", "deep_sleep"]
 """How a framework enters a state: ``idle`` — the scheduler's idle loop (WFI/WFE) while the thread waits;
-``pm`` — Zephyr's PM policy picks the state during idle (``CONFIG_PM``); for ``baremetal``, ``idle`` is a
-WFI loop with SLEEPDEEP clear, woken by the 1 kHz SysTick; ``poweroff`` — Zephyr
+``pm`` — Zephyr's PM policy picks the state during idle (``CONFIG_PM``); for ``baremetal`` and ``hal``, ``idle``
+is a WFI loop in Sleep mode (SLEEPDEEP clear; HAL_PWR_EnterSLEEPMode), woken by the 1 kHz SysTick; ``poweroff`` — Zephyr
 ``sys_poweroff()``; ``light_sleep``/``deep_sleep`` — ESP-IDF ``esp_light_sleep_start``/``esp_deep_sleep_start``."""
 
 

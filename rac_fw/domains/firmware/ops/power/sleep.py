@@ -19,6 +19,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -267,35 +268,46 @@ def _espidf(b: EspIdfBuild, index: int, op: Sleep) -> dict[str, Any]:
     }
 
 
-#: Bare metal's Sleep-mode realization is woken by the 1 kHz SysTick main() runs, so a timer is its only source.
-BAREMETAL_WAKE = ("timer",)
+#: Sleep-mode realizations (bare metal, STM32 HAL) are woken by the 1 kHz SysTick time base, so a timer
+#: is their only wake source.
+SYSTICK_WAKE = ("timer",)
 
 
-def _baremetal_admits(plan: Plan, target: Target, index: int, op: Sleep) -> list[Evidence]:
-    """Bare metal waits in WFI for the SysTick: wake sources beyond ``timer`` need framework drivers."""
-    extra = [k for k in op.wake if k not in BAREMETAL_WAKE]
-    if not extra:
-        return []
-    ev = _evidence()
-    at = ["operations", index]
-    steps = [ev.replace([*at, "wake"], list(BAREMETAL_WAKE))]
-    if op.after_ms is None:
-        steps.append(ev.replace([*at, "after_ms"], 1000))
-    if op.button is not None:
-        steps.append(ev.remove([*at, "button"]))
-    others = [f for f in target.frameworks if f != "baremetal" and f in SPEC.realizations]
-    return [ev.violation(
-        "E_TARGET_UNSUPPORTED", f"bare-metal sleep wakes only on the SysTick timer; {', '.join(extra)} need the "
-        f"{' or '.join(others) or 'framework'} drivers", [*at, "wake"], [op.state, *extra],
-        relaxations=[ev.relax("wake on the SysTick timer only", *steps),
-                     *(ev.relax(f"use framework {f}", ev.replace(["framework"], f)) for f in others)],
-    )]  # fmt: skip
+def _systick_admits(framework: str) -> Any:
+    def admits(plan: Plan, target: Target, index: int, op: Sleep) -> list[Evidence]:
+        """A WFI loop woken by the SysTick: wake sources beyond ``timer`` need the RTOS frameworks' drivers."""
+        extra = [k for k in op.wake if k not in SYSTICK_WAKE]
+        if not extra:
+            return []
+        ev = _evidence()
+        at = ["operations", index]
+        steps = [ev.replace([*at, "wake"], list(SYSTICK_WAKE))]
+        if op.after_ms is None:
+            steps.append(ev.replace([*at, "after_ms"], 1000))
+        if op.button is not None:
+            steps.append(ev.remove([*at, "button"]))
+        others = [f for f in target.frameworks if f not in (framework, "baremetal", "hal") and f in SPEC.realizations]
+        return [ev.violation(
+            "E_TARGET_UNSUPPORTED", f"{framework} sleep wakes only on the SysTick timer; {', '.join(extra)} need the "
+            f"{' or '.join(others) or 'RTOS'} drivers", [*at, "wake"], [op.state, *extra],
+            relaxations=[ev.relax("wake on the SysTick timer only", *steps),
+                         *(ev.relax(f"use framework {f}", ev.replace(["framework"], f)) for f in others)],
+        )]  # fmt: skip
+
+    return admits
 
 
 def _baremetal(b: BaremetalBuild, index: int, op: Sleep) -> None:
     after = op.after_ms or 0
     ctx = b.base(index, op) | {"state": op.state, "after_ms": after, "max_wakes": after * 4 + 64}
     b.emit("ops/sleep", ctx)
+
+
+def _hal(b: HalBuild, index: int, op: Sleep) -> dict[str, Any]:
+    _mechanism(b.target, "hal", op)
+    view = b.base_view(index, op)
+    view.update(state=op.state, after_ms=op.after_ms or 0)
+    return view
 
 
 def _enters(framework: str) -> Any:
@@ -314,8 +326,9 @@ SPEC = OpSpec(
         "zephyr": Realization(template="power", view=_zephyr, available=_enters("zephyr")),
         "espidf": Realization(template="power", view=_espidf, available=_enters("espidf")),
         "baremetal": Realization(
-            template="ops/sleep", view=_baremetal, available=_enters("baremetal"), admits=_baremetal_admits
+            template="ops/sleep", view=_baremetal, available=_enters("baremetal"), admits=_systick_admits("baremetal")
         ),
+        "hal": Realization(template="power", view=_hal, available=_enters("hal"), admits=_systick_admits("hal")),
     },
     checks=(_check,),
     codes=(STATE, WAKE, RAM_LOST),
