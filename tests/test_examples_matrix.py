@@ -37,6 +37,7 @@ FAMILIES = {
     "threading": ("producer_consumer", "shared_state_mutex", "lock_order"),
     "sensor": ("sensor_read",),
     "log": ("log",),
+    "memory": ("mem_slab", "stack_report"),
     "power": ("sleep", "pm_lock", "device_pm"),
     "crypto": ("hash", "cipher", "mac", "kdf", "random"),
 }

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from test_op_periph import SEEDED as PERIPH_SEEDED
 
 from rac_fw.contract import apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
@@ -298,6 +299,13 @@ CASES = [
     Case("baud-error-console-baremetal", "nrf52840", plan(
         {"op": "uart_print", "message": "fast", "baud": 921600}, framework="baremetal"),
         "E_BAUD_ERROR", ["UARTE0", "921600"], ["baud", "%"]),
+]  # fmt: skip
+
+# The periph blocks' and operations' own codes, one case each (their whole seeded suite: test_op_periph.py).
+CASES += [
+    Case(c.id, c.plan["target"], {k: v for k, v in c.plan.items() if k != "target"}, c.code, list(c.objects),
+         [c.magnitude[1]] if c.magnitude else [])
+    for c in {c.code: c for c in reversed(PERIPH_SEEDED)}.values()
 ]  # fmt: skip
 
 

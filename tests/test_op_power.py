@@ -179,4 +179,4 @@ def test_baremetal_sleep_runs_in_qemu_woken_by_systick(tmp_path: Any, monkeypatc
     assert logs, "the QEMU run left no console log"
     text = "\n".join(p.read_text() for p in logs)
     match = re.search(r"^rac: nap ok state=sleep slept_ms=(\d+)", text, re.M)
-    assert match and 40 <= int(match.group(1)) <= 42, text
+    assert match and 40 <= int(match.group(1)) <= 41, text  # the first SysTick wake-up at or after 40 ms

@@ -8,18 +8,19 @@ have). The *backend* is what a framework's crypto API runs on for that chip (ups
 Crypto is mbedTLS in software on every board here; ESP-IDF's mbedTLS uses the AES/SHA/MPI blocks;
 the STM32Cube HAL offers only the blocks present), with the algorithms it provides.
 
-The data is ``extra.crypto`` of each chip pack (``targets/chips/<chip>/chip.yaml``), with the sources
-cited per entry; ``_raw`` is its one reader.
+The data is the ``crypto:`` table of each chip pack (``targets/chips/<chip>/chip.yaml``), with the
+sources cited per entry, validated into ``Target.crypto`` when the pack loads.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from pydantic import ConfigDict, TypeAdapter, with_config
+from pydantic import ConfigDict, with_config
 
-from rac_fw.domains.firmware.facts.model import Target
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.model import Target
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -75,24 +76,10 @@ KEY_BITS: dict[str, tuple[int, ...]] = {
     "derive": (128, 192, 256, 384, 512),
 }
 
-_ADAPTER = TypeAdapter(CryptoFacts)
-_VALIDATED: dict[str, CryptoFacts] = {}
-
-
-def _raw(target: Target) -> dict[str, Any] | None:
-    """The chip pack's ``extra.crypto`` table (the one place that knows where the data lives)."""
-    found = target.extra.get("crypto")
-    return dict(found) if isinstance(found, dict) else None
-
 
 def crypto(target: Target) -> CryptoFacts | None:
-    """The crypto facts of ``target`` (None when the pack has none)."""
-    raw = _raw(target)
-    if raw is None:
-        return None
-    if target.id not in _VALIDATED:
-        _VALIDATED[target.id] = _ADAPTER.validate_python(raw)
-    return _VALIDATED[target.id]
+    """The crypto facts of ``target`` (None when its chip pack has none)."""
+    return target.crypto
 
 
 def accelerators(target: Target) -> list[Accelerator]:

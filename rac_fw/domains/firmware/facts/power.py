@@ -6,18 +6,19 @@ continues with its RAM after waking must not pick a state whose wake is a reset 
 deep sleep, nRF52 System OFF). How each framework enters a state is a fact of that framework's SoC
 support (``enter``), so no lowering branches on a chip.
 
-The data is ``extra.power`` of each chip pack (``targets/chips/<chip>/chip.yaml``), with the manual
-cited per state; ``_raw`` is its one reader.
+The data is the ``power:`` table of each chip pack (``targets/chips/<chip>/chip.yaml``), with the
+manual cited per state, validated into ``Target.power`` when the pack loads.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import ConfigDict, TypeAdapter, with_config
+from pydantic import ConfigDict, with_config
 
-from rac_fw.domains.firmware.facts.model import Target
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.model import Target
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -89,21 +90,6 @@ class PowerFacts:
         return [s for s in self.for_framework(framework) if s.wakes(kind)]
 
 
-_ADAPTER = TypeAdapter(PowerFacts)
-_VALIDATED: dict[str, PowerFacts] = {}
-
-
-def _raw(target: Target) -> dict[str, Any] | None:
-    """The chip pack's ``extra.power`` table (the one place that knows where the data lives)."""
-    found = target.extra.get("power")
-    return dict(found) if isinstance(found, dict) else None
-
-
 def power(target: Target) -> PowerFacts | None:
-    """The power facts of ``target`` (None when the pack has none)."""
-    raw = _raw(target)
-    if raw is None:
-        return None
-    if target.id not in _VALIDATED:
-        _VALIDATED[target.id] = _ADAPTER.validate_python(raw)
-    return _VALIDATED[target.id]
+    """The power facts of ``target`` (None when its chip pack has none)."""
+    return target.power
