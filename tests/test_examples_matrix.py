@@ -41,6 +41,8 @@ FAMILIES = {
     "ble": ("ble_",),
     "wifi": ("wifi_",),
     "net": ("udp_", "tcp_", "mqtt_"),
+    "power": ("sleep", "pm_lock", "device_pm"),
+    "crypto": ("hash", "cipher", "mac", "kdf", "random"),
 }
 
 

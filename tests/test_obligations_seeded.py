@@ -45,6 +45,31 @@ def res(**kinds: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 CASES = [
+    # power (ops/power/sleep.py) and crypto (ops/crypto/) obligations
+    Case("power-wake-source", "nrf52840", plan({"op": "sleep", "state": "system_off", "wake": ["rtc"], "after_ms": 500,
+         "resume": "restart"}, framework="zephyr"), "E_POWER_WAKE_SOURCE", ["system_off", "rtc"], ["ms"]),
+    Case("power-ram-lost", "esp32s3", plan({"op": "sleep", "state": "deep_sleep", "wake": ["rtc"], "after_ms": 500},
+         framework="espidf"), "E_POWER_RAM_LOST", ["deep_sleep"], ["bytes"]),
+    Case("power-state", "stm32f407", plan({"op": "sleep", "state": "hibernate", "wake": ["rtc"], "after_ms": 500},
+         framework="zephyr"), "E_POWER_STATE", ["hibernate"]),
+    Case("power-device-suspended", "stm32h743", plan({"op": "device_pm", "device": "usart3"}, framework="zephyr"),
+         "E_POWER_DEVICE_SUSPENDED", ["usart3"], ["get/put pairs"]),
+    Case("power-device", "stm32f407", plan({"op": "device_pm", "device": "flash0"}, framework="zephyr"),
+         "E_POWER_DEVICE", ["flash0"]),
+    Case("crypto-key-size", "native_sim", plan({"op": "cipher", "key": "k"}, stack_bytes=4096, resources={"keys": [
+         {"name": "k", "type": "aes", "bits": 100, "usage": ["encrypt", "decrypt"]}]}), "E_CRYPTO_KEY_SIZE", ["k"],
+         ["bits"]),
+    Case("crypto-key", "native_sim", plan({"op": "mac", "key": "k", "message": "m"}, stack_bytes=4096),
+         "E_CRYPTO_KEY", ["k"]),
+    Case("crypto-key-usage", "native_sim", plan({"op": "cipher", "key": "k"}, stack_bytes=4096, resources={"keys": [
+         {"name": "k", "type": "aes", "bits": 128, "usage": ["encrypt"]}]}), "E_CRYPTO_KEY_USAGE", ["k", "decrypt"]),
+    Case("crypto-weak", "native_sim", plan({"op": "hash", "algorithm": "md5", "message": "m"}, stack_bytes=4096),
+         "E_CRYPTO_WEAK", ["md5", "sha256"]),
+    Case("crypto-block", "native_sim", plan({"op": "cipher", "key": "k", "mode": "cbc", "length_bytes": 20},
+         stack_bytes=4096, resources={
+         "keys": [{"name": "k", "type": "aes", "bits": 128, "usage": ["encrypt", "decrypt"]}]}), "E_CRYPTO_BLOCK",
+         ["aes-cbc"], ["bytes"]),
+    Case("crypto-stack", "native_sim", plan({"op": "random"}), "E_CRYPTO_STACK", ["stack_bytes"], ["bytes"]),
     Case("pin-conflict-pa9", "stm32h743", plan(
         {"op": "gpio_blink", "led": "led", "period_ms": 500},
         {"op": "uart_print", "uart": "USART1", "message": "tx"},

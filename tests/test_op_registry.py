@@ -32,6 +32,8 @@ PINNED = {
     "ble_advertise", "ble_gatt_service",
     "wifi_station",
     "udp_send", "tcp_client", "tcp_server", "mqtt_publish",
+    "sleep", "pm_lock", "device_pm",
+    "hash", "cipher", "mac", "kdf", "random",
 }  # fmt: skip
 
 

@@ -247,6 +247,16 @@ CASES = [
         support={"app.overlay": "shtcx_no_mode.overlay"},
     ),
     Case("hal", "family_mismatch", target="stm32f407", function=None),
+    # power and crypto families (verify/sdk/<fw>/rules.d/{power,crypto}.yaml)
+    Case("zephyr", "power_poweroff_no_kconfig", location="prj.conf"),
+    Case("zephyr", "power_runtime_get_before_enable", support={"prj.conf": "prj_pm.conf"}),
+    Case("zephyr", "power_lock_put_without_get", support={"prj.conf": "prj_pm.conf"}),
+    Case("zephyr", "crypto_no_init", support={"prj.conf": "prj_crypto.conf"}),
+    Case("zephyr", "crypto_rand", support={"prj.conf": "prj_crypto.conf"}),
+    Case("zephyr", "crypto_destroy_before_key", support={"prj.conf": "prj_crypto.conf"}),
+    Case("espidf", "crypto_gcm_no_init", function="app_main"),
+    Case("zephyr", "crypto_key_literal", support={"prj.conf": "prj_crypto.conf"}),
+    Case("espidf", "crypto_key_literal", function="app_main"),
 ]
 
 
@@ -674,6 +684,7 @@ REGISTRY = {
         ("check_clocks", ("E_CLOCK_NOT_ENABLED",)),
         ("check_order", ("E_CALL_MISSING", "E_CALL_ORDER")),
         ("check_forbidden", ("E_FORBIDDEN_CALL",)),
+        ("check_secret_literals", ("E_SECRET_LITERAL",)),
     ],
     "dma_cache_maintenance": [
         ("check_dma_cache", ("E_CACHE_FLUSH_MISSING", "E_CACHE_INVALIDATE_MISSING", "E_CACHE_ORDER", "E_CACHE_RANGE"))

@@ -31,6 +31,8 @@ from rac_fw.domains.firmware.facts.chip import (
     Uart,
     Watchdog,
 )
+from rac_fw.domains.firmware.facts.crypto import CryptoFacts
+from rac_fw.domains.firmware.facts.power import PowerFacts
 
 #: Fact packs are validated against these dataclasses (``facts.load``); unknown keys are errors, so a
 #: typo in a ``chip.yaml`` or ``board.yaml`` is reported instead of silently dropping a fact.
@@ -401,6 +403,10 @@ class Target:
     bus_prescalers: BusPrescalers | None = None
     boot_address: int | None = None
     """Where the core fetches its vector table after reset, when not the start of the first flash region."""
+    power: PowerFacts | None = None
+    """Power states, their wake sources and RAM retention (``facts/power.py``, chip ``power:``)."""
+    crypto: CryptoFacts | None = None
+    """Crypto accelerators and each framework's backend (``facts/crypto.py``, chip ``crypto:``)."""
     extra: dict[str, object] = field(default_factory=dict)
     """Only ``flash`` and ``radio``, until their owners' typed facts land (``facts/storage.py``,
     ``facts/radio.py``); the loader rejects any other key."""

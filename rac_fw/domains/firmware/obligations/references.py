@@ -231,7 +231,8 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     for i, op in enumerate(plan.operations):
         base: Path = ["operations", i]
         for field_name, role in spec(op.op).endpoints.items():
-            refs.endpoint(getattr(op, field_name), [*base, field_name], output=role == "led")
+            if getattr(op, field_name) is not None:  # optional endpoints may be unset
+                refs.endpoint(getattr(op, field_name), [*base, field_name], output=role == "led")
         if isinstance(op, I2cTransfer):
             refs.device(op.device, [*base, "device"], "i2c")
         elif isinstance(op, SpiTransfer):

@@ -74,6 +74,8 @@ def claims(plan: Plan, target: Target) -> list[Claim]:
         base: list[PathPart] = ["operations", i]
         for field, role in spec(op.op).endpoints.items():
             name = getattr(op, field)
+            if name is None:  # an optional endpoint the operation does not use (sleep without a wake pin)
+                continue
             declared = plan.pin_use(name)
             if role == "led":
                 led = None if declared else board_led(target, name)

@@ -19,6 +19,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, SectionSpec
 FAMILY_ORDER = (
     "gpio", "uart", "bus", "adc", "pwm", "timer", "watchdog", "dma", "handoff", "threads", "sensor", "log",
     "memory", "ble", "wifi", "net",
+    "power", "crypto",
 )  # fmt: skip
 
 

@@ -79,6 +79,20 @@ class Thread(PlanModel):
     stack_bytes: int = Field(ge=128, le=1 << 18, description="Stack size in bytes.")
 
 
+class Key(PlanModel):
+    """A secret key, named here and referred to by name: its material is created on the device (inside
+    the crypto service where the framework has one) and never appears in the plan or the generated C."""
+
+    name: Name
+    type: Literal["aes", "hmac", "derive"] = Field(
+        description="aes: block-cipher key; hmac: message-authentication key; derive: HKDF input key material."
+    )
+    bits: int = Field(ge=8, le=4096, description="Key length in bits (AES: 128/192/256; HMAC-SHA-256: 256-512).")
+    usage: list[Literal["encrypt", "decrypt", "sign", "verify", "derive"]] = Field(
+        min_length=1, max_length=5, description="What the key may be used for (its policy); anything else is refused."
+    )
+
+
 class Resources(PlanModel):
     """Everything operations may refer to by name."""
 
@@ -86,3 +100,4 @@ class Resources(PlanModel):
     pins: list[PinUse] = Field(default_factory=list, max_length=64)
     devices: list[Device] = Field(default_factory=list, max_length=16)
     threads: list[Thread] = Field(default_factory=list, max_length=16)
+    keys: list[Key] = Field(default_factory=list, max_length=8)

@@ -41,6 +41,7 @@ from rac_fw.domains.firmware.verify.static import (  # noqa: F401  (imported to 
     isr,
     order,
     returns,
+    secret_keys,
     shared_state,
     syntax,
     unused,

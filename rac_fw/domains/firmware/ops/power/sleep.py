@@ -1,0 +1,335 @@
+"""The ``sleep`` operation: enter a chip power state and leave it on the plan's wake sources."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, model_validator
+
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.power import PowerFacts, PowerState, power
+from rac_fw.domains.firmware.facts.query import board_button, exact_name
+from rac_fw.domains.firmware.ops.crypto.policy import idf_headers
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.model import Plan
+
+STATE = "E_POWER_STATE"
+WAKE = "E_POWER_WAKE_SOURCE"
+RAM_LOST = "E_POWER_RAM_LOST"
+
+
+WakeKind = Literal["gpio", "rtc", "timer"]
+
+
+class Sleep(Operation):
+    """Enter the chip power state ``state`` once and leave it on the first of the ``wake`` sources.
+
+    ``state`` is the chip's own name for it (``stop``, ``standby``, ``system_off``, ``light_sleep``,
+    ``deep_sleep``…: ``facts/power.yaml``; E_POWER_STATE lists the ones the framework enters).
+    Wake sources: ``gpio`` — the active level of ``button``; ``rtc`` — the low-power real-time
+    clock's wake-up timer after ``after_ms`` (it keeps counting in the deep states); ``timer`` — a
+    high-speed timer after ``after_ms`` (it stops with the main clocks: it cannot end an STM32 Stop).
+    Each source must be able to end the state (E_POWER_WAKE_SOURCE names the state and the sources
+    that can), and a plan that continues with its RAM after the wake-up (``resume: continue``) cannot
+    pick a state whose wake-up is a reset (E_POWER_RAM_LOST).
+    """
+
+    op: Literal["sleep"]
+    state: Name
+    wake: list[WakeKind] = Field(min_length=1, max_length=3)
+    after_ms: int | None = Field(default=None, ge=1, le=86_400_000, description="rtc/timer: wake after this long.")
+    button: Name | None = Field(
+        default=None, description="gpio: board button or resources.pins entry whose active level wakes the chip."
+    )
+    resume: Literal["continue", "restart"] = Field(
+        default="continue",
+        description="continue: the program goes on after the wake-up with its RAM; restart: a wake-up that "
+        "restarts the application (reset) is intended.",
+    )
+
+    @model_validator(mode="after")
+    def _fields(self) -> Sleep:
+        if len(set(self.wake)) != len(self.wake):
+            raise ValueError("each wake source may be listed once")
+        timed = any(w != "gpio" for w in self.wake)
+        if timed != (self.after_ms is not None):
+            raise ValueError("'after_ms' is needed exactly when an rtc or timer wake source is listed")
+        if ("gpio" in self.wake) != (self.button is not None):
+            raise ValueError("'button' is needed exactly when a gpio wake source is listed")
+        return self
+
+
+# --- what the facts say about one use -----------------------------------------------------------------
+def _wake_pin(plan: Plan, target: Target, name: str) -> str | None:
+    button = board_button(target, name)
+    if button is not None:
+        return button.pin
+    use = plan.pin_use(name)
+    return use.pin if use is not None else None
+
+
+def _gpio_ok(state: PowerState, pin: str | None) -> bool:
+    source = state.wakes("gpio")
+    return source is not None and pin is not None and (not source.pins or pin in source.pins)
+
+
+def _wakes(plan: Plan, target: Target, state: PowerState, op: Sleep, kind: str) -> bool:
+    if kind == "gpio":
+        return _gpio_ok(state, _wake_pin(plan, target, op.button or ""))
+    return state.wakes(kind) is not None
+
+
+def _fits(plan: Plan, target: Target, state: PowerState, op: Sleep) -> bool:
+    """Every wake source ends ``state`` and its RAM behaviour is what the plan expects."""
+    ram_ok = op.resume == "restart" or not state.wake_resets
+    return ram_ok and all(_wakes(plan, target, state, op, k) for k in op.wake)
+
+
+def _evidence() -> Any:
+    """``obligations.evidence`` (imported on use: the obligations package imports the plan, which imports
+    every op spec)."""
+    from rac_fw.domains.firmware.obligations import evidence
+
+    return evidence
+
+
+def _state_options(
+    plan: Plan, target: Target, facts: PowerFacts, framework: str, op: Sleep, index: int
+) -> list[Relaxation]:
+    ev = _evidence()
+    return [
+        ev.relax(f"enter {s.name} instead ({s.description})", ev.replace(["operations", index, "state"], s.name))
+        for s in facts.for_framework(framework)
+        if s.name != op.state and _fits(plan, target, s, op)
+    ]
+
+
+def _capable_button(target: Target, state: PowerState, other_than: str | None) -> str | None:
+    gpio = state.wakes("gpio")
+    if gpio is None:
+        return None
+    for button in target.board.buttons:
+        if (not gpio.pins or button.pin in gpio.pins) and exact_name(button) != other_than:
+            return exact_name(button)
+    return None
+
+
+def _wake_options(
+    plan: Plan, target: Target, state: PowerState, op: Sleep, index: int, kind: WakeKind
+) -> list[Relaxation]:
+    """Replace the failing wake source by one that ends ``state``: a board button on a wake-capable pin,
+    or the RTC (each a complete plan: the fields the new source needs come with it)."""
+    ev = _evidence()
+    at = ["operations", index]
+    position = op.wake.index(kind)
+    others = [k for k in op.wake if k != kind]
+    options: list[Relaxation] = []
+    button = _capable_button(target, state, op.button if kind == "gpio" else None)
+    if button is not None and kind == "gpio":
+        options.append(ev.relax(f"wake on button {button} (wake-capable in {state.name})",
+                                ev.replace([*at, "button"], button)))  # fmt: skip
+    elif button is not None and "gpio" not in op.wake:
+        steps = [ev.replace([*at, "wake", position], "gpio"), ev.replace([*at, "button"], button)]
+        if all(k == "gpio" for k in others):
+            steps.append(ev.remove([*at, "after_ms"]))
+        options.append(ev.relax(f"wake on button {button} instead of the {kind}", *steps))
+    for alternative in ("rtc", "timer"):
+        if alternative != kind and alternative not in op.wake and state.wakes(alternative) is not None:
+            steps = [ev.replace([*at, "wake", position], alternative)]
+            if op.after_ms is None:
+                steps.append(ev.replace([*at, "after_ms"], 1000))
+            if kind == "gpio":
+                steps.append(ev.remove([*at, "button"]))
+            options.append(ev.relax(f"wake by the {alternative} instead of the {kind}", *steps))
+            break
+    if others and not options:
+        steps = [ev.remove([*at, "wake", position])]
+        if kind == "gpio":
+            steps.append(ev.remove([*at, "button"]))
+        elif all(k == "gpio" for k in others):
+            steps.append(ev.remove([*at, "after_ms"]))
+        options.append(ev.relax(f"drop the {kind} wake source", *steps))
+    return options
+
+
+def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) -> list[Evidence]:
+    if framework not in SPEC.realizations:
+        return []  # the support obligation names the frameworks that realize sleep
+    ev = _evidence()
+    facts = power(target)
+    where = ["operations", index, "state"]
+    if facts is None or not facts.for_framework(framework):
+        others = [f for f in target.frameworks if f != framework and facts is not None and facts.for_framework(f)]
+        return [ev.violation(
+            STATE, f"{framework} on {target.id} enters no power state rac-fw knows", where, [target.id, framework],
+            relaxations=[ev.relax(f"use framework {f}", ev.replace(["framework"], f)) for f in others],
+        )]  # fmt: skip
+    state = facts.state(op.state)
+    if state is None or framework not in state.enter:
+        known = [s.name for s in facts.for_framework(framework)]
+        why = "is not a power state of" if state is None else f"is a state {framework} cannot enter on"
+        return [ev.violation(
+            STATE, f"{op.state} {why} {target.id} (states {framework} enters: {', '.join(known)})",
+            where, [op.state, target.id, framework],
+            relaxations=_state_options(plan, target, facts, framework, op, index),
+        )]  # fmt: skip
+    found: list[Evidence] = []
+    capable = ", ".join(w.kind + (f" (pins {' '.join(w.pins)})" if w.pins else "") for w in state.wake)
+    other_states = _state_options(plan, target, facts, framework, op, index)
+    for kind in op.wake:
+        if _wakes(plan, target, state, op, kind):
+            continue
+        pin = _wake_pin(plan, target, op.button or "") if kind == "gpio" else None
+        if kind == "gpio" and pin is None:
+            continue  # an unknown button name is the binding obligation's evidence
+        if kind == "gpio" and state.wakes("gpio") is not None:
+            message = f"{op.button} ({pin}) cannot wake {target.id} from {state.name}: only {capable} can"
+        else:
+            message = f"a {kind} cannot wake {target.id} from {state.name}; wake sources there: {capable}"
+        elsewhere = [s.name for s in facts.waking(kind, framework) if s.name != state.name]
+        if elsewhere:
+            message += f" (a {kind} wakes from: {', '.join(elsewhere)})"
+        found.append(ev.violation(
+            WAKE, message, ["operations", index, "wake", op.wake.index(kind)],
+            [state.name, kind, *([op.button, pin] if kind == "gpio" and op.button and pin else [])],
+            [ev.measure("wake_after", op.after_ms, "ms")] if op.after_ms and kind != "gpio" else [],
+            _wake_options(plan, target, state, op, index, kind) + other_states,
+        ))  # fmt: skip
+    if state.wake_resets and op.resume == "continue":
+        lost = sum(r.size for r in target.memory if r.kind in ("sram", "dtcm", "ccm"))
+        kept = f" (kept: {', '.join(state.retained)})" if state.retained else ""
+        found.append(ev.violation(
+            RAM_LOST,
+            f"{state.name} loses RAM and its wake-up is a reset{kept}, but {op.name or f'operations[{index}]'} "
+            "continues after waking (resume: continue)",
+            ["operations", index, "resume"], [state.name, op.name or op.op, target.id],
+            [ev.measure("ram_lost", lost, "bytes")],
+            [ev.relax("accept a restart on wake-up (resume: restart)", ev.replace([*where[:2], "resume"], "restart")),
+             *other_states],
+        ))  # fmt: skip
+    return found
+
+
+def _mechanism(target: Target, framework: str, op: Sleep) -> str:
+    facts = power(target)
+    state = facts.state(op.state) if facts else None
+    if state is None or framework not in state.enter:
+        raise LookupError(f"{op.state} is not a state {framework} enters (the obligations refuse this plan)")
+    return state.enter[framework]
+
+
+# --- realizations ---------------------------------------------------------------------------------------
+def _zephyr(b: ZephyrBuilder, index: int, op: Sleep) -> dict[str, Any]:
+    oid = b.ids[index]
+    mechanism = _mechanism(b.target, "zephyr", op)
+    if mechanism == "pm":
+        b.app.need("power", "CONFIG_PM")
+    if mechanism == "poweroff":
+        b.app.need("power", "CONFIG_POWEROFF")
+        b.app.includes.add("zephyr/sys/poweroff.h")
+    spec = None
+    if op.button is not None:
+        b.app.need("gpio")
+        spec = b.gpio_spec("wake", op.button, f"operations.{index}.button", "button", oid)
+    return {
+        "id": oid,
+        "mechanism": mechanism,
+        "state": op.state,
+        "state_c": c_string_literal(op.state),
+        "after_ms": op.after_ms,
+        "button": spec,
+        "setup": True,
+        "step": {"period_ms": None},
+    }
+
+
+def _espidf(b: EspIdfBuild, index: int, op: Sleep) -> dict[str, Any]:
+    b.requires.add("esp_hw_support")
+    pin = None
+    if op.button is not None:
+        gpio, active_low = b.io(op.button, "button", f"operations[{index}].button")
+        pin = {"gpio": gpio, "level": 0 if active_low else 1, "active_low": active_low}
+    return {
+        "headers": idf_headers(b, "esp_sleep.h"),
+        "mechanism": _mechanism(b.target, "espidf", op),
+        "state_c": c_string_literal(op.state),
+        "after_us": op.after_ms * 1000 if op.after_ms else None,
+        "pin": pin,
+    }
+
+
+#: Sleep-mode realizations (bare metal, STM32 HAL) are woken by the 1 kHz SysTick time base, so a timer
+#: is their only wake source.
+SYSTICK_WAKE = ("timer",)
+
+
+def _systick_admits(framework: str) -> Any:
+    def admits(plan: Plan, target: Target, index: int, op: Sleep) -> list[Evidence]:
+        """A WFI loop woken by the SysTick: wake sources beyond ``timer`` need the RTOS frameworks' drivers."""
+        extra = [k for k in op.wake if k not in SYSTICK_WAKE]
+        if not extra:
+            return []
+        ev = _evidence()
+        at = ["operations", index]
+        steps = [ev.replace([*at, "wake"], list(SYSTICK_WAKE))]
+        if op.after_ms is None:
+            steps.append(ev.replace([*at, "after_ms"], 1000))
+        if op.button is not None:
+            steps.append(ev.remove([*at, "button"]))
+        others = [f for f in target.frameworks if f not in (framework, "baremetal", "hal") and f in SPEC.realizations]
+        return [ev.violation(
+            "E_TARGET_UNSUPPORTED", f"{framework} sleep wakes only on the SysTick timer; {', '.join(extra)} need the "
+            f"{' or '.join(others) or 'RTOS'} drivers", [*at, "wake"], [op.state, *extra],
+            relaxations=[ev.relax("wake on the SysTick timer only", *steps),
+                         *(ev.relax(f"use framework {f}", ev.replace(["framework"], f)) for f in others)],
+        )]  # fmt: skip
+
+    return admits
+
+
+def _baremetal(b: BaremetalBuild, index: int, op: Sleep) -> None:
+    after = op.after_ms or 0
+    ctx = b.base(index, op) | {"state": op.state, "after_ms": after, "max_wakes": after * 4 + 64}
+    b.emit("ops/sleep", ctx)
+
+
+def _hal(b: HalBuild, index: int, op: Sleep) -> dict[str, Any]:
+    _mechanism(b.target, "hal", op)
+    view = b.base_view(index, op)
+    view.update(state=op.state, after_ms=op.after_ms or 0)
+    return view
+
+
+def _enters(framework: str) -> Any:
+    def available(target: Target) -> bool:
+        facts = power(target)
+        return facts is not None and bool(facts.for_framework(framework))
+
+    return available
+
+
+SPEC = OpSpec(
+    model=Sleep,
+    family="power",
+    endpoints={"button": "button"},
+    realizations={
+        "zephyr": Realization(template="power", view=_zephyr, available=_enters("zephyr")),
+        "espidf": Realization(template="power", view=_espidf, available=_enters("espidf")),
+        "baremetal": Realization(
+            template="ops/sleep", view=_baremetal, available=_enters("baremetal"), admits=_systick_admits("baremetal")
+        ),
+        "hal": Realization(template="power", view=_hal, available=_enters("hal"), admits=_systick_admits("hal")),
+    },
+    checks=(_check,),
+    codes=(STATE, WAKE, RAM_LOST),
+)
