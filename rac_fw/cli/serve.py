@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from rac_fw.cli.core import LimitOption, configure_limits
-from rac_fw.cli.output import fail_with
+from rac_fw.console.options import LimitOption, configure_limits
+from rac_fw.console.output import fail_with
 from rac_fw.contract import Evidence
 from rac_fw.runtime import DEFAULT_BUDGET
 

@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from rac_fw.cli.output import EXIT_FAIL, console, fail_with
+from rac_fw.console.output import EXIT_FAIL, console, fail_with
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.load import (
     TargetFileError,
@@ -244,6 +244,3 @@ def import_pin_data(
         fail_with([Evidence(code="E_PIN_IMPORT", message=str(exc), location=str(mcu))])
     _write_or_check(_output_path(target_id, output, "pins.json"), dumps_pins(data), check)
 
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(targets_app, name="targets")
