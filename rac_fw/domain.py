@@ -138,9 +138,10 @@ class Domain(ABC):
         return []
 
     def tools(self, host: Tools) -> list[Tool]:
-        """MCP tools this domain adds beside the generic ones (``start_episode``, ``submit_<domain>`` …);
-        ``host`` gives the calling connection's sessions and the operator's settings."""
-        return []
+        """The MCP tools this domain serves beside the generic ones (``start_episode``, ``submit`` …):
+        by default its ``submit_<domain>`` (built by ``host`` from :meth:`tool_schema`); a domain adds its
+        own after it. ``host`` gives the calling connection's sessions and the operator's settings."""
+        return [host.submit_tool(self)]
 
     # --- the five operations -------------------------------------------------------------------
     @abstractmethod

@@ -36,7 +36,7 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import Field, ValidationError, WithJsonSchema
 
 from rac_fw.contract import Action, Evidence, Feedback, Status, evidence_from_validation_error
-from rac_fw.domain import UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
+from rac_fw.domain import Domain, Tool, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
 from rac_fw.limits import LimitExceeded, check_count, check_size, current_limits
 from rac_fw.metering import measure, tokenizer_name
 from rac_fw.runtime import DEFAULT_BUDGET, Episode
@@ -226,6 +226,31 @@ class Tools:
             action = Action(domain=s.domain, task=s.task, payload=payload)
             return _feedback_result(s, s.episode.submit(action))
 
+    def submit_tool(self, dom: Domain) -> Tool:
+        """The ``submit_<domain>`` tool: its payload schema is the domain's (``Domain.tool_schema``), its
+        description the action model's docstring plus, for a large action language, the index of its parts."""
+        domain = dom.name
+        PayloadType = Annotated[dict[str, Any], WithJsonSchema(inline_refs(dom.tool_schema()))]
+
+        def submit_domain(session: str, payload: PayloadType) -> dict[str, Any]:
+            owner = self.store.get(session).domain
+            if owner != domain:
+                return error_result("E_SESSION_DOMAIN", f"session {session} belongs to domain {owner!r}, not "
+                                    f"{domain!r}", "session", [session])
+            return self.submit(session, payload)
+
+        # Real objects, not strings: the SDK evaluates these to build the tool's input schema.
+        submit_domain.__annotations__ = {"session": str, "payload": PayloadType, "return": dict[str, Any]}
+        submit_domain.__name__ = f"submit_{domain}"
+        description = (f"Submit one {domain} action for a session opened with start_episode. "
+                       + (dom.action_model.__doc__ or "").strip())
+        index = dom.schema_index()
+        if index != dom.action_schema():
+            # The payload schema is an envelope; the index says what goes inside, schema(op=…) the rest.
+            description += (f" Index of the action's parts (schema(name={domain!r}, op=PART) gives one part's "
+                            "fields): " + json.dumps(index, separators=(",", ":"), ensure_ascii=False))
+        return Tool(f"submit_{domain}", submit_domain, description)
+
     def session_info(self, session: str) -> dict[str, Any]:
         """Where a session keeps its trace and artifacts, and how much budget is left."""
         s = self.store.get(session)
@@ -304,14 +329,13 @@ def build_server(config: ServerConfig) -> Any:
     for method in (tools.list_domains, tools.list_tasks, tools.schema, tools.observe,
                    tools.start_episode, tools.submit, tools.session_info):
         server.add_tool(guarded(method), name=method.__name__)
-    for name in domain_names():
-        _add_domain_submit(server, tools, name)
     _add_domain_tools(server, tools)
     return server
 
 
 def _add_domain_tools(server: Any, tools: Tools) -> None:
-    """Each registered domain's own tools (``Domain.tools``), once each, behind the same boundary."""
+    """Each registered domain's tools (``Domain.tools``: its ``submit_<domain>`` and any of its own),
+    once each, behind the same boundary as the generic tools."""
     added: set[str] = set()
     for name in domain_names():
         try:
@@ -323,31 +347,3 @@ def _add_domain_tools(server: Any, tools: Tools) -> None:
                 continue
             added.add(tool.name)
             server.add_tool(guarded(tool.fn), name=tool.name, description=tool.description)
-
-
-def _add_domain_submit(server: Any, tools: Tools, domain: str) -> None:
-    """A ``submit_<domain>`` tool whose payload schema is the domain's pydantic action model."""
-    try:
-        dom = load_domain(domain)
-    except Exception:  # a broken plugin must not take the server down; list_domains still shows it
-        return
-    model_schema = inline_refs(dom.tool_schema())
-    PayloadType = Annotated[dict[str, Any], WithJsonSchema(model_schema)]
-
-    def submit_domain(session: str, payload: PayloadType) -> dict[str, Any]:
-        owner = tools.store.get(session).domain
-        if owner != domain:
-            return error_result("E_SESSION_DOMAIN", f"session {session} belongs to domain {owner!r}, not {domain!r}",
-                          "session", [session])
-        return tools.submit(session, payload)
-
-    # Real objects, not strings: the SDK evaluates these to build the tool's input schema.
-    submit_domain.__annotations__ = {"session": str, "payload": PayloadType, "return": dict[str, Any]}
-    description = (f"Submit one {domain} action for a session opened with start_episode. "
-                   + (dom.action_model.__doc__ or "").strip())
-    index = dom.schema_index()
-    if index != dom.action_schema():
-        # The payload schema above is an envelope; the index says what goes inside, schema(op=…) the rest.
-        description += (f" Index of the action's parts (schema(name={domain!r}, op=PART) gives one part's "
-                        "fields): " + json.dumps(index, separators=(",", ":"), ensure_ascii=False))
-    server.add_tool(guarded(submit_domain), name=f"submit_{domain}", description=description)

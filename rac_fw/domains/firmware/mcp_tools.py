@@ -188,7 +188,7 @@ def tools(host: Tools, domain: FirmwareDomain) -> list[Tool]:
         flash: "Flash the newest artifact to a bench board (only with --allow-flash and a bench naming the board; "
                "otherwise returns what it would do).",
     }
-    contributed = []
+    contributed = [host.submit_tool(domain)]
     for fn, description in docs.items():
         # Real objects, not strings: the SDK evaluates these to build the input schema.
         fn.__annotations__ = typing.get_type_hints(fn, localns=locals(), include_extras=True)
