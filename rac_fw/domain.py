@@ -92,6 +92,9 @@ class UnknownTask(LookupError):
         shown = ", ".join(known[:12]) + (" …" if len(known) > 12 else "")
         super().__init__(f"unknown task {task!r} in domain {domain!r}; known: {shown}")
 
+    def __reduce__(self) -> tuple[Any, ...]:  # crosses the MCP server's worker boundary intact
+        return (type(self), (self.domain, self.task, self.known))
+
 
 class Domain(ABC):
     """A domain plugin. Subclasses set ``name`` and ``action_model`` and implement the five operations.
@@ -143,6 +146,10 @@ class Domain(ABC):
         own after it. ``host`` gives the calling connection's sessions and the operator's settings."""
         return [host.submit_tool(self)]
 
+    def warm(self) -> None:  # noqa: B027  (an optional hook: most domains need nothing)
+        """Load what a turn needs (lazily imported modules, fact caches). The MCP server calls it once in
+        the process its bounded turn workers are forked from, so each turn starts warm."""
+
     # --- the five operations -------------------------------------------------------------------
     @abstractmethod
     def observe(self, task: str, detail: str | None = None) -> Observation:
@@ -187,6 +194,9 @@ class UnknownDomain(LookupError):
     def __init__(self, name: str, known: list[str]):
         self.name, self.known = name, known
         super().__init__(f"unknown domain {name!r}; registered: {', '.join(known) or 'none'}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.name, self.known))
 
 
 @cache

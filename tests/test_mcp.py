@@ -32,7 +32,7 @@ def result(res):
 async def stdio_client(workdir: Path, budget: int = 3, *extra: str):
     params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], "--workdir", str(workdir),
                                                             "--budget", str(budget), *extra])
-    async with Client(params, read_timeout_seconds=60) as client:
+    async with Client(params, read_timeout_seconds=120) as client:
         yield client
 
 

@@ -38,8 +38,10 @@ from pydantic import Field, ValidationError, WithJsonSchema
 from rac_fw.contract import Action, Evidence, Feedback, Status, evidence_from_validation_error
 from rac_fw.domain import Domain, Tool, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
 from rac_fw.limits import LimitExceeded, check_count, check_size, current_limits
+from rac_fw.mcp import worker
+from rac_fw.mcp.worker import run_turn_bounded
 from rac_fw.metering import measure, tokenizer_name
-from rac_fw.runtime import DEFAULT_BUDGET, Episode
+from rac_fw.runtime import DEFAULT_BUDGET, Episode, TurnExecutor
 from rac_fw.schemas import inline_refs
 
 #: The MCP connection the current tool call arrived on (``None`` on stdio: one client per process).
@@ -98,6 +100,7 @@ class SessionStore:
             directory = self.config.workdir / sid
             (directory / "artifacts").mkdir(parents=True)
             episode = Episode(dom, task, budget=self.config.budget, trace=directory / "trace.jsonl", meter=measure,
+                              execute=run_turn_bounded,
                               key=self.config.trace_key)
             session = Session(sid, domain, task, episode, directory, owner=CLIENT.get())
             self._sessions[sid] = session
@@ -141,8 +144,9 @@ def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
             return {"status": Status.INVALID.value, "evidence": [exc.evidence().model_dump(mode="json")]}
         except MemoryError:
             limit = current_limits().request_memory_bytes
-            return error_result("E_TOO_LARGE", f"the request needed more memory than the server allows "
-                          f"(request_memory_bytes={limit}); nothing was kept", None, ["request_memory_bytes"])
+            return error_result("E_TOO_LARGE", f"the request ran out of memory in the server (turns run in "
+                                f"workers capped at request_memory_bytes={limit}); nothing was kept", None,
+                                ["request_memory_bytes"])
         except Exception as exc:  # the tool boundary: report, never crash the server
             evidence = getattr(exc, "evidence", None)  # PlanError, BenchError, TraceError … carry their own
             if isinstance(evidence, list) and evidence and all(isinstance(e, Evidence) for e in evidence):
@@ -161,8 +165,9 @@ def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
                 return await anyio.to_thread.run_sync(functools.partial(run, *args, **kwargs), abandon_on_cancel=True)
         except TimeoutError:
             return error_result("E_TIMEOUT", f"the call ran past the server's ceiling of {seconds:g} s "
-                                "(request_seconds) and was abandoned; a turn it started still completes and is "
-                                "traced, other sessions are unaffected", f"tool {fn.__name__}", ["request_seconds"])
+                                "(request_seconds) and was abandoned (a turn it ran is stopped in its worker: nothing "
+                                "spent or traced); other sessions are unaffected", f"tool {fn.__name__}",
+                                ["request_seconds"])
 
     return wrapper
 
@@ -221,10 +226,15 @@ class Tools:
         payload: dict[str, Any],
     ) -> dict[str, Any]:
         """Submit one action (the payload of the session's domain) and get feedback."""
+        return self.propose(session, payload)
+
+    def propose(self, session: str, payload: dict[str, Any], execute: TurnExecutor | None = None) -> dict[str, Any]:
+        """One proposal in a session (what ``submit`` does); ``execute`` runs the turn when a domain's tool
+        needs more from the same worker (firmware ``plan`` also writes the artifact there)."""
         s = self.store.get(session)
         with s.lock:
             action = Action(domain=s.domain, task=s.task, payload=payload)
-            return _feedback_result(s, s.episode.submit(action))
+            return _feedback_result(s, s.episode.submit(action, execute))
 
     def submit_tool(self, dom: Domain) -> Tool:
         """The ``submit_<domain>`` tool: its payload schema is the domain's (``Domain.tool_schema``), its
@@ -300,24 +310,10 @@ def _client_of(context: Context[Any, Any] | None) -> str | None:
     return headers.get("mcp-session-id") or "http:anonymous"
 
 
-def cap_memory(limit: int) -> None:
-    """Cap the server process's data segment, so a request that would exhaust memory fails with
-    ``MemoryError`` (answered E_TOO_LARGE by :func:`guarded`) instead of the kernel killing the server.
-
-    Python cannot meter memory per thread; with every input bounded (limits), a request that still gets
-    near this cap is the outlier, and the others keep their memory."""
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    if soft == resource.RLIM_INFINITY or soft > limit:
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
-
-
 def build_server(config: ServerConfig) -> Any:
     """Create the MCP server with every tool registered."""
     config.workdir.mkdir(parents=True, exist_ok=True)
+    worker.start()
     store = SessionStore(config)
     tools = Tools(store)
     server = RacServer(

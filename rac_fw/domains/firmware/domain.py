@@ -71,6 +71,13 @@ class FirmwareDomain(Domain):
 
         return commands()
 
+    def warm(self) -> None:
+        from rac_fw.domains.firmware.verify import artifact  # noqa: F401  (every verifier check)
+
+        catalog.index()
+        for target in target_ids():
+            load_target(target)
+
     def tools(self, host: Tools) -> list[Tool]:
         from rac_fw.domains.firmware.mcp_tools import tools
 

@@ -20,17 +20,19 @@ import functools
 import re
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, WithJsonSchema
 
-from rac_fw.contract import Status, canonical_json
-from rac_fw.domain import Tool
+from rac_fw.contract import Action, Evidence, Status, canonical_json
+from rac_fw.domain import Domain, Tool, load_domain
 from rac_fw.domains.firmware import pipeline
 from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.mcp import worker
 from rac_fw.mcp.server import Session, Tools, error_result
+from rac_fw.runtime import TurnRecord, run_turn
 from rac_fw.schemas import inline_refs
 
 if TYPE_CHECKING:
@@ -46,6 +48,37 @@ class Written:
 
     plan: Plan
     out: Path
+
+
+@dataclass
+class PlanTurn:
+    """What one ``plan`` call did in its worker: the turn, the written artifact, every stage that ran."""
+
+    record: TurnRecord
+    stages: list[pipeline.StageRecord]
+    written: Written | None = None
+    artifact: dict[str, Any] | None = None
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+def plan_turn(domain_name: str, task: str, action: Action, seed: int, turn: int, artifacts: Path) -> PlanTurn:
+    """The session's turn and, when it passed, the ``write`` stage on the tree that turn lowered: both in
+    the same (bounded) worker, so the plan is lowered and verified once."""
+    domain = typing.cast("FirmwareDomain", load_domain(domain_name))
+    with pipeline.stage_log() as log:
+        record = run_turn(domain, task, action, seed, turn)
+        done = PlanTurn(record, log)
+        kept = domain.realized(record.feedback.artifact_hash or "")
+        if record.feedback.status is Status.PASS and kept is not None:
+            out = artifacts / f"turn-{turn}"
+            try:
+                pipeline.write(kept.lowered, out)
+            except pipeline.StageError as exc:
+                done.evidence = exc.evidence
+            else:
+                done.written = Written(kept.plan, out)
+                done.artifact = pipeline.artifact_summary(kept.lowered, out)
+    return done
 
 
 class FirmwareTools:
@@ -73,20 +106,21 @@ class FirmwareTools:
         payload = dict(plan)
         if framework is not None:
             payload["framework"] = framework
-        with pipeline.stage_log() as log:
-            result = self.host.submit(session, payload)
-            if result["status"] == Status.PASS.value:
-                kept = self.domain.realized(result["artifact_hash"])
-                if kept is None:  # evicted by many concurrent turns: nothing to write, say so
-                    result["evidence"] = [*result.get("evidence", []), *error_result(
-                        "E_ARTIFACT", "the turn's source tree is no longer kept; submit the plan again",
-                        "plan")["evidence"]]
-                else:
-                    out = s.directory / "artifacts" / f"turn-{result['turn']}"
-                    pipeline.write(kept.lowered, out)
-                    self._latest[s.id] = Written(kept.plan, out)
-                    result["artifact"] = pipeline.artifact_summary(kept.lowered, out)
-        result["stages"] = [{"stage": r.stage, "ms": round(r.ms, 3)} for r in log]
+        done: list[PlanTurn] = []
+
+        def execute(domain: Domain, task: str, action: Action, seed: int, turn: int) -> TurnRecord:
+            done.append(worker.call(plan_turn, domain.name, task, action, seed, turn, s.directory / "artifacts",
+                                    where=f"plan turn {turn} of firmware/{task}"))
+            return done[-1].record
+
+        result = self.host.propose(session, payload, execute)
+        if done:
+            ran = done[-1]
+            if ran.written is not None:
+                self._latest[s.id] = ran.written
+                result["artifact"] = ran.artifact
+            result["evidence"] = [*result.get("evidence", []), *(e.model_dump(mode="json") for e in ran.evidence)]
+            result["stages"] = [{"stage": r.stage, "ms": round(r.ms, 3)} for r in ran.stages]
         return result
 
     def _rerun(self, session: str, builder: str, runner: str | None, timeout_s: float) -> dict[str, Any]:

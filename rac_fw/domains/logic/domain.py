@@ -26,6 +26,9 @@ class LogicDomain(Domain):
 
         return commands()
 
+    def warm(self) -> None:
+        from rac_fw.domains.logic import realize  # noqa: F401  (sympy)
+
     def tasks(self) -> list[str]:
         return sorted(all_tasks())
 

@@ -48,6 +48,9 @@ class PcbDomain(Domain):
 
         return commands()
 
+    def warm(self) -> None:
+        from rac_fw.domains.pcb import realize, verify  # noqa: F401  (numba kernels, shapely)
+
     def tasks(self) -> list[str]:
         return list(all_tasks())
 

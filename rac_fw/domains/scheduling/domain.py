@@ -68,6 +68,14 @@ class SchedulingDomain(Domain):
 
         return commands()
 
+    def warm(self) -> None:
+        """Compile the bounded search's kernels with one small solve (numba), so a turn does not."""
+        task = self.tasks()[0]
+        order = list(range(len(self.instance(task).jobs)))
+        checked = self.validate(task, Action(domain=self.name, task=task, payload={"priority": order}))
+        if checked.ok:
+            self.realize(task, checked.action, 0)
+
     def __init__(
         self,
         default_backend: str = "bounded",
