@@ -8,7 +8,8 @@ re-executes every turn and reports divergence in artifact hash, verdicts or seri
 
 Budget semantics (docs/PROTOCOL.md): every action the runtime receives is a proposal — pass, fail or
 invalid alike it spends one and writes one trace line. A payload over the byte limit is refused before
-it becomes one (it spends nothing, is not traced). After the episode ends, a proposal is answered
+it becomes one, and a turn its executor stops at a ceiling (the MCP server's memory or time ceiling) is
+refused likewise: it spends nothing and is not traced. After the episode ends, a proposal is answered
 ``closed`` (it passed) or ``budget`` (all proposals spent), never judged.
 """
 
