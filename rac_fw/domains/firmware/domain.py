@@ -77,6 +77,15 @@ class FirmwareDomain(Domain):
         catalog.index()
         for target in target_ids():
             load_target(target)
+        # One turn of the smallest example fills the template and verifier caches a turn would build.
+        from rac_fw.resources import data_dir
+
+        example = data_dir("examples") / "uart_hello.yaml"
+        checked = self.validate("stm32f407", Action(domain=self.name, task="stm32f407",
+                                                    payload=pipeline.parse(example).model_dump(mode="json",
+                                                                                               exclude_none=True)))
+        if checked.ok:
+            self.verify("stm32f407", checked.action, self.realize("stm32f407", checked.action, 0))
 
     def tools(self, host: Tools) -> list[Tool]:
         from rac_fw.domains.firmware.mcp_tools import tools
