@@ -32,7 +32,7 @@ def warm(repeat: int) -> tuple[float, float, dict[str, float]]:
     assert len(plan.operations) == 5, "the benchmark plan must have 5 operations"
     first = run_plan(plan)
     assert first.status.value == "pass", [e.message for e in first.evidence]
-    totals, steps = [], {k: [] for k in ("validate", "lower", "verify")}
+    totals, steps = [], {k: [] for k in ("check", "lower", "verify")}
     for _ in range(repeat):
         start = time.perf_counter()
         result = run_plan(plan)
@@ -69,7 +69,7 @@ def main() -> int:
     print(f"plan: {PLAN.name} (5 operations, target nrf52840, framework zephyr)")
     print(
         f"warm validate→lower→verify: median {median_ms:.1f} ms, max {worst_ms:.1f} ms "
-        f"(validate {split['validate']:.1f}, lower {split['lower']:.1f}, verify {split['verify']:.1f}) "
+        f"(check {split['check']:.1f}, lower {split['lower']:.1f}, verify {split['verify']:.1f}) "
         f"goal ≤ {WARM_GOAL_MS:.0f} ms → {median_ms / WARM_GOAL_MS:.2f}× of goal"
     )
     print(f"cold `rac-fw plan`: median {cold_s:.2f} s, goal ≤ {COLD_GOAL_S} s → {cold_s / COLD_GOAL_S:.2f}× of goal")

@@ -7,21 +7,57 @@ a separate distribution can add one by declaring::
 
     [project.entry-points."rac_fw.domains"]
     mydomain = "my_pkg.domain:MyDomain"
+
+The same registration carries a domain's own front ends: :meth:`Domain.commands` lists the ``rac-fw``
+commands it adds and :meth:`Domain.tools` the MCP tools beside the generic ones. The CLI and the MCP
+server iterate the registered domains and never import a domain's modules themselves, so a domain
+(built in or a separate distribution) brings its whole surface with the one entry point.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
 from rac_fw.contract import MESSAGES, Action, Evidence, Feedback, Observation, Realization, Verdict
 
+if TYPE_CHECKING:
+    from rac_fw.mcp.server import Tools
+
 ENTRY_POINT_GROUP = "rac_fw.domains"
+
+
+@dataclass(frozen=True)
+class Command:
+    """A ``rac-fw`` command a domain contributes: ``rac-fw NAME`` or, with ``group``, ``rac-fw GROUP NAME``.
+
+    ``target`` is a Typer command function (its annotated parameters are the options) or a
+    ``typer.Typer`` holding a command group. ``group`` names a group several domains share (``calibrate``).
+    """
+
+    name: str
+    target: Any
+    group: str | None = None
+
+    @property
+    def path(self) -> str:
+        return f"{self.group} {self.name}" if self.group else self.name
+
+
+@dataclass(frozen=True)
+class Tool:
+    """An MCP tool a domain contributes: ``fn``'s annotated parameters become the input schema; its
+    failures are turned into evidence by the server's tool boundary like every other tool's."""
+
+    name: str
+    fn: Callable[..., dict[str, Any]]
+    description: str
 
 
 @dataclass
@@ -55,6 +91,9 @@ class UnknownTask(LookupError):
         self.domain, self.task, self.known = domain, task, known
         shown = ", ".join(known[:12]) + (" …" if len(known) > 12 else "")
         super().__init__(f"unknown task {task!r} in domain {domain!r}; known: {shown}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # crosses the MCP server's worker boundary intact
+        return (type(self), (self.domain, self.task, self.known))
 
 
 class Domain(ABC):
@@ -92,6 +131,24 @@ class Domain(ABC):
     def part_schema(self, part: str) -> dict[str, Any]:
         """The schema of one named part of the action (a firmware operation); LookupError if none."""
         raise LookupError(f"the {self.name} action has no named parts: `rac-fw schema {self.name}` is all of it")
+
+    # --- extension points: the domain's own front ends ----------------------------------------
+    @classmethod
+    def commands(cls) -> list[Command]:
+        """The ``rac-fw`` commands this domain adds (a class method: the CLI lists them without
+        instantiating the domain). Import command modules here, not at module level, so loading the
+        domain class stays cheap."""
+        return []
+
+    def tools(self, host: Tools) -> list[Tool]:
+        """The MCP tools this domain serves beside the generic ones (``start_episode``, ``submit`` …):
+        by default its ``submit_<domain>`` (built by ``host`` from :meth:`tool_schema`); a domain adds its
+        own after it. ``host`` gives the calling connection's sessions and the operator's settings."""
+        return [host.submit_tool(self)]
+
+    def warm(self) -> None:  # noqa: B027  (an optional hook: most domains need nothing)
+        """Load what a turn needs (lazily imported modules, fact caches). The MCP server calls it once in
+        the process its bounded turn workers are forked from, so each turn starts warm."""
 
     # --- the five operations -------------------------------------------------------------------
     @abstractmethod
@@ -138,6 +195,9 @@ class UnknownDomain(LookupError):
         self.name, self.known = name, known
         super().__init__(f"unknown domain {name!r}; registered: {', '.join(known) or 'none'}")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.name, self.known))
+
 
 @cache
 def _registry() -> dict[str, Any]:
@@ -149,16 +209,21 @@ def domain_names() -> list[str]:
     return sorted(_registry())
 
 
-@cache
-def load_domain(name: str) -> Domain:
-    """Instantiate a registered domain by name (cached: domains hold only read-only facts)."""
+def domain_class(name: str) -> type[Domain]:
+    """The class a registered domain's entry point names (imported, not instantiated)."""
     registry = _registry()
     if name not in registry:
         raise UnknownDomain(name, sorted(registry))
     cls = registry[name].load()
     if not (isinstance(cls, type) and issubclass(cls, Domain)):
         raise TypeError(f"entry point {name!r} does not name a Domain subclass: {cls!r}")
-    return cls()
+    return cls
+
+
+@cache
+def load_domain(name: str) -> Domain:
+    """Instantiate a registered domain by name (cached: domains hold only read-only facts)."""
+    return domain_class(name)()
 
 
 def schema_for(name: str, part: str | None = None, index: bool = False) -> dict[str, Any]:

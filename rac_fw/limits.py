@@ -43,7 +43,9 @@ class Limits:
     task_chars: int = 1024  #: a task id (scheduling accepts a path to an instance file)
     trace_line_bytes: int = 16 << 20  #: one line of a trace file
     request_seconds: float = 120.0  #: wall time of one MCP tool call
-    request_memory_bytes: int = 2 << 30  #: memory growth the MCP server allows one tool call
+    #: address-space growth the MCP server allows one turn: it runs in its own worker process capped at
+    #: this much over the worker's start (RLIMIT_AS), see :mod:`rac_fw.mcp.worker`
+    request_memory_bytes: int = 2 << 30
 
     @classmethod
     def names(cls) -> list[str]:
@@ -107,6 +109,9 @@ class LimitExceeded(ValueError):
         self.what = what or limit.replace("_", " ")
         super().__init__(f"{self.what}: {size:g} exceeds the limit {limit}={allowed:g}")
 
+    def __reduce__(self) -> tuple[Any, ...]:  # crosses the MCP server's worker boundary intact
+        return (LimitExceeded, (self.limit, self.allowed, self.size, self.location, self.what))
+
     def evidence(self) -> Evidence:
         excess = self.size - self.allowed
         return Evidence(
@@ -119,6 +124,32 @@ class LimitExceeded(ValueError):
                         Magnitude(name="excess", value=excess, unit="size")],
             relaxations=[Relaxation(description=f"reduce it to at most {self.allowed:g} (or raise the limit with "
                                     f"--limit {self.limit}=N where the operator allows)")],
+        )
+
+
+class CeilingExceeded(LimitExceeded):
+    """A request stopped at a run-time ceiling (``request_memory_bytes``, ``request_seconds``) while it ran.
+
+    Unlike an input limit it is only known by running: ``measured`` is what the request reached (its
+    worker's peak address-space growth, or the seconds it ran) when it was stopped. It is refused like an
+    oversized input: nothing is spent or traced, the server and the other sessions go on.
+    """
+
+    def __init__(self, limit: str, allowed: float, measured: float, unit: str, location: str | None, detail: str):
+        super().__init__(limit, allowed, measured, location, what=detail)
+        self.unit, self.detail = unit, detail
+
+    def evidence(self) -> Evidence:
+        return Evidence(
+            code="E_TIMEOUT" if self.limit == "request_seconds" else "E_TOO_LARGE",
+            message=f"{self.detail}: stopped at {self.size:g} {self.unit}, the ceiling is {self.limit}="
+            f"{self.allowed:g}; nothing was spent or traced, other sessions are unaffected",
+            location=self.location,
+            objects=[self.limit],
+            magnitudes=[Magnitude(name=self.limit, value=self.size, unit=self.unit),
+                        Magnitude(name="limit", value=self.allowed, unit=self.unit)],
+            relaxations=[Relaxation(description=f"make the request smaller (or ask the operator to raise "
+                                    f"--limit {self.limit}=N)")],
         )
 
 

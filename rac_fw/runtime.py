@@ -8,7 +8,8 @@ re-executes every turn and reports divergence in artifact hash, verdicts or seri
 
 Budget semantics (docs/PROTOCOL.md): every action the runtime receives is a proposal — pass, fail or
 invalid alike it spends one and writes one trace line. A payload over the byte limit is refused before
-it becomes one (it spends nothing, is not traced). After the episode ends, a proposal is answered
+it becomes one, and a turn its executor stops at a ceiling (the MCP server's memory or time ceiling) is
+refused likewise: it spends nothing and is not traced. After the episode ends, a proposal is answered
 ``closed`` (it passed) or ``budget`` (all proposals spent), never judged.
 """
 
@@ -46,6 +47,10 @@ DEFAULT_BUDGET = 5
 
 #: Measures a serialized message: returns (bytes, tokens). Set by the MCP server for metering.
 Meter = Callable[[str], tuple[int, int]]
+
+#: Runs one turn (``run_turn``'s signature): in process by default; the MCP server runs each in a
+#: bounded worker process (``rac_fw.mcp.worker``), which raises ``LimitExceeded`` past its ceilings.
+TurnExecutor = Callable[[Domain, str, Action, int, int], "TurnRecord"]
 
 
 def rac_fw_version() -> str:
@@ -99,6 +104,7 @@ class Episode:
     trace: Path | None = None
     meter: Meter | None = None
     key: bytes | None = None
+    execute: TurnExecutor | None = None
     turns: list[TurnRecord] = field(default_factory=list)
     _observation: Observation | None = None
     _writer: TraceWriter | None = None
@@ -170,15 +176,19 @@ class Episode:
         return Feedback(domain=self.domain.name, task=self.task, turn=len(self.turns) + 1, status=Status.INVALID,
                         evidence=[exc.evidence()])
 
-    def submit(self, action: Action) -> Feedback:
-        """Run one turn for ``action`` (or return the closed/budget verdict when the episode is over)."""
+    def submit(self, action: Action, execute: TurnExecutor | None = None) -> Feedback:
+        """Run one turn for ``action`` (or return the closed/budget verdict when the episode is over).
+
+        ``execute`` runs the turn (default: the episode's executor, else :func:`run_turn` in process); a
+        turn it stops at a ceiling (``LimitExceeded``) is refused like an oversized payload: unspent."""
         if self.done:
             return self.budget_feedback()
         try:
             check_size(action.payload, "payload")
+            runner = execute or self.execute or run_turn
+            record = runner(self.domain, self.task, action, self.seed, len(self.turns) + 1)
         except LimitExceeded as exc:
             return self.refusal(exc)
-        record = run_turn(self.domain, self.task, action, self.seed, turn=len(self.turns) + 1)
         if self.trace is not None:
             try:  # a line past trace_line_bytes is not written, so the turn is not spent either
                 writer = self._trace_writer()

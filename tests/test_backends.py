@@ -367,10 +367,6 @@ def test_run_specs_resolve_to_runners(tmp_path: Path) -> None:
     with pytest.raises(BackendError) as err:
         select_runner("pyocd")
     assert "cannot run an image" in err.value.evidence[0].message
-    bench = tmp_path / "bench.yaml"
-    bench.write_text("- {id: disco, target: stm32f407, runner: pyocd, serial: /dev/ttyACM7}\n")
-    runner = select_runner("board:disco", bench)
-    assert runner.name == "board" and runner.board.id == "disco"  # type: ignore[attr-defined]
-    with pytest.raises(BackendError) as missing:
-        select_runner("board:nucleo", bench)
-    assert missing.value.evidence[0].code == "E_UNKNOWN_BOARD"
+    with pytest.raises(BackendError) as board:  # bench boards are the bench layer's (test_hil)
+        select_runner("board:disco")
+    assert board.value.evidence[0].code == "E_BACKEND_UNSUPPORTED"

@@ -139,3 +139,25 @@ def test_malformed_payloads_become_evidence_not_exceptions(domain: FirmwareDomai
         validation = domain.validate(task, Action(domain="firmware", task=task, payload=payload))
         assert not validation.ok and validation.evidence
         assert all(e.location and e.location.startswith("payload") for e in validation.evidence)
+
+
+def test_a_turn_runs_each_orchestration_stage_once(domain: FirmwareDomain) -> None:
+    """The domain's validate/realize/verify are the pipeline's stages, one execution each."""
+    from rac_fw.domains.firmware.pipeline import stage_log
+
+    plan = yaml.safe_load((PLANS.parent.parent / "examples" / "gpio_blink.yaml").read_text())
+    with stage_log() as log:
+        feedback = _submit(domain, "stm32f407", {**plan, "target": "stm32f407"})
+    assert feedback.status is Status.PASS, feedback.evidence
+    assert [r.stage for r in log] == ["parse", "resolve", "check", "lower", "verify"]
+
+
+def test_rac_fw_plan_runs_each_stage_once(tmp_path: Path) -> None:
+    from rac_fw.domains.firmware.pipeline import run_plan, stage_log
+
+    with stage_log() as log:
+        result = run_plan(PLANS.parent.parent / "examples" / "gpio_blink.yaml", target="stm32f407",
+                          out_dir=tmp_path / "app")
+    assert result.status is Status.PASS, result.evidence
+    assert [r.stage for r in log] == ["parse", "resolve", "check", "lower", "verify", "write"]
+    assert set(result.timings_ms) == {"parse", "resolve", "check", "lower", "verify", "write", "total"}

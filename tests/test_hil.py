@@ -18,9 +18,11 @@ from typer.testing import CliRunner
 
 from rac_fw.cli import app
 from rac_fw.domains.firmware.backends import FlashRequest, RunRequest
-from rac_fw.hil.bench import BenchError, load_bench
-from rac_fw.hil.board import BoardRunner, image_for
+from rac_fw.domains.firmware.hil.bench import BenchError, load_bench
+from rac_fw.domains.firmware.hil.board import BoardRunner, image_for, runner_for
 from tests.conftest import REPO, require_tool
+
+PLUGIN = "rac_fw.domains.firmware.hil.pytest_plugin"
 
 BENCH = REPO / "hil" / "bench.yaml"
 
@@ -177,7 +179,7 @@ def test_pytest_plugin_reports_a_missing_port_as_the_test_failure(tmp_path: Path
     test = tmp_path / "test_board.py"
     test.write_text("def test_boots(dut):\n    dut.expect()\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(test), "-p", "rac_fw.hil.pytest_plugin", "--bench", str(bench),
+        [sys.executable, "-m", "pytest", str(test), "-p", PLUGIN, "--bench", str(bench),
          "--target", "stm32h743", "-p", "no:cacheprovider", "-q", f"--basetemp={tmp_path / 'pt'}",
          f"--rootdir={tmp_path}"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
@@ -251,7 +253,7 @@ def _run_board_test(tmp_path: Path, bench: Path, body: str, *args: str) -> subpr
     test = tmp_path / "test_board.py"
     test.write_text(body)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", str(test), "-p", "rac_fw.hil.pytest_plugin", "--bench", str(bench),
+        [sys.executable, "-m", "pytest", str(test), "-p", PLUGIN, "--bench", str(bench),
          "-p", "no:cacheprovider", "-q", f"--basetemp={tmp_path / 'pt'}", f"--rootdir={tmp_path}",
          f"--root-logdir={tmp_path / 'logs'}", *args],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
@@ -301,3 +303,14 @@ def test_a_bare_elf_for_another_chip_is_refused_by_the_dut(tmp_path: Path) -> No
     )  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "E_TARGET_MISMATCH" in proc.stdout and "refusing to flash" in proc.stdout
+
+
+def test_board_run_specs_resolve_through_the_bench(tmp_path: Path) -> None:
+    bench = tmp_path / "bench.yaml"
+    bench.write_text("- {id: disco, target: stm32f407, runner: pyocd, serial: /dev/ttyACM7}\n")
+    runner = runner_for("board:disco", bench)
+    assert isinstance(runner, BoardRunner) and runner.board.id == "disco"
+    assert runner_for("qemu").name == "qemu"
+    with pytest.raises(BenchError) as missing:
+        runner_for("board:nucleo", bench)
+    assert missing.value.evidence[0].code == "E_UNKNOWN_BOARD"

@@ -12,27 +12,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "rac_fw"
 
-#: Cycles still to break, each with the reason it is allowed for now (an empty set is the goal).
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"rac_fw.hil", "rac_fw.domains.firmware.backends", "rac_fw.domains.firmware.pipeline"}): (
-        "backends.select_runner builds the bench's board runner and the bench builds apps through the "
-        "pipeline; the bench moves under the firmware domain with its own runner registration"
-    ),
-    frozenset(
-        {
-            "rac_fw.domains.firmware.obligations",
-            "rac_fw.domains.firmware.ops",
-            "rac_fw.domains.firmware.plan",
-            "rac_fw.domains.firmware.sections",
-        }
-    ): (
-        "op specs and plan-level blocks declare their own obligations (OpSpec.checks, SectionSpec.checks): the "
-        "checks build evidence with obligations.evidence and ask shared rules (RAM budget, free pins) at check "
-        "time (function-level imports), and Plan's block fields import their models from sections/"
-    ),
-}
-
-
 def _package(module: str) -> str:
     parts = module.split(".")
     if parts[:3] == ["rac_fw", "domains", "firmware"] and len(parts) > 3:
@@ -96,10 +75,24 @@ def _cycles(edges: dict[str, set[str]]) -> list[frozenset[str]]:
     return found
 
 
-def test_package_import_graph_has_no_new_cycle() -> None:
-    cycles = _cycles(_graph())
-    unexpected = [sorted(c) for c in cycles if c not in KNOWN_CYCLES]
-    assert unexpected == [], f"import cycles between packages: {unexpected}"
+def test_package_import_graph_is_acyclic() -> None:
+    cycles = [sorted(c) for c in _cycles(_graph())]
+    assert cycles == [], f"import cycles between packages: {cycles}"
+
+
+def test_the_front_ends_import_no_domain() -> None:
+    """The CLI and the MCP server reach domains through the registry (``Domain.commands``/``tools``)."""
+    edges = _graph()
+    for front in ("rac_fw.cli", "rac_fw.mcp"):
+        reached = sorted(p for p in edges[front] if p.startswith("rac_fw.domains"))
+        assert reached == [], f"{front} imports domain packages {reached}"
+
+
+def test_the_bench_sits_above_the_orchestration() -> None:
+    edges = _graph()
+    fw = "rac_fw.domains.firmware."
+    assert fw + "hil" not in edges[fw + "backends"], "the tool registry never imports the bench"
+    assert fw + "hil" not in edges[fw + "pipeline"], "the orchestration takes a runner resolver, not the bench"
 
 
 def test_the_layers_of_the_firmware_domain() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from test_mcp import RIGHT, WRONG, result, start_http, stop
+from test_mcp import RIGHT, WRONG, result, start_http, stdio_client, stop
 
 from rac_fw.contract import Action, Status
 from rac_fw.domain import load_domain
@@ -177,3 +177,31 @@ def test_request_time_ceiling_spares_other_sessions(tmp_path):
         asyncio.run(main())
     finally:
         release.set()
+
+
+def test_request_memory_ceiling_spares_other_sessions(tmp_path):
+    """A turn needing more memory than request_memory_bytes is stopped in its worker with E_TOO_LARGE (the
+    limit and the measured growth), spends nothing, and the next session is served by the same server.
+
+    The heavy request is a real one within every input limit: eight 60 000-item lists (960 kB) that the
+    runtime's input check and the logic domain's parse must hold in memory (about 10 MB), served by
+    ``rac-fw serve mcp --limit request_memory_bytes=8388608`` through the SDK's stdio client."""
+    heavy = {"outputs": {f"o{i}": [1] * 60000 for i in range(8)}}
+    assert len(json.dumps(heavy, separators=(",", ":"))) < Limits().payload_bytes
+    ceiling = 8 << 20
+
+    async def main():
+        async with stdio_client(tmp_path, 3, "--limit", f"request_memory_bytes={ceiling}") as client:
+            a = result(await client.call_tool("start_episode", {"domain": "logic", "task": "half_adder"}))["session"]
+            b = result(await client.call_tool("start_episode", {"domain": "logic", "task": "half_adder"}))["session"]
+            refused = result(await client.call_tool("submit_logic", {"session": a, "payload": heavy}))
+            assert refused["status"] == "invalid", refused
+            ev = refused["evidence"][0]
+            assert ev["code"] == "E_TOO_LARGE" and ev["objects"] == ["request_memory_bytes"], ev
+            measured, limit = ev["magnitudes"]
+            assert limit == {"name": "limit", "value": ceiling, "unit": "bytes"}
+            assert measured["name"] == "request_memory_bytes" and measured["value"] > ceiling
+            assert result(await client.call_tool("session_info", {"session": a}))["proposals_used"] == 0
+            assert result(await client.call_tool("submit_logic", {"session": b, "payload": RIGHT}))["status"] == "pass"
+            assert result(await client.call_tool("submit_logic", {"session": a, "payload": RIGHT}))["status"] == "pass"
+    asyncio.run(main())

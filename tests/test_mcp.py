@@ -32,7 +32,7 @@ def result(res):
 async def stdio_client(workdir: Path, budget: int = 3, *extra: str):
     params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], "--workdir", str(workdir),
                                                             "--budget", str(budget), *extra])
-    async with Client(params, read_timeout_seconds=60) as client:
+    async with Client(params, read_timeout_seconds=120) as client:
         yield client
 
 
@@ -203,6 +203,10 @@ def test_stdio_firmware_pin_conflict_then_relaxed_plan(tmp_path):
         async with stdio_client(tmp_path, 4, "--bench", str(bench)) as client:
             # the relaxed plan goes through the plan tool: a clean verdict writes the artifact into the session
             sid, planned = await firmware_repair_checks(client, relaxed_via="plan")
+            # one orchestration: the turn's stages then the write, each once (no second lower/verify)
+            ran = [s["stage"] for s in planned["stages"]]
+            assert ran == ["parse", "resolve", "check", "lower", "verify", "write"], ran
+            assert all(s["ms"] >= 0 for s in planned["stages"])
             assert planned["artifact"]["files"]
             assert Path(planned["artifact"]["dir"]).is_relative_to(tmp_path / sid)
             # flash without --allow-flash: says what it would do (a bench board only), writes nothing

@@ -114,10 +114,10 @@ def test_unknown_framework_is_a_usage_error() -> None:
 def test_bare_build_without_out_builds_into_the_default_directory(tmp_path: Path, monkeypatch) -> None:
     """`--build` alone means `--build auto`, and a missing `--out` defaults to .rac-fw/out/…"""
     require_tool("arm-none-eabi-gcc")
-    from rac_fw.cli.plan import optional_build_value
+    from rac_fw.cli import optional_values
 
     monkeypatch.chdir(tmp_path)
-    argv = optional_build_value(["plan", str(EXAMPLES / "uart_hello.yaml"), "--framework", "baremetal",
+    argv = optional_values(["plan", str(EXAMPLES / "uart_hello.yaml"), "--framework", "baremetal",
                                       "--build", "--json"])
     assert "--build=auto" in argv
     result = runner.invoke(app, argv)

@@ -14,7 +14,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from rac_fw.cli.output import (
+from rac_fw.console.options import LimitOption, configure_limits
+from rac_fw.console.output import (
     EXIT_INVALID,
     console,
     emit_feedback,
@@ -24,28 +25,13 @@ from rac_fw.cli.output import (
 from rac_fw.contract import Action, Evidence, Feedback, Status
 from rac_fw.documents import DocumentError, read_document
 from rac_fw.domain import Domain, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
-from rac_fw.limits import LimitExceeded, Limits, check_count, parse_overrides, set_limits
+from rac_fw.limits import LimitExceeded, check_count
 from rac_fw.runtime import Episode, TraceError, replay
 from rac_fw.trace import load_key
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output (versioned JSON).")]
 KeyOption = Annotated[Path | None, typer.Option(
     "--key", help="Key file: sign the trace (HMAC-SHA256) when writing, check the signatures when replaying.")]
-LimitOption = Annotated[list[str] | None, typer.Option(
-    "--limit", metavar="NAME=VALUE", help="Override an input limit (see docs/PROTOCOL.md), e.g. operations=4096.")]
-
-
-def configure_limits(items: list[str] | None, as_json: bool = False) -> None:
-    """Apply ``--limit`` overrides on top of ``RAC_FW_LIMITS``; a bad override is invalid usage (exit 2)."""
-    import os
-
-    try:
-        env = parse_overrides([os.environ.get("RAC_FW_LIMITS", "")])
-        set_limits(Limits().with_overrides({**env, **parse_overrides(items or [])}))
-    except ValueError as exc:
-        fail_with([Evidence(code="E_USAGE", message=str(exc), location="--limit / RAC_FW_LIMITS")], as_json=as_json)
-
-
 def _domain(name: str, as_json: bool = False) -> Domain:
     try:
         return load_domain(name)

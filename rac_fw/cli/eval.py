@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from rac_fw.cli.output import console, err_console, fail_with
+from rac_fw.console.output import console, err_console, fail_with
 from rac_fw.contract import Evidence
 
 

@@ -15,8 +15,8 @@ from typing import Annotated
 
 import typer
 
-from rac_fw.cli.output import EXIT_FAIL, EXIT_INVALID, EXIT_PASS, console, fail_with
-from rac_fw.cli.progress import progress
+from rac_fw.console.output import EXIT_FAIL, EXIT_INVALID, EXIT_PASS, console, fail_with
+from rac_fw.console.progress import progress
 from rac_fw.contract import Evidence
 
 

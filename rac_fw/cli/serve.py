@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from rac_fw.cli.core import LimitOption, configure_limits
-from rac_fw.cli.output import fail_with
+from rac_fw.console.options import LimitOption, configure_limits
+from rac_fw.console.output import fail_with
 from rac_fw.contract import Evidence
 from rac_fw.runtime import DEFAULT_BUDGET
 
@@ -34,9 +34,8 @@ def serve_mcp(
     limit: LimitOption = None,
 ) -> None:
     """Start the MCP server (tools: list_tasks, observe, schema, start_episode, submit, plan, build, run, flash)."""
-    from rac_fw.limits import current_limits
     from rac_fw.mcp.http import ServeError, check_bind, load_token, serve_http
-    from rac_fw.mcp.server import ServerConfig, build_server, cap_memory
+    from rac_fw.mcp.server import ServerConfig, build_server
     from rac_fw.trace import TraceError, load_key
 
     configure_limits(limit)
@@ -50,7 +49,6 @@ def serve_mcp(
         key = load_key(trace_key) if trace_key is not None else None
     except (ServeError, TraceError) as exc:
         fail_with(exc.evidence)
-    cap_memory(current_limits().request_memory_bytes)
     root = workdir or Path(".rac-fw") / "mcp" / time.strftime("%Y%m%d-%H%M%S")
     server = build_server(ServerConfig(workdir=root, budget=budget, allow_flash=allow_flash, bench=bench,
                                        trace_key=key))

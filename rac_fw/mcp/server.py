@@ -22,10 +22,8 @@ from __future__ import annotations
 import contextvars
 import functools
 import json
-import re
 import secrets
 import threading
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,18 +35,17 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import Field, ValidationError, WithJsonSchema
 
-from rac_fw.contract import Action, Evidence, Feedback, Status, canonical_json, evidence_from_validation_error
-from rac_fw.domain import UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
+from rac_fw.contract import Action, Evidence, Feedback, Status, evidence_from_validation_error
+from rac_fw.domain import Domain, Tool, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
 from rac_fw.limits import LimitExceeded, check_count, check_size, current_limits
+from rac_fw.mcp import worker
+from rac_fw.mcp.worker import run_turn_bounded
 from rac_fw.metering import measure, tokenizer_name
-from rac_fw.runtime import DEFAULT_BUDGET, Episode
+from rac_fw.runtime import DEFAULT_BUDGET, Episode, TurnExecutor
 from rac_fw.schemas import inline_refs
 
 #: The MCP connection the current tool call arrived on (``None`` on stdio: one client per process).
 CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("rac_fw_mcp_client", default=None)
-
-#: What a bench board id may look like (anything else is not looked up, nor echoed back).
-BOARD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 class ForeignSession(PermissionError):
@@ -103,6 +100,7 @@ class SessionStore:
             directory = self.config.workdir / sid
             (directory / "artifacts").mkdir(parents=True)
             episode = Episode(dom, task, budget=self.config.budget, trace=directory / "trace.jsonl", meter=measure,
+                              execute=run_turn_bounded,
                               key=self.config.trace_key)
             session = Session(sid, domain, task, episode, directory, owner=CLIENT.get())
             self._sessions[sid] = session
@@ -119,7 +117,9 @@ class SessionStore:
         return session
 
 
-def _error(code: str, message: str, location: str | None = None, objects: list[str] | None = None) -> dict[str, Any]:
+def error_result(code: str, message: str, location: str | None = None,
+                 objects: list[str] | None = None) -> dict[str, Any]:
+    """A tool result that carries one piece of evidence (status ``invalid``)."""
     evidence = Evidence(code=code, message=message, location=location, objects=objects or [])
     return {"status": Status.INVALID.value, "evidence": [evidence.model_dump(mode="json")]}
 
@@ -135,24 +135,25 @@ def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except UnknownDomain as exc:
-            return _error("E_UNKNOWN_DOMAIN", str(exc), "domain", [exc.name])
+            return error_result("E_UNKNOWN_DOMAIN", str(exc), "domain", [exc.name])
         except UnknownTask as exc:
-            return _error("E_UNKNOWN_TASK", str(exc), "task", [exc.task])
+            return error_result("E_UNKNOWN_TASK", str(exc), "task", [exc.task])
         except ForeignSession as exc:
-            return _error("E_SESSION_OWNER", str(exc), "session", [exc.sid])
+            return error_result("E_SESSION_OWNER", str(exc), "session", [exc.sid])
         except LimitExceeded as exc:
             return {"status": Status.INVALID.value, "evidence": [exc.evidence().model_dump(mode="json")]}
         except MemoryError:
             limit = current_limits().request_memory_bytes
-            return _error("E_TOO_LARGE", f"the request needed more memory than the server allows "
-                          f"(request_memory_bytes={limit}); nothing was kept", None, ["request_memory_bytes"])
+            return error_result("E_TOO_LARGE", f"the request ran out of memory in the server (turns run in "
+                                f"workers capped at request_memory_bytes={limit}); nothing was kept", None,
+                                ["request_memory_bytes"])
         except Exception as exc:  # the tool boundary: report, never crash the server
             evidence = getattr(exc, "evidence", None)  # PlanError, BenchError, TraceError … carry their own
             if isinstance(evidence, list) and evidence and all(isinstance(e, Evidence) for e in evidence):
                 return {"status": Status.INVALID.value, "evidence": [e.model_dump(mode="json") for e in evidence]}
             if isinstance(exc, LookupError):
-                return _error("E_UNKNOWN_OBJECT", str(exc.args[0] if exc.args else exc))
-            return _error("E_INTERNAL", f"{type(exc).__name__}: {exc}")
+                return error_result("E_UNKNOWN_OBJECT", str(exc.args[0] if exc.args else exc))
+            return error_result("E_INTERNAL", f"{type(exc).__name__}: {exc}")
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -163,9 +164,10 @@ def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
             with anyio.fail_after(seconds):
                 return await anyio.to_thread.run_sync(functools.partial(run, *args, **kwargs), abandon_on_cancel=True)
         except TimeoutError:
-            return _error("E_TIMEOUT", f"the call ran past the server's ceiling of {seconds:g} s (request_seconds) "
-                          "and was abandoned; a turn it started still completes and is traced, other sessions are "
-                          "unaffected", f"tool {fn.__name__}", ["request_seconds"])
+            return error_result("E_TIMEOUT", f"the call ran past the server's ceiling of {seconds:g} s "
+                                "(request_seconds) and was abandoned (a turn it ran is stopped in its worker: nothing "
+                                "spent or traced); other sessions are unaffected", f"tool {fn.__name__}",
+                                ["request_seconds"])
 
     return wrapper
 
@@ -191,10 +193,6 @@ class Tools:
     def list_tasks(self, domain: Annotated[str, Field(description="Domain name, e.g. logic, scheduling")]) -> dict:
         """List the tasks of a domain (for firmware: the target ids)."""
         return {"domain": domain, "tasks": load_domain(domain).tasks()}
-
-    def list_targets(self) -> dict[str, Any]:
-        """List the firmware targets (chip + board fact packs)."""
-        return {"targets": load_domain("firmware").tasks()}
 
     def schema(
         self,
@@ -228,10 +226,40 @@ class Tools:
         payload: dict[str, Any],
     ) -> dict[str, Any]:
         """Submit one action (the payload of the session's domain) and get feedback."""
+        return self.propose(session, payload)
+
+    def propose(self, session: str, payload: dict[str, Any], execute: TurnExecutor | None = None) -> dict[str, Any]:
+        """One proposal in a session (what ``submit`` does); ``execute`` runs the turn when a domain's tool
+        needs more from the same worker (firmware ``plan`` also writes the artifact there)."""
         s = self.store.get(session)
         with s.lock:
             action = Action(domain=s.domain, task=s.task, payload=payload)
-            return _feedback_result(s, s.episode.submit(action))
+            return _feedback_result(s, s.episode.submit(action, execute))
+
+    def submit_tool(self, dom: Domain) -> Tool:
+        """The ``submit_<domain>`` tool: its payload schema is the domain's (``Domain.tool_schema``), its
+        description the action model's docstring plus, for a large action language, the index of its parts."""
+        domain = dom.name
+        PayloadType = Annotated[dict[str, Any], WithJsonSchema(inline_refs(dom.tool_schema()))]
+
+        def submit_domain(session: str, payload: PayloadType) -> dict[str, Any]:
+            owner = self.store.get(session).domain
+            if owner != domain:
+                return error_result("E_SESSION_DOMAIN", f"session {session} belongs to domain {owner!r}, not "
+                                    f"{domain!r}", "session", [session])
+            return self.submit(session, payload)
+
+        # Real objects, not strings: the SDK evaluates these to build the tool's input schema.
+        submit_domain.__annotations__ = {"session": str, "payload": PayloadType, "return": dict[str, Any]}
+        submit_domain.__name__ = f"submit_{domain}"
+        description = (f"Submit one {domain} action for a session opened with start_episode. "
+                       + (dom.action_model.__doc__ or "").strip())
+        index = dom.schema_index()
+        if index != dom.action_schema():
+            # The payload schema is an envelope; the index says what goes inside, schema(op=…) the rest.
+            description += (f" Index of the action's parts (schema(name={domain!r}, op=PART) gives one part's "
+                            "fields): " + json.dumps(index, separators=(",", ":"), ensure_ascii=False))
+        return Tool(f"submit_{domain}", submit_domain, description)
 
     def session_info(self, session: str) -> dict[str, Any]:
         """Where a session keeps its trace and artifacts, and how much budget is left."""
@@ -239,103 +267,6 @@ class Tools:
         return {"session": s.id, "domain": s.domain, "task": s.task, "trace": str(s.directory / "trace.jsonl"),
                 "artifacts": str(s.directory / "artifacts"), "proposals_used": len(s.episode.turns),
                 "budget": s.episode.budget, "tokenizer": tokenizer_name()}
-
-
-class FirmwareTools:
-    """``plan`` / ``build`` / ``run`` / ``flash`` for firmware sessions, through the same pipeline as
-    ``rac-fw plan`` (validate → lower → verify → [build] → [run]).
-
-    ``plan`` is a proposal: it spends budget and is traced like ``submit``; when the verdict is clean
-    the artifact is written to ``<session>/artifacts/turn-N``. ``build`` and ``run`` act on the newest
-    written artifact and are logged to ``<session>/runs.jsonl``. ``flash`` writes to hardware only when
-    the server was started with ``--allow-flash`` and the bench file names the board; otherwise it
-    returns what it would do.
-    """
-
-    def __init__(self, store: SessionStore, tools: Tools):
-        self.store, self.tools = store, tools
-        self._latest: dict[str, tuple[dict[str, Any], Path, str | None]] = {}
-
-    def _firmware(self, session: str) -> Session:
-        s = self.store.get(session)
-        if s.domain != "firmware":
-            raise LookupError(f"session {session} is a {s.domain} session; firmware tools need a firmware one")
-        return s
-
-    def _log(self, s: Session, record: dict[str, Any]) -> None:
-        with (s.directory / "runs.jsonl").open("a", encoding="utf-8") as fh:
-            fh.write(canonical_json(record) + "\n")
-
-    def plan(self, session: str, plan: dict[str, Any], framework: str | None = None) -> dict[str, Any]:
-        from rac_fw.domains.firmware.pipeline import run_plan
-
-        s = self._firmware(session)
-        payload = dict(plan)
-        if framework is not None:
-            payload["framework"] = framework
-        result = self.tools.submit(session, payload)
-        if result["status"] == Status.PASS.value:
-            out = s.directory / "artifacts" / f"turn-{result['turn']}"
-            written = run_plan(payload, target=s.task, framework=framework, out_dir=out)
-            self._latest[s.id] = (payload, out, framework)
-            result["artifact"] = written.artifact()
-        return result
-
-    def _rerun(self, session: str, build: str, run: str | None, timeout_s: float) -> dict[str, Any]:
-        from rac_fw.domains.firmware.pipeline import run_plan
-
-        s = self._firmware(session)
-        if s.id not in self._latest:
-            raise LookupError(f"session {session} has no clean plan yet: call plan first")
-        payload, out, framework = self._latest[s.id]
-        with s.lock:
-            result = run_plan(payload, target=s.task, framework=framework, out_dir=out, build=build, run=run,
-                              run_timeout_s=timeout_s, bench=self.store.config.bench)
-        body = result.to_json()
-        self._log(s, {"tool": "run" if run else "build", "status": body["status"], "build": body["build"],
-                      "run": body["run"], "verdicts": body["verdicts"], "evidence": body["evidence"]})
-        return body
-
-    def build(self, session: str, builder: str = "auto") -> dict[str, Any]:
-        return self._rerun(session, builder, None, 30.0)
-
-    def run(self, session: str, runner: str = "qemu", builder: str = "auto", timeout_s: float = 20.0) -> dict:
-        return self._rerun(session, builder, runner, min(max(timeout_s, 1.0), 120.0))
-
-    def flash(self, session: str, board: str, builder: str = "auto") -> dict[str, Any]:
-        from rac_fw.domains.firmware.backends.base import FlashRequest
-        from rac_fw.hil.bench import load_bench
-        from rac_fw.hil.board import BoardRunner, image_for
-
-        s = self._firmware(session)
-        if s.id not in self._latest:
-            raise LookupError(f"session {session} has no clean plan yet: call plan first")
-        _, out, _ = self._latest[s.id]
-        config = self.store.config
-        if not BOARD_ID.fullmatch(board):
-            return _error("E_UNKNOWN_BOARD", "not a bench board id (letters, digits, '_', '.', '-'; at most 64)",
-                          "board")
-        if config.bench is None:
-            return {"status": "dry-run", "would_flash": None,
-                    "reason": "the server was started without --bench; no board can be flashed"}
-        bench = load_bench(config.bench)
-        entry = bench.board(board)  # an unknown board is E_UNKNOWN_BOARD evidence, never echoed as a target
-        would: dict[str, Any] = {"board": entry.id, "artifact": str(out), "target": s.task, "runner": entry.runner,
-                                 "probe": entry.probe, "board_target": entry.target}
-        if entry.target != s.task:
-            return _error("E_TARGET_MISMATCH", f"board {board} carries a {entry.target}, the session's plans are "
-                          f"for {s.task}; refusing to flash", "board", [board, entry.target, s.task])
-        if not config.allow_flash:
-            return {"status": "dry-run", "would_flash": would,
-                    "reason": "flashing is disabled: start the server with --allow-flash to write to boards"}
-        image, _, evidence = image_for(out, s.directory / "flash", builder, None, entry.target)
-        if image is None:
-            return {"status": Status.FAIL.value, "evidence": [e.model_dump(mode="json") for e in evidence]}
-        flashed = BoardRunner(entry, bench.path.parent).flash(FlashRequest(image=image, target=s.task))
-        body = {"status": "pass" if flashed.ok else "fail", "board": board, "bytes_written": flashed.bytes_written,
-                "verified": flashed.verified, "evidence": [e.model_dump(mode="json") for e in flashed.evidence]}
-        self._log(s, {"tool": "flash", **body})
-        return body
 
 
 class RacServer(MCPServer):
@@ -379,24 +310,10 @@ def _client_of(context: Context[Any, Any] | None) -> str | None:
     return headers.get("mcp-session-id") or "http:anonymous"
 
 
-def cap_memory(limit: int) -> None:
-    """Cap the server process's data segment, so a request that would exhaust memory fails with
-    ``MemoryError`` (answered E_TOO_LARGE by :func:`guarded`) instead of the kernel killing the server.
-
-    Python cannot meter memory per thread; with every input bounded (limits), a request that still gets
-    near this cap is the outlier, and the others keep their memory."""
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    if soft == resource.RLIM_INFINITY or soft > limit:
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
-
-
 def build_server(config: ServerConfig) -> Any:
     """Create the MCP server with every tool registered."""
     config.workdir.mkdir(parents=True, exist_ok=True)
+    worker.start()
     store = SessionStore(config)
     tools = Tools(store)
     server = RacServer(
@@ -405,75 +322,24 @@ def build_server(config: ServerConfig) -> Any:
         instructions="Observe a task, start_episode, then submit actions until the verdict is clean; "
         "every failure carries evidence with admissible relaxations.",
     )
-    for method in (tools.list_domains, tools.list_tasks, tools.list_targets, tools.schema, tools.observe,
+    for method in (tools.list_domains, tools.list_tasks, tools.schema, tools.observe,
                    tools.start_episode, tools.submit, tools.session_info):
         server.add_tool(guarded(method), name=method.__name__)
-    for name in domain_names():
-        _add_domain_submit(server, tools, name)
-    if "firmware" in domain_names():
-        _add_firmware_tools(server, FirmwareTools(store, tools))
+    _add_domain_tools(server, tools)
     return server
 
 
-def _add_firmware_tools(server: Any, fw: FirmwareTools) -> None:
-    """Firmware tools; ``plan`` advertises the Plan model's schema (generated, like submit_<domain>)."""
-    PlanType = Annotated[dict[str, Any], WithJsonSchema(inline_refs(load_domain("firmware").tool_schema()))]
-    Framework = Annotated[str | None, Field(description="zephyr, espidf, hal or baremetal (default: target's)")]
-    Session_ = Annotated[str, Field(description="A firmware session from start_episode(firmware, TARGET)")]
-    Builder = Annotated[str, Field(description="auto, gcc, west, platformio or idf")]
-
-    def plan(session: Session_, plan: PlanType, framework: Framework = None) -> dict[str, Any]:
-        return fw.plan(session, plan, framework)
-
-    def build(session: Session_, builder: Builder = "auto") -> dict[str, Any]:
-        return fw.build(session, builder)
-
-    def run(session: Session_, runner: Annotated[str, Field(description="qemu or board:ID")] = "qemu",
-            builder: Builder = "auto", timeout_s: float = 20.0) -> dict[str, Any]:
-        return fw.run(session, runner, builder, timeout_s)
-
-    def flash(session: Session_, board: Annotated[str, Field(description="Board id from the bench file")],
-              builder: Builder = "auto") -> dict[str, Any]:
-        return fw.flash(session, board, builder)
-
-    docs: dict[Callable[..., dict[str, Any]], str] = {
-        plan: "Validate, lower and verify a firmware plan (one proposal of the session's budget); on a clean "
-              "verdict the artifact is written. The plan is submit_firmware's payload (its description has the "
-              "operation index; schema(name='firmware', op=KIND) gives an operation's fields).",
-        build: "Build the session's newest clean artifact with a builder (missing tools come back as evidence).",
-        run: "Build and run the newest artifact in QEMU or on a bench board; console expectations become verdicts.",
-        flash: "Flash the newest artifact to a bench board (only with --allow-flash and a bench naming the board; "
-               "otherwise returns what it would do).",
-    }
-    for fn, description in docs.items():
-        # Real objects, not strings: the SDK evaluates these to build the input schema.
-        fn.__annotations__ = typing.get_type_hints(fn, localns=locals(), include_extras=True)
-        server.add_tool(guarded(fn), name=fn.__name__, description=description)
-
-
-def _add_domain_submit(server: Any, tools: Tools, domain: str) -> None:
-    """A ``submit_<domain>`` tool whose payload schema is the domain's pydantic action model."""
-    try:
-        dom = load_domain(domain)
-    except Exception:  # a broken plugin must not take the server down; list_domains still shows it
-        return
-    model_schema = inline_refs(dom.tool_schema())
-    PayloadType = Annotated[dict[str, Any], WithJsonSchema(model_schema)]
-
-    def submit_domain(session: str, payload: PayloadType) -> dict[str, Any]:
-        owner = tools.store.get(session).domain
-        if owner != domain:
-            return _error("E_SESSION_DOMAIN", f"session {session} belongs to domain {owner!r}, not {domain!r}",
-                          "session", [session])
-        return tools.submit(session, payload)
-
-    # Real objects, not strings: the SDK evaluates these to build the tool's input schema.
-    submit_domain.__annotations__ = {"session": str, "payload": PayloadType, "return": dict[str, Any]}
-    description = (f"Submit one {domain} action for a session opened with start_episode. "
-                   + (dom.action_model.__doc__ or "").strip())
-    index = dom.schema_index()
-    if index != dom.action_schema():
-        # The payload schema above is an envelope; the index says what goes inside, schema(op=…) the rest.
-        description += (f" Index of the action's parts (schema(name={domain!r}, op=PART) gives one part's "
-                        "fields): " + json.dumps(index, separators=(",", ":"), ensure_ascii=False))
-    server.add_tool(guarded(submit_domain), name=f"submit_{domain}", description=description)
+def _add_domain_tools(server: Any, tools: Tools) -> None:
+    """Each registered domain's tools (``Domain.tools``: its ``submit_<domain>`` and any of its own),
+    once each, behind the same boundary as the generic tools."""
+    added: set[str] = set()
+    for name in domain_names():
+        try:
+            contributed = load_domain(name).tools(tools)
+        except Exception:  # a broken plugin must not take the server down; list_domains still shows it
+            continue
+        for tool in contributed:
+            if tool.name in added:
+                continue
+            added.add(tool.name)
+            server.add_tool(guarded(tool.fn), name=tool.name, description=tool.description)

@@ -7,11 +7,12 @@
 - action payload: a :class:`~rac_fw.domains.firmware.plan.model.Plan` dict. The action's task is the
   target, so the plan's ``target`` must be absent or equal to it (a plan for another chip is
   retargeted with ``rac-fw plan --target``, not by submitting it to a different task);
-- validate: parse the plan, then every obligation (all violations at once, locations ``payload.…``);
-- realize: lower with the plan's framework (or the target's default); the artifact is
+- validate: the orchestration's ``parse`` → ``resolve`` → ``check`` stages (:mod:`.pipeline`; all
+  violations at once, locations ``payload.…``);
+- realize: the ``lower`` stage with the resolved framework; the artifact is
   ``{framework, target, files: {path: sha256}}`` and its hash the sha256 of that document;
-- verify: re-hash the produced files against the artifact, then the independent source verifier and,
-  for a suite task, its checks Φ (compile and QEMU console where the tools are present).
+- verify: re-hash the produced files against the artifact, then the ``verify`` stage (the independent
+  source verifier and, for a suite task, its checks Φ: compile and QEMU console where the tools are present).
 
 A suite task fixes the framework: a plan naming another one is answered with E_FRAMEWORK_MISMATCH.
 """
@@ -21,20 +22,23 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from rac_fw.contract import Action, Evidence, Observation, Realization, Receipt, Relaxation, Verdict, sha256_of
-from rac_fw.domain import Domain, UnknownTask, Validation, Verification
+from rac_fw.domain import Command, Domain, Tool, UnknownTask, Validation, Verification
+from rac_fw.domains.firmware import pipeline
 from rac_fw.domains.firmware.facts import observe as facts_observe
 from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.obligations import check, resolve_framework
 from rac_fw.domains.firmware.plan import catalog
-from rac_fw.domains.firmware.plan.load import PlanError, parse_plan
+from rac_fw.domains.firmware.plan.load import PlanError
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.tasks import get_task, suite
+
+if TYPE_CHECKING:
+    from rac_fw.mcp.server import Tools
 
 #: How many realized source trees the domain keeps for its verify step (one turn needs one; several
 #: sessions may be between realize and verify at once).
@@ -53,13 +57,40 @@ class FirmwareDomain(Domain):
     action_model = Plan
 
     def __init__(self) -> None:
-        # The realized sources by artifact hash, for the verify step of the same turn. The domain is
-        # shared by concurrent MCP sessions, so the cache is locked.
-        self._files: OrderedDict[str, dict[str, str]] = OrderedDict()
+        # The realized source trees by artifact hash, for the verify step of the same turn (and the MCP
+        # ``plan`` tool's write stage). The domain is shared by concurrent MCP sessions, so the cache is locked.
+        self._files: OrderedDict[str, pipeline.Realized] = OrderedDict()
         self._files_lock = threading.Lock()
 
     def tasks(self) -> list[str]:
         return [*suite(), *target_ids()]
+
+    @classmethod
+    def commands(cls) -> list[Command]:
+        from rac_fw.domains.firmware.cli import commands
+
+        return commands()
+
+    def warm(self) -> None:
+        from rac_fw.domains.firmware.verify import artifact  # noqa: F401  (every verifier check)
+
+        catalog.index()
+        for target in target_ids():
+            load_target(target)
+        # One turn of the smallest example fills the template and verifier caches a turn would build.
+        from rac_fw.resources import data_dir
+
+        example = data_dir("examples") / "uart_hello.yaml"
+        checked = self.validate("stm32f407", Action(domain=self.name, task="stm32f407",
+                                                    payload=pipeline.parse(example).model_dump(mode="json",
+                                                                                               exclude_none=True)))
+        if checked.ok:
+            self.verify("stm32f407", checked.action, self.realize("stm32f407", checked.action, 0))
+
+    def tools(self, host: Tools) -> list[Tool]:
+        from rac_fw.domains.firmware.mcp_tools import tools
+
+        return tools(host, self)
 
     def schema_index(self) -> dict[str, Any]:
         return catalog.index()
@@ -110,7 +141,7 @@ class FirmwareDomain(Domain):
     def validate(self, task: str, action: Action) -> Validation:
         target = self._target(task)
         try:
-            plan = parse_plan(action.payload)
+            plan = pipeline.parse(action.payload)
         except PlanError as exc:
             return Validation(None, _in_payload(exc.evidence))
         evidence: list[Evidence] = []
@@ -130,32 +161,27 @@ class FirmwareDomain(Domain):
                 )
             )
         suite_task = get_task(task)
-        if suite_task is not None:
-            if plan.framework is not None and plan.framework != suite_task.framework:
-                evidence.append(Evidence(
-                    code="E_FRAMEWORK_MISMATCH", location="framework", objects=[plan.framework, suite_task.framework],
-                    message=f"task {task} is posed for {suite_task.framework}, the plan names {plan.framework}",
-                    relaxations=[Relaxation(description=f"framework {suite_task.framework}", patch=[
-                        {"op": "replace", "path": ["framework"], "value": suite_task.framework}])]))
-            plan = plan.model_copy(update={"framework": suite_task.framework})
-        from rac_fw.domains.firmware.lower import lowers
-
-        evidence += check(plan, target, plan.framework, accepts=lowers)
+        if suite_task is not None and plan.framework is not None and plan.framework != suite_task.framework:
+            evidence.append(Evidence(
+                code="E_FRAMEWORK_MISMATCH", location="framework", objects=[plan.framework, suite_task.framework],
+                message=f"task {task} is posed for {suite_task.framework}, the plan names {plan.framework}",
+                relaxations=[Relaxation(description=f"framework {suite_task.framework}", patch=[
+                    {"op": "replace", "path": ["framework"], "value": suite_task.framework}])]))
+        resolved = pipeline.resolve(plan, target.id, suite_task.framework if suite_task is not None else None)
+        evidence += pipeline.check(resolved)
         evidence = _in_payload(evidence)
-        return Validation(None if evidence else plan, evidence)
+        # The action realize receives names its framework, so realize lowers exactly what was checked.
+        bound = resolved.plan.model_copy(update={"framework": resolved.framework})
+        return Validation(None if evidence else bound, evidence)
 
     def realize(self, task: str, action: Any, seed: int) -> Realization:
-        from rac_fw.domains.firmware.lower import lower
-
         target = self._target(task)
-        framework = resolve_framework(action, target)
+        framework = action.framework or target.frameworks[0]
         try:
-            lowered = lower(action, target, framework)
-        except (ValueError, LookupError) as exc:  # a lowerer's refusal (LoweringError) or an unknown framework
-            evidence = getattr(exc, "evidence", None) or [
-                Evidence(code="E_TARGET_UNSUPPORTED", message=str(exc), location="payload.framework")
-            ]
-            artifact = {
+            lowered = pipeline.lower(pipeline.Resolved(action, target, framework))
+        except pipeline.StageError as exc:  # a lowerer's refusal or an unknown framework
+            evidence = _in_payload(exc.evidence)
+            artifact: dict[str, Any] = {
                 "framework": framework,
                 "target": task,
                 "files": {},
@@ -166,19 +192,24 @@ class FirmwareDomain(Domain):
         artifact = {"framework": framework, "target": task, "files": lowered.file_hashes()}
         digest = sha256_of(artifact)
         with self._files_lock:
-            self._files[digest] = dict(lowered.files)
+            self._files[digest] = pipeline.Realized(action, lowered)
             self._files.move_to_end(digest)
             while len(self._files) > _KEPT_ARTIFACTS:
                 self._files.popitem(last=False)
         return Realization(artifact=artifact, artifact_hash=digest, receipt=lowered.receipt, seed=seed)
+
+    def realized(self, artifact_hash: str) -> pipeline.Realized | None:
+        """The plan and source tree a recent ``realize`` produced (what the MCP ``plan`` tool writes)."""
+        with self._files_lock:
+            return self._files.get(artifact_hash)
 
     def verify(self, task: str, action: Any, realization: Realization) -> Verification:
         artifact = realization.artifact
         if artifact.get("error"):
             evidence = [Evidence.model_validate(e) for e in artifact["error"]]
             return Verification([Verdict(predicate="lowered", passed=False, detail="the lowering refused")], evidence)
-        with self._files_lock:
-            files = self._files.get(realization.artifact_hash, {})
+        kept = self.realized(realization.artifact_hash)
+        files = dict(kept.lowered.files) if kept is not None else {}
         listed: dict[str, str] = artifact.get("files", {})
         actual = {path: hashlib.sha256(text.encode()).hexdigest() for path, text in files.items()}
         intact = bool(files) and actual == listed and sha256_of(artifact) == realization.artifact_hash
@@ -203,7 +234,8 @@ class FirmwareDomain(Domain):
             )
         from rac_fw.domains.firmware.tasks.judge import judge_sources
 
-        judged = judge_sources(files, str(artifact["framework"]), self._target(task), get_task(task))
+        with pipeline.staged("verify"):  # the independent verifier, plus a suite task's checks Φ
+            judged = judge_sources(files, str(artifact["framework"]), self._target(task), get_task(task))
         result = judged.verification
         unknown = [Verdict(predicate="undecided", passed=False, detail=why) for why in judged.unknown]
         return Verification([integrity, *result.verdicts, *unknown], list(result.evidence))

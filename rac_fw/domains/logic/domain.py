@@ -7,8 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rac_fw.contract import Action, Evidence, Observation, Realization, Relaxation, evidence_from_validation_error
-from rac_fw.domain import Domain, Validation, Verification
-from rac_fw.domains.logic import realize as realizer
+from rac_fw.domain import Command, Domain, Validation, Verification
 from rac_fw.domains.logic import verify as verifier
 from rac_fw.domains.logic.model import LogicAction
 from rac_fw.domains.logic.tasks import all_tasks, get_task
@@ -20,6 +19,15 @@ class LogicDomain(Domain):
 
     name = "logic"
     action_model = LogicAction
+
+    @classmethod
+    def commands(cls) -> list[Command]:
+        from rac_fw.domains.logic.cli import commands
+
+        return commands()
+
+    def warm(self) -> None:
+        from rac_fw.domains.logic import realize  # noqa: F401  (sympy)
 
     def tasks(self) -> list[str]:
         return sorted(all_tasks())
@@ -85,6 +93,8 @@ class LogicDomain(Domain):
         return Validation(None if evidence else parsed, evidence)
 
     def realize(self, task: str, action: Any, seed: int) -> Realization:
+        from rac_fw.domains.logic import realize as realizer  # sympy: loaded by the first turn, not the CLI
+
         return realizer.realize(get_task(task), action.outputs, seed)
 
     def verify(self, task: str, action: Any, realization: Realization) -> Verification:

@@ -39,7 +39,6 @@ from rac_fw.domain import Validation
 from rac_fw.domains.pcb.artifact import BoardArtifact
 from rac_fw.domains.pcb.domain import PcbDomain, PcbVerification
 from rac_fw.domains.pcb.model import PcbAction, Relation
-from rac_fw.domains.pcb.realize import realize_board
 from rac_fw.domains.pcb.tasks import get_task
 from rac_fw.domains.pcb.validate import check_action
 from rac_fw.domains.pcb.verify import check_board
@@ -163,6 +162,8 @@ class PcbCoordPyDomain(PcbCoordDomain):
 def candidates(task: str) -> tuple[dict[str, Any], ...]:
     """The toolchain's proposals: the relation-blind solver (placed and routed) with seeds 0..K-1."""
     t = get_task(task)
+    from rac_fw.domains.pcb.realize import realize_board  # numba: loaded by use, not by listing domains
+
     return tuple(realize_board(t, NO_RELATIONS, seed)[0].model_dump(mode="json") for seed in range(CANDIDATES))
 
 
@@ -241,6 +242,8 @@ def reference_policy(domain: str, task: str) -> list[dict[str, Any]]:
     if domain == "pcb":
         return [bundle]
     if domain in ("pcb_coord", "pcb_coord_py"):
+        from rac_fw.domains.pcb.realize import realize_board
+
         coords = realize_board(t, PcbAction.model_validate(t.reference), 0)[0].model_dump(mode="json")
         if domain == "pcb_coord":
             return [coords]

@@ -9,18 +9,18 @@ marked "re-solved: passes" is known to clear the verifier.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rac_fw.contract import Action, Evidence, Feedback, Magnitude, Observation, Realization, Relaxation, Status
-from rac_fw.domain import Domain, Validation, Verification
+from rac_fw.domain import Command, Domain, Validation, Verification
 from rac_fw.domains.pcb import classes
 from rac_fw.domains.pcb.model import PLACEMENT_KINDS, PcbAction
 from rac_fw.domains.pcb.observe import detail_of, observation_data, summary_of
-from rac_fw.domains.pcb.realize import realize
 from rac_fw.domains.pcb.tasks import all_tasks, get_task
 from rac_fw.domains.pcb.validate import check_action
-from rac_fw.domains.pcb.verify import check_board
-from rac_fw.domains.pcb.verify.oracles import RelationCheck
+
+if TYPE_CHECKING:
+    from rac_fw.domains.pcb.verify.oracles import RelationCheck
 
 MAX_TRIALS = 4
 CLASS_FIELD = {"board_edge": "distance", "place_relative": "distance", "decouple": "distance", "group": "spread",
@@ -42,6 +42,15 @@ class PcbDomain(Domain):
     name: ClassVar[str] = "pcb"
     action_model: ClassVar[type[PcbAction]] = PcbAction
 
+    @classmethod
+    def commands(cls) -> list[Command]:
+        from rac_fw.domains.pcb.cli import commands
+
+        return commands()
+
+    def warm(self) -> None:
+        from rac_fw.domains.pcb import realize, verify  # noqa: F401  (numba kernels, shapely)
+
     def tasks(self) -> list[str]:
         return list(all_tasks())
 
@@ -57,9 +66,13 @@ class PcbDomain(Domain):
         return Validation(action=typed, evidence=evidence)
 
     def realize(self, task: str, action: Any, seed: int) -> Realization:
+        from rac_fw.domains.pcb.realize import realize  # the numba kernels: loaded by the first turn
+
         return realize(get_task(task), action, seed)
 
     def verify(self, task: str, action: Any, realization: Realization) -> PcbVerification:
+        from rac_fw.domains.pcb.verify import check_board  # shapely: loaded by the first turn
+
         check = check_board(get_task(task), action, realization.artifact)
         return PcbVerification(verdicts=check.verdicts, evidence=check.evidence, action=action,
                                relations=check.relations, seed=realization.seed)

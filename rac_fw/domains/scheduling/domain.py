@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rac_fw.contract import Action, Feedback, Observation, Realization, Receipt, Status, sha256_of
-from rac_fw.domain import Domain, UnknownTask, Validation, Verification
+from rac_fw.domain import Command, Domain, UnknownTask, Validation, Verification
 from rac_fw.domains.scheduling.backends import BACKENDS, BackendResult, get_backend
-from rac_fw.domains.scheduling.backends.bounded import DEFAULT_BUDGET, DEFAULT_RESTARTS
-from rac_fw.domains.scheduling.backends.cpsat import DEFAULT_TIME_LIMIT, DEFAULT_WORKERS
 from rac_fw.domains.scheduling.instance import (
     LAWRENCE,
     Instance,
@@ -64,20 +62,41 @@ class SchedulingDomain(Domain):
     name: ClassVar[str] = "scheduling"
     action_model: ClassVar[type[SchedulingPayload]] = SchedulingPayload
 
+    @classmethod
+    def commands(cls) -> list[Command]:
+        from rac_fw.domains.scheduling.cli import commands
+
+        return commands()
+
+    def warm(self) -> None:
+        """Compile the bounded search's kernels with one small solve (numba), so a turn does not."""
+        task = self.tasks()[0]
+        order = list(range(len(self.instance(task).jobs)))
+        checked = self.validate(task, Action(domain=self.name, task=task, payload={"priority": order}))
+        if checked.ok:
+            self.realize(task, checked.action, 0)
+
     def __init__(
         self,
         default_backend: str = "bounded",
-        budget: int = DEFAULT_BUDGET,
-        restarts: int = DEFAULT_RESTARTS,
-        time_limit: float = DEFAULT_TIME_LIMIT,
-        workers: int = DEFAULT_WORKERS,
+        budget: int | None = None,
+        restarts: int | None = None,
+        time_limit: float | None = None,
+        workers: int | None = None,
     ):
+        """Options default to each backend's own (imported here: the solvers load only when a domain is
+        made, not when the CLI lists the domain's commands)."""
+        from rac_fw.domains.scheduling.backends.bounded import DEFAULT_BUDGET, DEFAULT_RESTARTS
+        from rac_fw.domains.scheduling.backends.cpsat import DEFAULT_TIME_LIMIT, DEFAULT_WORKERS
+
         if default_backend not in BACKENDS:
             raise ValueError(f"unknown backend {default_backend!r}; known: {', '.join(BACKENDS)}")
         self.default_backend = default_backend
         self.options: dict[str, dict[str, Any]] = {
-            "bounded": {"budget": budget, "restarts": restarts},
-            "cpsat": {"time_limit": time_limit, "workers": workers},
+            "bounded": {"budget": DEFAULT_BUDGET if budget is None else budget,
+                        "restarts": DEFAULT_RESTARTS if restarts is None else restarts},
+            "cpsat": {"time_limit": DEFAULT_TIME_LIMIT if time_limit is None else time_limit,
+                      "workers": DEFAULT_WORKERS if workers is None else workers},
         }
 
     def tasks(self) -> list[str]:

@@ -139,19 +139,22 @@ def _builders_for(framework: str, target: str | None) -> list[str]:
     return [n for n in ordered if registry[n]().supports(Capability.BUILD, framework, target)]
 
 
-def select_runner(spec: str, bench: Path | None = None) -> Backend:
-    """Resolve ``--run``: ``qemu`` (or any registered runner's name) or ``board:ID`` from a bench file.
+def select_runner(spec: str) -> Backend:
+    """Resolve ``--run`` to a registered runner by name (``qemu``, ``serial`` …).
 
-    ``board:ID`` returns a runner bound to that bench entry: it flashes with the board's flasher after
-    checking the target, then judges the board's serial console (see ``rac_fw.hil.board``). The bench
-    file is ``bench`` or, when None, ``$RAC_FW_BENCH`` or ``hil/bench.yaml`` in the working directory.
+    ``board:ID`` names a bench entry: the bench layer above this registry resolves it
+    (:func:`rac_fw.domains.firmware.hil.board.runner_for`), so the tool registry never imports the bench.
     """
     if spec.startswith("board:"):
-        from rac_fw.hil.bench import load_bench
-        from rac_fw.hil.board import BoardRunner
-
-        loaded = load_bench(bench)
-        return BoardRunner(loaded.board(spec.removeprefix("board:")), loaded.path.parent)
+        raise BackendError(
+            [
+                Evidence(
+                    code="E_BACKEND_UNSUPPORTED",
+                    message=f"{spec!r} is a bench board: resolve it with the bench file (hil.board.runner_for)",
+                    objects=[spec],
+                )
+            ]
+        )
     backend = get_backend(spec)
     if Capability.RUN not in backend.capabilities:
         raise BackendError(

@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 
-from rac_fw.cli.calibrate import calibrate_app
-from rac_fw.cli.output import EXIT_INVALID, console, emit_feedback, exit_code_for, fail_with
+from rac_fw.console.output import EXIT_INVALID, console, emit_feedback, exit_code_for, fail_with
 from rac_fw.contract import Evidence
-from rac_fw.domain import UnknownTask
+from rac_fw.domain import Command, UnknownTask
 
 BACKEND_NAMES = ("bounded", "cpsat")
 
@@ -94,7 +93,8 @@ def code(
     raise typer.Exit(exit_code_for(feedback))
 
 
-def register(app: typer.Typer) -> None:
-    calibrate_app.command("scheduling")(calibrate_scheduling)
-    scheduling_app.command("code")(code)
-    app.add_typer(scheduling_app, name="scheduling")
+scheduling_app.command("code")(code)
+
+
+def commands() -> list[Command]:
+    return [Command("scheduling", calibrate_scheduling, group="calibrate"), Command("scheduling", scheduling_app)]

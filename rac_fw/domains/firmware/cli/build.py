@@ -14,8 +14,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from rac_fw.cli.output import EXIT_FAIL, EXIT_PASS, console, err_console, fail_with
-from rac_fw.cli.progress import progress
+from rac_fw.console.output import EXIT_FAIL, EXIT_PASS, console, err_console, fail_with
+from rac_fw.console.progress import progress
 from rac_fw.domains.firmware.backends import BackendError, BuildResult, build_artifact
 
 
@@ -61,6 +61,3 @@ def build(
             err_console.print(f"  {ev.code}: {escape(ev.message)}")
     raise typer.Exit(EXIT_PASS if result.ok else EXIT_FAIL)
 
-
-def register(app: typer.Typer) -> None:
-    app.command()(build)

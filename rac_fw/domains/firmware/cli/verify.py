@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from rac_fw.cli.output import EXIT_INVALID, emit_feedback, exit_code_for
+from rac_fw.console.output import EXIT_INVALID, emit_feedback, exit_code_for
 from rac_fw.contract import Evidence, Feedback, Status, sha256_of
 
 #: Files the verifier reads from a tree (sources, Kconfig fragments, devicetree overlays, build files).
@@ -99,7 +99,4 @@ def verify(
     emit_feedback(feedback, as_json)
     raise typer.Exit(exit_code_for(feedback))
 
-
-def register(app: typer.Typer) -> None:
-    app.command()(verify)
 

@@ -38,8 +38,8 @@ from rac_fw.domains.firmware.backends import FlashRequest
 from rac_fw.domains.firmware.backends.qemu import QemuSetupError, machine_for, qemu_command
 from rac_fw.domains.firmware.backends.serial import PortError, SerialPort
 from rac_fw.domains.firmware.facts.load import load_target
-from rac_fw.hil.bench import BenchBoard
-from rac_fw.hil.board import BoardRunner
+from rac_fw.domains.firmware.hil.bench import BenchBoard
+from rac_fw.domains.firmware.hil.board import BoardRunner
 
 
 class BenchSetupError(Exception):

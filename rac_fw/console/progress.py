@@ -29,7 +29,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from rac_fw.cli.output import err_console
+from rac_fw.console.output import err_console
 
 T = TypeVar("T")
 

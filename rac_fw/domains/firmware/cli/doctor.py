@@ -33,7 +33,7 @@ from packaging.requirements import Requirement as PackageRequirement
 from rich.markup import escape
 from rich.table import Table
 
-from rac_fw.cli.output import console
+from rac_fw.console.output import console
 from rac_fw.domains.firmware.backends import Capability, Requirement, backends, get_backend
 from rac_fw.domains.firmware.backends.base import tool_requirement
 
@@ -292,6 +292,3 @@ def doctor(
     else:
         _print(report)
 
-
-def register(app: typer.Typer) -> None:
-    app.command()(doctor)

@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from rac_fw.cli.output import (
+from rac_fw.console.output import (
     EXIT_FAIL,
     EXIT_INVALID,
     EXIT_PASS,
@@ -26,11 +26,11 @@ from rac_fw.cli.output import (
     exit_code_for,
     fail_with,
 )
-from rac_fw.cli.progress import track
+from rac_fw.console.progress import track
 from rac_fw.contract import Evidence, Feedback, Status
 from rac_fw.domains.firmware.backends import FlashRequest, RunRequest
-from rac_fw.hil.bench import Bench, BenchBoard, BenchError, load_bench
-from rac_fw.hil.board import PLAN_SUFFIXES, BoardRunner, image_for
+from rac_fw.domains.firmware.hil.bench import Bench, BenchBoard, BenchError, load_bench
+from rac_fw.domains.firmware.hil.board import PLAN_SUFFIXES, BoardRunner, image_for
 
 #: Where artifacts generated from plan apps go (one folder per board), unless ``--out`` says otherwise.
 WORK_DIR = Path(".rac-fw") / "hil"
@@ -245,6 +245,3 @@ def run(
             emit_feedback(feedback, as_json=False)
     raise typer.Exit(max((exit_code_for(f) for f in results), default=EXIT_PASS))
 
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(hil_app, name="hil")

@@ -1,10 +1,10 @@
 """pytest fixtures for on-board tests: ``bench``, ``bench_board`` and ``dut`` (pytest-embedded's DUT API).
 
-Load with ``pytest -p rac_fw.hil.pytest_plugin --bench hil/bench.yaml [--board ID] [--app PATH]``
+Load with ``pytest -p rac_fw.domains.firmware.hil.pytest_plugin --bench hil/bench.yaml [--board ID] [--app PATH]``
 (``hil/conftest.py`` loads it for the tests in ``hil/``). Without ``--board`` every test that uses a
 board runs once per connected bench entry. The ``dut`` is a pytest-embedded ``Dut``: a ``SerialDut``
 on a real board after rac-fw built the app, checked the target match and flashed it; a
-:class:`~rac_fw.hil.dut.QemuDut` on a QEMU entry (see ``rac_fw.hil.dut`` for why not
+:class:`~rac_fw.domains.firmware.hil.dut.QemuDut` on a QEMU entry (see ``rac_fw.domains.firmware.hil.dut`` for why not
 pytest-embedded-qemu). Its console log is pytest-embedded's (``dut.logfile``, under ``--root-logdir``).
 
 pytest-embedded registers its own ``dut`` fixture (and ``--target``, reused here as the target of a
@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from rac_fw.hil.bench import Bench, BenchBoard, BenchError, load_bench
-from rac_fw.hil.board import BoardRunner, image_for, target_mismatch
+from rac_fw.domains.firmware.hil.bench import Bench, BenchBoard, BenchError, load_bench
+from rac_fw.domains.firmware.hil.board import BoardRunner, image_for, target_mismatch
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -94,7 +94,7 @@ def _dut(
 ) -> Iterator[Any]:
     """The board under test, as pytest-embedded's DUT: built, target-checked and flashed (or emulated)."""
     try:
-        from rac_fw.hil.dut import BenchSetupError, qemu_dut, serial_dut
+        from rac_fw.domains.firmware.hil.dut import BenchSetupError, qemu_dut, serial_dut
     except ImportError as exc:
         raise pytest.UsageError(
             f"on-board tests need pytest-embedded ({exc.name} is missing): pip install 'rac-fw[bench]'"
@@ -134,12 +134,13 @@ dut = pytest.fixture(name="dut")(_dut)
 
 
 class _LateFixtures:
-    """Holds ``dut`` for ``-p rac_fw.hil.pytest_plugin``: registered in ``pytest_configure``, i.e. after
-    pytest-embedded's entry-point plugin, so that this ``dut`` and not pytest-embedded's is used."""
+    """Holds ``dut`` for ``-p rac_fw.domains.firmware.hil.pytest_plugin``: registered in
+    ``pytest_configure``, i.e. after pytest-embedded's entry-point plugin, so that this ``dut`` and not
+    pytest-embedded's is used."""
 
     dut = staticmethod(pytest.fixture(name="dut")(_dut))
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if not config.pluginmanager.has_plugin("rac_fw.hil.late"):
-        config.pluginmanager.register(_LateFixtures(), "rac_fw.hil.late")
+    if not config.pluginmanager.has_plugin("rac_fw.domains.firmware.hil.late"):
+        config.pluginmanager.register(_LateFixtures(), "rac_fw.domains.firmware.hil.late")

@@ -12,11 +12,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from rac_fw.cli.calibrate import calibrate_app
-from rac_fw.cli.output import console, fail_with
+from rac_fw.console.output import console, fail_with
 from rac_fw.contract import Evidence
 from rac_fw.documents import DocumentError, read_document
-from rac_fw.domain import UnknownTask
+from rac_fw.domain import Command, UnknownTask
 
 CATEGORIES = ("routing", "placement", "combined", "repair")
 
@@ -156,11 +155,9 @@ def robustness(
                   "(relational re-solve)")
 
 
-def register(app: typer.Typer) -> None:
-    calibrate_app.command("pcb")(calibrate_pcb)
-    pcb_app.command("export")(export)
-    pcb_app.command("robustness")(robustness)
-    app.add_typer(pcb_app, name="pcb")
+pcb_app.command("export")(export)
+pcb_app.command("robustness")(robustness)
 
 
-
+def commands() -> list[Command]:
+    return [Command("pcb", calibrate_pcb, group="calibrate"), Command("pcb", pcb_app)]

@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from rac_fw.cli.output import EXIT_FAIL, console, fail_with
+from rac_fw.console.output import EXIT_FAIL, console, fail_with
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.load import (
     TargetFileError,
@@ -276,6 +276,3 @@ def import_pin_data(
         folder = pins_path.parent if output is not None or board_pack is None else board_pack
         _write_or_check(folder / "board_pins.json", dumps_board_pins(wiring), check)
 
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(targets_app, name="targets")

@@ -27,10 +27,11 @@ from rac_fw.domains.firmware.backends import (
     build_artifact,
     get_backend,
     read_manifest,
+    select_runner,
 )
 from rac_fw.domains.firmware.backends.serial import PortError, SerialPort, judge_console
+from rac_fw.domains.firmware.hil.bench import BenchBoard, load_bench
 from rac_fw.domains.firmware.lower import MANIFEST_NAME
-from rac_fw.hil.bench import BenchBoard
 
 
 def target_mismatch(board: BenchBoard, target: str) -> Evidence:
@@ -39,6 +40,16 @@ def target_mismatch(board: BenchBoard, target: str) -> Evidence:
         message=f"board {board.id!r} carries a {board.target} but the image is for {target}; refusing to flash",
         objects=[board.id, board.target, target],
     )
+
+
+def runner_for(spec: str, bench: Path | None = None) -> Backend:
+    """Resolve ``--run``: ``board:ID`` is the runner bound to that entry of the bench file (``bench`` or,
+    when None, ``$RAC_FW_BENCH`` or ``hil/bench.yaml`` in the working directory); anything else is a
+    registered runner (``qemu`` …). The bench layer resolves boards so the tool registry need not know it."""
+    if spec.startswith("board:"):
+        loaded = load_bench(bench)
+        return BoardRunner(loaded.board(spec.removeprefix("board:")), loaded.path.parent)
+    return select_runner(spec)
 
 
 class BoardRunner(Backend):

@@ -7,6 +7,7 @@ the plan is invalid for the target. ``--target`` retargets a plan written for an
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Annotated
@@ -15,27 +16,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from rac_fw.cli.core import LimitOption, configure_limits
-from rac_fw.cli.output import console, emit_feedback, fail_with
+from rac_fw.console.options import LimitOption, configure_limits
+from rac_fw.console.output import console, emit_feedback, fail_with
 from rac_fw.contract import Evidence
 
 _FRAMEWORKS = ("zephyr", "espidf", "hal", "baremetal")
 
 #: Where ``--build``/``--run`` write the artifact when no ``--out`` is given.
 DEFAULT_OUT = Path(".rac-fw") / "out"
-
-
-def optional_build_value(argv: list[str]) -> list[str]:
-    """Let ``--build`` stand alone (meaning ``--build auto``), as in ``rac-fw plan P --build --run qemu``.
-
-    Click options take a value or none, never an optional one, so a bare ``--build`` (last, or followed
-    by another option) is rewritten to ``--build=auto`` before parsing.
-    """
-    out = []
-    for i, arg in enumerate(argv):
-        following = argv[i + 1] if i + 1 < len(argv) else None
-        out.append("--build=auto" if arg == "--build" and (following is None or following.startswith("-")) else arg)
-    return out
 
 
 def plan(
@@ -84,14 +72,15 @@ def plan(
             ],
             as_json=as_json,
         )
-    from rac_fw.domains.firmware.pipeline import run_plan  # imported here: keeps other commands fast
+    from rac_fw.domains.firmware.hil.board import runner_for  # imported here: keeps other commands fast
+    from rac_fw.domains.firmware.pipeline import run_plan
 
     if out is None and (build is not None or run is not None):
         out = DEFAULT_OUT / f"{plan_file.stem}-{target or 'plan'}-{framework or 'default'}"
     try:
         result = run_plan(
-            plan_file, target=target, framework=framework, out_dir=out, build=build, run=run, bench=bench,
-            force=force,
+            plan_file, target=target, framework=framework, out_dir=out, build=build, run=run, force=force,
+            runners=functools.partial(runner_for, bench=bench),
         )
     except Exception as exc:  # a bug in a pipeline step must reach the agent as evidence, not a traceback
         frame = exc.__traceback__
@@ -131,6 +120,3 @@ def plan(
                 console.print(f"  {escape(line)}")
     raise typer.Exit(result.exit_code)
 
-
-def register(app: typer.Typer) -> None:
-    app.command()(plan)
