@@ -67,7 +67,7 @@ def publisher(plan: Plan, op: Reaction) -> Operation | None:
 
 def raised_in_isr(plan: Plan, op: Reaction) -> bool:
     source = publisher(plan, op)
-    return source is not None and spec(source.op).has(Flag.ISR_CONTEXT)
+    return source is not None and (spec(source.op).has(Flag.ISR_CONTEXT) or getattr(source, "EVENT_IN_ISR", False))
 
 
 def placement(plan: Plan, op: Reaction) -> Placement:
@@ -142,7 +142,7 @@ def check_context(plan: Plan, target: Target, framework: str, index: int, op: Re
         return []
     base: Path = ["operations", index]
     label = op.name or f"operations[{index}]"
-    in_isr = spec(source.op).has(Flag.ISR_CONTEXT)
+    in_isr = raised_in_isr(plan, op)
     if op.context == "isr" and in_isr and op.blocking():
         return [
             violation(
