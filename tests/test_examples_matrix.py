@@ -37,6 +37,9 @@ FAMILIES = {
     "threading": ("producer_consumer", "shared_state_mutex", "lock_order"),
     "sensor": ("sensor_read",),
     "log": ("log",),
+    "events and reactions": ("react", "react_led"),
+    "kernel": ("semaphore", "work_item"),
+    "watchdog supervision": ("task_watchdog",),
 }
 
 

@@ -28,6 +28,7 @@ PINNED = {
     "isr_handoff", "producer_consumer", "shared_state_mutex", "lock_order",
     "sensor_read",
     "log",
+    "react", "react_led", "semaphore", "work_item", "task_watchdog",
 }  # fmt: skip
 
 
