@@ -1,0 +1,92 @@
+"""Kernel objects (semaphore, work_item) and watchdog supervision (task_watchdog) as op specs.
+
+Each obligation has a seeded violation whose evidence names the objects (with magnitudes in units
+where there is one) and whose every relaxation validates once applied; the Zephyr realization states
+the plan's timeouts, gates the supervised threads on the channels, and checks every return.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from seeded_kernel import seeded
+
+from rac_fw.domains.firmware.facts.load import load_target
+from rac_fw.domains.firmware.lower import lower
+from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
+from rac_fw.resources import data_dir
+
+THREADS = {"threads": [{"name": "a", "priority": 5, "stack_bytes": 1024}, {"name": "b", "priority": 6, "stack_bytes": 1024}]}
+
+
+def _plan(*ops: dict[str, Any], target: str = "nrf52840") -> dict[str, Any]:
+    return {"target": target, "framework": "zephyr", "resources": THREADS, "operations": list(ops)}
+
+
+SEM = {"op": "semaphore", "name": "sig", "taker": "a", "giver": "b", "take_timeout_ms": 100}
+TW = {"op": "task_watchdog", "name": "wd", "threads": ["a"], "timeout_ms": 1000, "feed_interval_ms": 200}
+
+SEEDED = [
+    ("sem-initial-above-limit", _plan({**SEM, "initial": 3, "limit": 1}), "E_SEMAPHORE_COUNT", {"sig"}, {"count"}),
+    ("sem-never-given", _plan({**SEM, "giver": None}), "E_SEMAPHORE_NEVER_GIVEN", {"sig", "a"}, set()),
+    ("sem-unknown-thread", _plan({**SEM, "taker": "c"}), "E_UNKNOWN_RESOURCE", {"c"}, set()),
+    ("work-never-submitted", _plan({"op": "work_item", "name": "job", "submit": "by_reactions"}),
+     "E_WORK_NEVER_SUBMITTED", {"job"}, set()),
+    ("work-delay-beyond-period", _plan({"op": "work_item", "name": "job", "submit": "periodic", "period_ms": 100,
+                                        "delay_ms": 150}), "E_WORK_PERIOD", {"job"}, {"ms"}),
+    ("work-queue-stack", _plan({"op": "work_item", "name": "job", "queue": "dedicated", "queue_stack_bytes": 256}),
+     "E_STACK_SIZE", {"job"}, {"B"}),
+    ("tw-feed-too-slow", _plan({**TW, "feed_interval_ms": 900}), "E_WATCHDOG_WINDOW", {"wd"}, {"ms"}),
+    ("tw-thread-waits-forever", _plan(TW, {**SEM, "take_timeout_ms": "forever"}), "E_WATCHDOG_WINDOW",
+     {"a", "sig", "wd"}, {"ms"}),
+    ("tw-supervises-nothing", _plan({**TW, "threads": []}), "E_WATCHDOG_WINDOW", {"wd"}, set()),
+    ("tw-shares-the-hardware-watchdog", _plan(TW, {"op": "watchdog", "name": "hw", "timeout_ms": 2000,
+                                               "feed_interval_ms": 500}), "E_WATCHDOG_SHARED", {"wd", "hw"}, set()),
+    ("tw-fallback-without-hardware", _plan({**TW, "hardware_fallback": True}, target="native_sim"),
+     "E_TARGET_UNSUPPORTED", {"wd", "native_sim"}, set()),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "plan", "code", "objects", "units"), SEEDED, ids=[c[0] for c in SEEDED])
+def test_seeded_violation_names_objects_and_every_relaxation_validates(
+    case: str, plan: dict[str, Any], code: str, objects: set[str], units: set[str]
+) -> None:
+    evidence, broken = seeded(plan, code)
+    assert objects <= set(evidence.objects), evidence.objects
+    assert units <= {m.unit for m in evidence.magnitudes}, evidence.magnitudes
+    assert broken == []
+
+
+def test_timeouts_are_the_plans() -> None:
+    bounded = lower(parse_plan(_plan(SEM)), load_target("nrf52840"), "zephyr").files["src/main.c"]
+    assert "k_sem_take(&app_sig_sem, K_MSEC(100))" in bounded and "-EAGAIN" in bounded
+    forever = lower(parse_plan(_plan({**SEM, "take_timeout_ms": "forever"})), load_target("nrf52840"), "zephyr")
+    main = forever.files["src/main.c"]
+    assert "k_sem_take(&app_sig_sem, K_FOREVER)" in main and "app_sig_timeouts" not in main
+    with pytest.raises(ValueError, match="take_timeout_ms"):
+        parse_plan(_plan({k: v for k, v in SEM.items() if k != "take_timeout_ms"}))
+
+
+def test_work_item_kinds() -> None:
+    target = load_target("nrf52840")
+    plain = lower(parse_plan(_plan({"op": "work_item", "name": "job"})), target, "zephyr").files["src/main.c"]
+    assert "K_WORK_DEFINE(app_job_work, app_job_handler);" in plain and "k_work_submit(&app_job_work)" in plain
+    main = lower(load_plan(data_dir("examples") / "kernel_sync.yaml"), target, "zephyr").files["src/main.c"]
+    assert "K_WORK_DELAYABLE_DEFINE(app_housekeeping_work" in main
+    assert main.index("k_work_queue_start(&app_housekeeping_queue") < main.index("k_work_schedule_for_queue(")
+
+
+def test_task_watchdog_gates_threads_and_falls_back_where_there_is_hardware() -> None:
+    plan = load_plan(data_dir("examples") / "watchdog_supervised.yaml")
+    nrf = lower(plan, load_target("nrf52840"), "zephyr")
+    main, prj = nrf.files["src/main.c"], nrf.files["prj.conf"]
+    assert "task_wdt_init(app_supervisor_hw)" in main and "CONFIG_TASK_WDT_HW_FALLBACK=y" in prj
+    assert "CONFIG_TASK_WDT_CHANNELS=3" in prj and "CONFIG_TASK_WDT_MIN_TIMEOUT=1000" in prj
+    assert main.count("k_sem_take(&app_supervisor_ready, K_FOREVER);") == 2
+    assert "app_supervisor_feed(0U) == 0" in main  # the timer reaction owns channel slot 0
+    expired = main[main.index("static void app_supervisor_expired") :]
+    assert expired.index("app_expiry_light_react();") < expired.index("sys_reboot(SYS_REBOOT_COLD);")
+    native = lower(plan.model_copy(update={"target": "native_sim"}), load_target("native_sim"), "zephyr")
+    assert "task_wdt_init(NULL)" in native.files["src/main.c"]
+    assert "CONFIG_TASK_WDT_HW_FALLBACK" not in native.files["prj.conf"]
