@@ -17,7 +17,9 @@ from rac_fw.domains.firmware.lower import lower
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
 from rac_fw.resources import data_dir
 
-THREADS = {"threads": [{"name": "a", "priority": 5, "stack_bytes": 1024}, {"name": "b", "priority": 6, "stack_bytes": 1024}]}
+THREADS = {
+    "threads": [{"name": "a", "priority": 5, "stack_bytes": 1024}, {"name": "b", "priority": 6, "stack_bytes": 1024}]
+}
 
 
 def _plan(*ops: dict[str, Any], target: str = "nrf52840") -> dict[str, Any]:

@@ -55,9 +55,13 @@ def test_every_kernel_bad_source_is_exercised() -> None:
 
 def test_the_good_twins_verify_clean() -> None:
     """The same sources with the defect repaired are clean: each rule fires on the defect only."""
-    fixed = (SOURCES / "kernel_task_wdt_feed_unchecked.c").read_text().replace(
-        "\t\ttask_wdt_feed(channel); /* expect: E_UNCHECKED_RETURN */",
-        "\t\tif (task_wdt_feed(channel) < 0) {\n\t\t\treturn 0;\n\t\t}",
+    fixed = (
+        (SOURCES / "kernel_task_wdt_feed_unchecked.c")
+        .read_text()
+        .replace(
+            "\t\ttask_wdt_feed(channel); /* expect: E_UNCHECKED_RETURN */",
+            "\t\tif (task_wdt_feed(channel) < 0) {\n\t\t\treturn 0;\n\t\t}",
+        )
     )
     conf = (SOURCES / "support" / "kernel_prj.conf").read_text()
     result = verify_sources({"src/main.c": fixed, "prj.conf": conf}, "zephyr", None)

@@ -99,7 +99,9 @@ def test_publishers_declare_events_and_the_context_follows_the_flags() -> None:
     plan = parse_plan(_plan(TICK, _react(action="log", message="t"), {**_react(action="count"), "name": "c"}))
     log, count = plan.operations[1], plan.operations[2]
     assert placement(plan, log) == "work" and placement(plan, count) == "isr"
-    done = parse_plan(_plan({"op": "work_item", "name": "job"}, _react(source="job", event="done", action="log", message="d")))
+    done = parse_plan(
+        _plan({"op": "work_item", "name": "job"}, _react(source="job", event="done", action="log", message="d"))
+    )
     assert placement(done, done.operations[1]) == "thread"
 
 

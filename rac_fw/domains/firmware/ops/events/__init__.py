@@ -30,9 +30,9 @@ from rac_fw.domains.firmware.plan.registry import spec, specs
 from rac_fw.domains.firmware.plan.spec import Flag
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.obligations.evidence import Path
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.obligations.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 EventName = Literal["edge", "expiry", "done"]

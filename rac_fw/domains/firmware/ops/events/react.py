@@ -12,10 +12,10 @@ from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.obligations.evidence import Path
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.obligations.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 Action = Literal["count", "log", "give", "submit", "feed"]
@@ -47,13 +47,18 @@ class React(Reaction):
         return self.action == "log"
 
 
+def acting_on(plan: Plan, action: str, name: str | None) -> list[int]:
+    """Indices of the reactions whose ``action`` (give, submit, feed) names the operation ``name``."""
+    if name is None:
+        return []
+    return [
+        i for i, o in enumerate(plan.operations) if isinstance(o, React) and o.action == action and o.target == name
+    ]
+
+
 def feeders(plan: Plan, watchdog: str | None) -> list[int]:
     """Indices of the reactions feeding the task watchdog named ``watchdog`` (each owns one channel)."""
-    return [
-        i
-        for i, o in enumerate(plan.operations)
-        if isinstance(o, React) and o.action == "feed" and watchdog is not None and o.target == watchdog
-    ]
+    return acting_on(plan, "feed", watchdog)
 
 
 def _check_target(plan: Plan, target: Target, framework: str, index: int, op: React) -> list[Evidence]:

@@ -38,7 +38,20 @@ def unknown_threads(plan: Any, framework: str, uses: list[tuple[str, list[str | 
     for name, path in uses:
         if plan.thread(name) is not None:
             continue
-        options = [relax(f"declare thread {name!r}", add(["resources", "threads", -1], {"name": name, "priority": 5, "stack_bytes": stack}))]
+        options = [
+            relax(
+                f"declare thread {name!r}",
+                add(["resources", "threads", -1], {"name": name, "priority": 5, "stack_bytes": stack}),
+            )
+        ]
         options += [relax(f"use thread {t.name}", replace(path, t.name)) for t in plan.resources.threads[:3]]
-        found.append(violation("E_UNKNOWN_RESOURCE", f"thread {name!r} is not declared in resources.threads", path, [name], relaxations=options))
+        found.append(
+            violation(
+                "E_UNKNOWN_RESOURCE",
+                f"thread {name!r} is not declared in resources.threads",
+                path,
+                [name],
+                relaxations=options,
+            )
+        )
     return found

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.ops.events.react import acting_on
 from rac_fw.domains.firmware.ops.kernel import Timeout, timeout_expr, unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
@@ -37,12 +38,8 @@ class Semaphore(Operation):
     take_timeout_ms: Timeout
 
 
-def _reaction_givers(plan: Plan, name: str | None) -> list[str]:
-    return [
-        o.name or f"operations[{i}]"
-        for i, o in enumerate(plan.operations)
-        if o.op == "react" and getattr(o, "action", None) == "give" and name is not None and getattr(o, "target", None) == name
-    ]
+def _reaction_givers(plan: Plan, name: str | None) -> list[int]:
+    return acting_on(plan, "give", name)
 
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: Semaphore) -> list[Evidence]:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from rac_fw.domains.firmware.ops.events import attached
+from rac_fw.domains.firmware.ops.events.react import acting_on
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
@@ -45,11 +46,7 @@ class WorkItem(Operation):
 
 def submitters(plan: Plan, name: str | None) -> list[int]:
     """Indices of the reactions submitting the work item named ``name``."""
-    return [
-        i
-        for i, o in enumerate(plan.operations)
-        if o.op == "react" and getattr(o, "action", None) == "submit" and name is not None and getattr(o, "target", None) == name
-    ]
+    return acting_on(plan, "submit", name)
 
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: WorkItem) -> list[Evidence]:
@@ -96,7 +93,8 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: WorkItem)
         found.append(
             violation(
                 "E_STACK_SIZE",
-                f"{label}'s work-queue thread has {op.queue_stack_bytes} B of stack; {framework} threads need {least} B",
+                f"{label}'s work-queue thread has {op.queue_stack_bytes} B of stack; "
+                f"{framework} threads need {least} B",
                 [*base, "queue_stack_bytes"],
                 [label],
                 [measure("stack", op.queue_stack_bytes, "B"), measure("minimum", least, "B")],

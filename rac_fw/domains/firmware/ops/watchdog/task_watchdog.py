@@ -11,6 +11,7 @@ from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.ops.events.react import feeders
 from rac_fw.domains.firmware.ops.kernel import unknown_threads
+from rac_fw.domains.firmware.ops.kernel.semaphore import Semaphore
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -68,8 +69,8 @@ def _waits(plan: Plan, thread: str) -> list[tuple[str, float]]:
     """The bounded/unbounded semaphore waits a thread makes (ms; inf for forever)."""
     found = []
     for i, o in enumerate(plan.operations):
-        if o.op == "semaphore" and getattr(o, "taker", None) == thread:
-            timeout = getattr(o, "take_timeout_ms")
+        if isinstance(o, Semaphore) and o.taker == thread:
+            timeout = o.take_timeout_ms
             found.append((o.name or f"operations[{i}]", math.inf if timeout == "forever" else float(timeout)))
     return found
 
@@ -88,7 +89,10 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: TaskWatch
                 f"{label} supervises nothing: no thread and no react with action feed",
                 [*base, "threads"],
                 [label],
-                relaxations=[relax(f"supervise {t.name}", replace([*base, "threads"], [t.name])) for t in plan.resources.threads[:3]],
+                relaxations=[
+                    relax(f"supervise {t.name}", replace([*base, "threads"], [t.name]))
+                    for t in plan.resources.threads[:3]
+                ],
             )
         )
     budget = math.floor(op.timeout_ms * FEED_MARGIN)
@@ -117,8 +121,17 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: TaskWatch
                 if wait <= room:
                     continue
                 where = next(i for i, o in enumerate(plan.operations) if o.name == name or f"operations[{i}]" == name)
-                options = [relax(f"wait at most {room} ms", replace(["operations", where, "take_timeout_ms"], room))] if room >= 1 else []
-                options.append(relax(f"stop supervising {thread}", replace([*base, "threads"], [t for t in op.threads if t != thread])))
+                options = (
+                    [relax(f"wait at most {room} ms", replace(["operations", where, "take_timeout_ms"], room))]
+                    if room >= 1
+                    else []
+                )
+                options.append(
+                    relax(
+                        f"stop supervising {thread}",
+                        replace([*base, "threads"], [t for t in op.threads if t != thread]),
+                    )
+                )
                 found.append(
                     violation(
                         "E_WATCHDOG_WINDOW",
@@ -152,7 +165,10 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: TaskWatch
                         [*base, "hardware_fallback"],
                         [label, other.name or f"operations[{j}]"],
                         relaxations=[
-                            relax("run the task watchdog without the hardware fallback", replace([*base, "hardware_fallback"], False)),
+                            relax(
+                                "run the task watchdog without the hardware fallback",
+                                replace([*base, "hardware_fallback"], False),
+                            ),
                             relax(f"drop {other.name or f'operations[{j}]'}", remove(["operations", j])),
                         ],
                     )
@@ -183,7 +199,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: TaskWatchdog) -> dict[str, Any]:
     }
     b.name_view(view, index)
     view["thread_parts"] = [
-        (t, b.thread_part("task_watchdog", "task_watchdog", {**view, "slot": len(feeding) + j})) for j, t in enumerate(op.threads)
+        (t, b.thread_part("task_watchdog", "task_watchdog", {**view, "slot": len(feeding) + j}))
+        for j, t in enumerate(op.threads)
     ]
     return view
 
