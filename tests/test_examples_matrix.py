@@ -39,6 +39,7 @@ FAMILIES = {
     "log": ("log",),
     "events and reactions": ("react", "react_led"),
     "kernel": ("semaphore", "work_item"),
+    "isr-thread state and timing": ("spinlock_state", "event_latency"),
     "watchdog supervision": ("task_watchdog",),
 }
 

@@ -27,6 +27,9 @@ def _plan(*ops: dict[str, Any], target: str = "nrf52840") -> dict[str, Any]:
 
 
 SEM = {"op": "semaphore", "name": "sig", "taker": "a", "giver": "b", "take_timeout_ms": 100}
+TICK = {"op": "timer_periodic", "name": "tick", "period_ms": 50}
+SPIN = {"op": "spinlock_state", "name": "shared", "source": "tick", "event": "expiry", "thread": "a"}
+LAT = {"op": "event_latency", "name": "lat", "source": "tick", "event": "expiry", "deadline_us": 500}
 TW = {"op": "task_watchdog", "name": "wd", "threads": ["a"], "timeout_ms": 1000, "feed_interval_ms": 200}
 
 SEEDED = [
@@ -47,6 +50,13 @@ SEEDED = [
                                                "feed_interval_ms": 500}), "E_WATCHDOG_SHARED", {"wd", "hw"}, set()),
     ("tw-fallback-without-hardware", _plan({**TW, "hardware_fallback": True}, target="native_sim"),
      "E_TARGET_UNSUPPORTED", {"wd", "native_sim"}, set()),
+    ("spinlock-section-too-long", _plan(TICK, {**SPIN, "state_bytes": 256}), "E_CRITICAL_SECTION",
+     {"shared", "tick"}, {"B"}),
+    ("spinlock-unknown-reader", _plan(TICK, {**SPIN, "thread": "c"}), "E_UNKNOWN_RESOURCE", {"c"}, set()),
+    ("latency-of-a-thread-event", _plan(TICK, {"op": "work_item", "name": "job"},
+                                        {**LAT, "source": "job", "event": "done"}), "E_REACTION_CONTEXT",
+     {"lat", "job"}, set()),
+    ("latency-in-the-isr", _plan(TICK, {**LAT, "context": "isr"}), "E_REACTION_CONTEXT", {"lat", "tick"}, set()),
 ]  # fmt: skip
 
 
@@ -92,3 +102,17 @@ def test_task_watchdog_gates_threads_and_falls_back_where_there_is_hardware() ->
     native = lower(plan.model_copy(update={"target": "native_sim"}), load_target("native_sim"), "zephyr")
     assert "task_wdt_init(NULL)" in native.files["src/main.c"]
     assert "CONFIG_TASK_WDT_HW_FALLBACK" not in native.files["prj.conf"]
+
+
+def test_isr_state_under_a_spinlock_and_latency_by_the_cycle_counter() -> None:
+    main = lower(load_plan(data_dir("examples") / "kernel_isr_state.yaml"), load_target("stm32f407"), "zephyr")
+    text = main.files["src/main.c"]
+    expiry = text[text.index("static void app_sample_tick_expiry") : text.index("K_TIMER_DEFINE(app_sample_tick_timer")]
+    assert "app_shared_sample_react();" in expiry and "app_tick_latency_react();" in expiry
+    assert "static volatile uint32_t app_shared_sample_state[4];" in text
+    assert (
+        text.count("k_spin_lock(&app_shared_sample_lock)") == 2 == text.count("k_spin_unlock(&app_shared_sample_lock")
+    )
+    react = text[text.index("static void app_tick_latency_react(void)\n{") :]
+    assert react.index("k_cycle_get_32()") < react.index("k_work_submit(&app_tick_latency_work)")
+    assert "k_cyc_to_ns_floor64(cycles)" in text and "ns > 2000000ULL" in text
