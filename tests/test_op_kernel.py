@@ -116,3 +116,16 @@ def test_isr_state_under_a_spinlock_and_latency_by_the_cycle_counter() -> None:
     react = text[text.index("static void app_tick_latency_react(void)\n{") :]
     assert react.index("k_cycle_get_32()") < react.index("k_work_submit(&app_tick_latency_work)")
     assert "k_cyc_to_ns_floor64(cycles)" in text and "ns > 2000000ULL" in text
+
+
+def test_semaphore_on_freertos_under_esp_idf() -> None:
+    plan = load_plan(data_dir("examples") / "kernel_semaphore.yaml")
+    main = lower(plan, load_target("esp32s3"), "espidf").files["main/main.c"]
+    assert "items_sem = xSemaphoreCreateCounting(4, 0);" in main and "if (items_sem == NULL)" in main
+    assert "xSemaphoreTake(items_sem, pdMS_TO_TICKS(250)) == pdTRUE" in main
+    assert "xSemaphoreGive(items_sem) != pdTRUE" in main and "items_lost++" in main
+    forever = plan.model_copy(
+        update={"operations": [plan.operations[0].model_copy(update={"take_timeout_ms": "forever"})]}
+    )
+    text = lower(forever, load_target("esp32s3"), "espidf").files["main/main.c"]
+    assert "xSemaphoreTake(items_sem, portMAX_DELAY)" in text and "items_timeouts" not in text

@@ -16,6 +16,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -109,11 +110,29 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Semaphore) -> dict[str, Any]:
     return view
 
 
+def _espidf(b: EspIdfBuild, index: int, op: Semaphore) -> dict[str, Any]:
+    sym = b.symbol(index, op)
+    timeout = op.take_timeout_ms
+    view: dict[str, Any] = {
+        "limit": op.limit,
+        "initial": op.initial,
+        "period_ms": op.give_period_ms,
+        "ticks": "portMAX_DELAY" if timeout == "forever" else f"pdMS_TO_TICKS({timeout})",
+        "forever": timeout == "forever",
+        "taker": b.thread(op.taker, f"{op.taker}_{sym}"),
+        "giver": b.thread(op.giver, f"{op.giver}_{sym}") if op.giver is not None else None,
+    }
+    return view
+
+
 SPEC = OpSpec(
     model=Semaphore,
     family="kernel",
     flags=frozenset({Flag.VALUE}),
-    realizations={"zephyr": Realization(template="kernel", view=_zephyr)},
+    realizations={
+        "zephyr": Realization(template="kernel", view=_zephyr),
+        "espidf": Realization(template="kernel", view=_espidf),
+    },
     checks=(_check,),
-    codes=("E_SEMAPHORE_COUNT", "E_SEMAPHORE_NEVER_GIVEN"),
+    codes=("E_SEMAPHORE_COUNT", "E_SEMAPHORE_NEVER_GIVEN", "E_UNKNOWN_RESOURCE"),
 )
