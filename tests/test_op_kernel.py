@@ -27,6 +27,10 @@ def _plan(*ops: dict[str, Any], target: str = "nrf52840") -> dict[str, Any]:
 
 
 SEM = {"op": "semaphore", "name": "sig", "taker": "a", "giver": "b", "take_timeout_ms": 100}
+FLAGS = {"op": "event_flags", "name": "st", "flags": ["x", "y"], "waiter": "a", "setter": "b", "timeout_ms": 500}
+BIG = {
+    "threads": [{"name": "a", "priority": 5, "stack_bytes": 4096}, {"name": "b", "priority": 6, "stack_bytes": 4096}]
+}
 TICK = {"op": "timer_periodic", "name": "tick", "period_ms": 50}
 SPIN = {"op": "spinlock_state", "name": "shared", "source": "tick", "event": "expiry", "thread": "a"}
 LAT = {"op": "event_latency", "name": "lat", "source": "tick", "event": "expiry", "deadline_us": 500}
@@ -57,6 +61,9 @@ SEEDED = [
                                         {**LAT, "source": "job", "event": "done"}), "E_REACTION_CONTEXT",
      {"lat", "job"}, set()),
     ("latency-in-the-isr", _plan(TICK, {**LAT, "context": "isr"}), "E_REACTION_CONTEXT", {"lat", "tick"}, set()),
+    ("flags-beyond-the-event-group", {**_plan({**FLAGS, "flags": [f"f{i}" for i in range(25)]}, target="esp32s3"),
+                                      "framework": "espidf", "resources": BIG}, "E_EVENT_BITS", {"st"}, {"bits"}),
+    ("flags-never-set", _plan({**FLAGS, "setter": None}), "E_EVENT_NEVER_SET", {"st", "a"}, set()),
 ]  # fmt: skip
 
 
@@ -129,3 +136,17 @@ def test_semaphore_on_freertos_under_esp_idf() -> None:
     )
     text = lower(forever, load_target("esp32s3"), "espidf").files["main/main.c"]
     assert "xSemaphoreTake(items_sem, portMAX_DELAY)" in text and "items_timeouts" not in text
+
+
+def test_event_flags_on_zephyr_and_freertos() -> None:
+    plan = load_plan(data_dir("examples") / "kernel_semaphore.yaml")
+    zephyr = lower(
+        plan.model_copy(update={"target": "nrf52840", "framework": "zephyr"}), load_target("nrf52840"), "zephyr"
+    )
+    main = zephyr.files["src/main.c"]
+    assert "K_EVENT_DEFINE(app_stages_event);" in main and "CONFIG_EVENTS=y" in zephyr.files["prj.conf"]
+    assert "k_event_wait_all(&app_stages_event, 0x3U, false, K_MSEC(1000))" in main
+    assert "k_event_clear(&app_stages_event, app_stages_got)" in main
+    esp = lower(plan, load_target("esp32s3"), "espidf").files["main/main.c"]
+    assert "xEventGroupWaitBits(stages_group, 0x3U, pdTRUE, pdTRUE, pdMS_TO_TICKS(1000))" in esp
+    assert "stages_group = xEventGroupCreate();" in esp and "if (stages_group == NULL)" in esp
