@@ -38,7 +38,7 @@ FAMILIES = {
     "sensor": ("sensor_read",),
     "log": ("log",),
     "events and reactions": ("react", "react_led"),
-    "kernel": ("semaphore", "work_item", "event_flags"),
+    "kernel": ("semaphore", "work_item", "event_flags", "mutex_lock"),
     "isr-thread state and timing": ("spinlock_state", "event_latency"),
     "watchdog supervision": ("task_watchdog",),
 }

@@ -31,6 +31,7 @@ FLAGS = {"op": "event_flags", "name": "st", "flags": ["x", "y"], "waiter": "a", 
 BIG = {
     "threads": [{"name": "a", "priority": 5, "stack_bytes": 4096}, {"name": "b", "priority": 6, "stack_bytes": 4096}]
 }
+MUTEX = {"op": "mutex_lock", "name": "cfg", "threads": ["a", "b"], "lock_timeout_ms": 5, "hold_ms": 10}
 TICK = {"op": "timer_periodic", "name": "tick", "period_ms": 50}
 SPIN = {"op": "spinlock_state", "name": "shared", "source": "tick", "event": "expiry", "thread": "a"}
 LAT = {"op": "event_latency", "name": "lat", "source": "tick", "event": "expiry", "deadline_us": 500}
@@ -64,6 +65,9 @@ SEEDED = [
     ("flags-beyond-the-event-group", {**_plan({**FLAGS, "flags": [f"f{i}" for i in range(25)]}, target="esp32s3"),
                                       "framework": "espidf", "resources": BIG}, "E_EVENT_BITS", {"st"}, {"bits"}),
     ("flags-never-set", _plan({**FLAGS, "setter": None}), "E_EVENT_NEVER_SET", {"st", "a"}, set()),
+    ("mutex-wait-shorter-than-hold", _plan(MUTEX), "E_LOCK_TIMEOUT", {"cfg", "a", "b"}, {"ms"}),
+    ("tw-thread-locks-forever", _plan(TW, {**MUTEX, "lock_timeout_ms": "forever"}), "E_WATCHDOG_WINDOW",
+     {"a", "cfg", "wd"}, {"ms"}),
 ]  # fmt: skip
 
 
@@ -150,3 +154,15 @@ def test_event_flags_on_zephyr_and_freertos() -> None:
     esp = lower(plan, load_target("esp32s3"), "espidf").files["main/main.c"]
     assert "xEventGroupWaitBits(stages_group, 0x3U, pdTRUE, pdTRUE, pdMS_TO_TICKS(1000))" in esp
     assert "stages_group = xEventGroupCreate();" in esp and "if (stages_group == NULL)" in esp
+
+
+def test_mutex_lock_states_the_plans_wait() -> None:
+    bounded = _plan({**MUTEX, "lock_timeout_ms": 50})
+    main = lower(parse_plan(bounded), load_target("nrf52840"), "zephyr").files["src/main.c"]
+    assert main.count("k_mutex_lock(&app_cfg_mutex, K_MSEC(50)) != 0") == 2 and "K_MUTEX_DEFINE(app_cfg_mutex);" in main
+    assert "app_cfg_err = k_mutex_unlock(&app_cfg_mutex);" in main
+    unbounded = _plan({**MUTEX, "lock_timeout_ms": "forever"})
+    text = lower(parse_plan(unbounded), load_target("nrf52840"), "zephyr").files["src/main.c"]
+    assert "k_mutex_lock(&app_cfg_mutex, K_FOREVER)" in text and "app_cfg_busy" not in text
+    esp = lower(load_plan(data_dir("examples") / "kernel_semaphore.yaml"), load_target("esp32s3"), "espidf")
+    assert "xSemaphoreTake(config_lock_mutex, pdMS_TO_TICKS(20)) == pdTRUE" in esp.files["main/main.c"]

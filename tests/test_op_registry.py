@@ -28,7 +28,9 @@ PINNED = {
     "isr_handoff", "producer_consumer", "shared_state_mutex", "lock_order",
     "sensor_read",
     "log",
-    "react", "react_led", "semaphore", "work_item", "spinlock_state", "event_latency", "event_flags", "task_watchdog",
+    "react", "react_led",
+    "semaphore", "work_item", "spinlock_state", "event_latency", "event_flags", "mutex_lock",
+    "task_watchdog",
 }  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.ops.events.react import feeders
 from rac_fw.domains.firmware.ops.kernel import unknown_threads
+from rac_fw.domains.firmware.ops.kernel.mutex_lock import MutexLock
 from rac_fw.domains.firmware.ops.kernel.semaphore import Semaphore
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
@@ -65,14 +66,15 @@ class TaskWatchdog(Operation):
         return _hardware_watchdog(target) if self.hardware_fallback is None else self.hardware_fallback
 
 
-def _waits(plan: Plan, thread: str) -> list[tuple[str, float]]:
-    """The bounded/unbounded semaphore waits a thread makes (ms; inf for forever)."""
+def _waits(plan: Plan, thread: str) -> list[tuple[int, str, float]]:
+    """The semaphore and mutex waits a thread makes: (operation index, timeout field, ms; inf = forever)."""
     found = []
     for i, o in enumerate(plan.operations):
         if isinstance(o, Semaphore) and o.taker == thread:
-            timeout = o.take_timeout_ms
-            found.append((o.name or f"operations[{i}]", math.inf if timeout == "forever" else float(timeout)))
-    return found
+            found.append((i, "take_timeout_ms", o.take_timeout_ms))
+        elif isinstance(o, MutexLock) and thread in o.threads:
+            found.append((i, "lock_timeout_ms", o.lock_timeout_ms))
+    return [(i, f, math.inf if t == "forever" else float(t)) for i, f, t in found]
 
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: TaskWatchdog) -> list[Evidence]:
@@ -116,16 +118,13 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: TaskWatch
         )
     else:
         for thread in op.threads:
-            for name, wait in _waits(plan, thread):
+            for where, field, wait in _waits(plan, thread):
                 room = budget - op.feed_interval_ms
                 if wait <= room:
                     continue
-                where = next(i for i, o in enumerate(plan.operations) if o.name == name or f"operations[{i}]" == name)
-                options = (
-                    [relax(f"wait at most {room} ms", replace(["operations", where, "take_timeout_ms"], room))]
-                    if room >= 1
-                    else []
-                )
+                name = plan.operations[where].name or f"operations[{where}]"
+                path: list[str | int] = ["operations", where, field]
+                options = [relax(f"wait at most {room} ms", replace(path, room))] if room >= 1 else []
                 options.append(
                     relax(
                         f"stop supervising {thread}",
@@ -138,7 +137,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: TaskWatch
                         f"{thread} is supervised by {label} but waits on {name} "
                         + ("forever" if wait == math.inf else f"up to {int(wait)} ms")
                         + f" between feeds: its channel would expire ({op.timeout_ms} ms) while it waits",
-                        ["operations", where, "take_timeout_ms"],
+                        path,
                         [thread, name, label],
                         [measure("wait", -1 if wait == math.inf else wait, "ms"), measure("limit", room, "ms")],
                         options,
