@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.ops.evidence import Path, relax, replace, violation
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.registry import spec, specs
@@ -32,7 +33,6 @@ from rac_fw.domains.firmware.plan.spec import Flag
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
-    from rac_fw.domains.firmware.obligations.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 EventName = Literal["edge", "expiry", "done"]
@@ -95,8 +95,6 @@ def reactions_to(plan: Plan, name: str | None) -> list[tuple[int, Reaction]]:
 def check_source(plan: Plan, target: Target, framework: str, index: int, op: Reaction) -> list[Evidence]:
     """E_UNKNOWN_RESOURCE when ``source`` names no operation; E_REACTION_EVENT when it publishes no such
     event (relaxations: an event it publishes, or a publisher of this event)."""
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import relax, replace, violation
 
     base: Path = ["operations", index]
     label = op.name or f"operations[{index}]"
@@ -134,8 +132,6 @@ def check_source(plan: Plan, target: Target, framework: str, index: int, op: Rea
 def check_context(plan: Plan, target: Target, framework: str, index: int, op: Reaction) -> list[Evidence]:
     """E_ISR_BLOCKING: an action that may block asked to run in an ISR; E_REACTION_CONTEXT: ``isr`` asked
     for an event raised in a thread, or deferral asked where the publisher resets right after its event."""
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import relax, replace, violation
 
     source = publisher(plan, op)
     if source is None:

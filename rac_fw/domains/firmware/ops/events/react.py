@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, placement
+from rac_fw.domains.firmware.ops.evidence import Path, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
-    from rac_fw.domains.firmware.obligations.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 Action = Literal["count", "log", "give", "submit", "feed"]
@@ -64,8 +64,6 @@ def feeders(plan: Plan, watchdog: str | None) -> list[int]:
 def _check_target(plan: Plan, target: Target, framework: str, index: int, op: React) -> list[Evidence]:
     """E_REACTION_TARGET: give/submit/feed name an operation of the kind they act on; count and log
     name none; a log says what it prints."""
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import relax, remove, replace, violation
 
     base: Path = ["operations", index]
     label = op.name or f"operations[{index}]"

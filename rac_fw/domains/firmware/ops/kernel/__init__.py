@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.ops.evidence import DECLARED_STACK_BYTES, add, relax, replace, violation
+
 Timeout = Annotated[
     int | Literal["forever"],
     Field(description="How long the wait may last, in ms (0 = do not wait), or forever (unbounded)."),
@@ -26,14 +28,8 @@ def timeout_expr(timeout: int | str) -> str:
 
 def unknown_threads(plan: Any, framework: str, uses: list[tuple[str, list[str | int]]]) -> list[Any]:
     """E_UNKNOWN_RESOURCE for each ``(thread, path)`` not in ``resources.threads``, offering to declare it
-    with the framework's minimum stack (the shared rule for the older thread operations lives in
+    (with a stack every framework accepts; the shared rule for the older thread operations lives in
     ``obligations.references``; these operations declare their own)."""
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import add, relax, replace, violation
-    from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-
-    rules = FRAMEWORKS.get(framework)
-    stack = max(1024, rules.min_thread_stack_bytes if rules else 0)
     found = []
     for name, path in uses:
         if plan.thread(name) is not None:
@@ -41,7 +37,7 @@ def unknown_threads(plan: Any, framework: str, uses: list[tuple[str, list[str | 
         options = [
             relax(
                 f"declare thread {name!r}",
-                add(["resources", "threads", -1], {"name": name, "priority": 5, "stack_bytes": stack}),
+                add(["resources", "threads", -1], {"name": name, "priority": 5, "stack_bytes": DECLARED_STACK_BYTES}),
             )
         ]
         options += [relax(f"use thread {t.name}", replace(path, t.name)) for t in plan.resources.threads[:3]]

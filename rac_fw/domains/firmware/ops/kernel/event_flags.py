@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.ops.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.ops.kernel import Timeout, timeout_expr, unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
@@ -42,8 +43,6 @@ class EventFlags(Operation):
 
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: EventFlags) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
 
     base: list[str | int] = ["operations", index]
     label = op.name or f"operations[{index}]"

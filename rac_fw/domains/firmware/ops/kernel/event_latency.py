@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.ops.events import Reaction, check_source, raised_in_isr
+from rac_fw.domains.firmware.ops.evidence import relax, replace, violation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
@@ -35,9 +36,6 @@ class EventLatency(Reaction):
 def _check(plan: Plan, target: Target, framework: str, index: int, op: EventLatency) -> list[Evidence]:
     """E_REACTION_CONTEXT: the measured path starts in an ISR; a thread-context event or a plan asking
     ``context: isr`` (nothing would be deferred, nothing measured) cannot be timed this way."""
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import relax, replace, violation
-
     source = plan.operation(op.source)
     base: list[str | int] = ["operations", index]
     label = op.name or f"operations[{index}]"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.ops.events.react import acting_on
+from rac_fw.domains.firmware.ops.evidence import add, measure, relax, replace, violation
 from rac_fw.domains.firmware.ops.kernel import Timeout, timeout_expr, unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
@@ -44,8 +45,6 @@ def _reaction_givers(plan: Plan, name: str | None) -> list[int]:
 
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: Semaphore) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import add, measure, relax, replace, violation
 
     label = op.name or f"operations[{index}]"
     base: list[str | int] = ["operations", index]

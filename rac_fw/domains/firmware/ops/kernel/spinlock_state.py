@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, placement
+from rac_fw.domains.firmware.ops.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.ops.kernel import unknown_threads
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -38,8 +39,6 @@ class SpinlockState(Reaction):
 
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: SpinlockState) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
 
     base: list[str | int] = ["operations", index]
     found = unknown_threads(plan, framework, [(op.thread, [*base, "thread"])])
@@ -52,7 +51,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: SpinlockS
                 "hand larger data over by a queue or a double buffer",
                 [*base, "state_bytes"],
                 [label, op.source],
-                [measure("locked_copy", op.state_bytes, "B"), measure("limit", MAX_LOCKED_BYTES, "B")],
+                [measure("locked_copy", op.state_bytes, "bytes"), measure("limit", MAX_LOCKED_BYTES, "bytes")],
                 [relax(f"share {MAX_LOCKED_BYTES} B", replace([*base, "state_bytes"], MAX_LOCKED_BYTES))],
             )
         )

@@ -8,7 +8,10 @@ from pydantic import Field, model_validator
 
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.ops.events.react import acting_on
+from rac_fw.domains.firmware.ops.evidence import measure, relax, remove, replace, violation
+from rac_fw.domains.firmware.ops.kernel import unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -21,9 +24,9 @@ if TYPE_CHECKING:
 class WorkItem(Operation):
     """Run a handler in a work-queue thread: once at start, every ``period_ms``, or when reactions submit it.
 
-    ``delay_ms`` makes it delayable (the handler runs that long after the submission); ``queue``
-    dedicated gives it its own work-queue thread (``queue_priority``, ``queue_stack_bytes``) instead of
-    the system work queue, so a slow handler never delays other work. The handler publishes ``done``
+    ``delay_ms`` makes it delayable (the handler runs that long after the submission); ``queue_thread``
+    names a plan thread that becomes its own work queue (its priority and stack from the thread) instead
+    of the system work queue, so a slow handler never delays other work. The handler publishes ``done``
     (thread context: reactions may block). Its value is the number of completed runs.
     """
 
@@ -33,9 +36,10 @@ class WorkItem(Operation):
     )
     period_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Submission period (periodic).")
     delay_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Delay after submission (delayable).")
-    queue: Literal["system", "dedicated"] = "system"
-    queue_priority: int = Field(default=5, ge=-16, le=15, description="Dedicated queue thread priority.")
-    queue_stack_bytes: int = Field(default=1024, ge=256, le=65_536, description="Dedicated queue thread stack.")
+    queue_thread: Name | None = Field(
+        default=None,
+        description="Thread (resources.threads) that becomes this item's own work queue; None = the system work queue.",
+    )
 
     @model_validator(mode="after")
     def _period(self) -> WorkItem:
@@ -52,10 +56,8 @@ def submitters(plan: Plan, name: str | None) -> list[int]:
 def _check(plan: Plan, target: Target, framework: str, index: int, op: WorkItem) -> list[Evidence]:
     """E_WORK_NEVER_SUBMITTED: ``by_reactions`` but no reaction submits it; E_WORK_PERIOD: a delay at
     least as long as the period (a delayable item already scheduled is not rescheduled, so every other
-    submission is lost); E_STACK_SIZE: a dedicated queue's stack below the framework's minimum."""
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, remove, replace, violation
-    from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
+    submission is lost); E_UNKNOWN_RESOURCE: a queue thread the plan does not declare (its stack is then
+    judged like every plan thread's, E_STACK_SIZE)."""
 
     label = op.name or f"operations[{index}]"
     base: list[str | int] = ["operations", index]
@@ -87,37 +89,24 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: WorkItem)
                 ],
             )
         )
-    rules = FRAMEWORKS.get(framework)
-    least = rules.min_thread_stack_bytes if rules else 0
-    if op.queue == "dedicated" and op.queue_stack_bytes < least:
-        found.append(
-            violation(
-                "E_STACK_SIZE",
-                f"{label}'s work-queue thread has {op.queue_stack_bytes} B of stack; "
-                f"{framework} threads need {least} B",
-                [*base, "queue_stack_bytes"],
-                [label],
-                [measure("stack", op.queue_stack_bytes, "B"), measure("minimum", least, "B")],
-                [
-                    relax(f"give it {least} B", replace([*base, "queue_stack_bytes"], least)),
-                    relax("run it on the system work queue", replace([*base, "queue"], "system")),
-                ],
-            )
-        )
+    if op.queue_thread is not None:
+        found += unknown_threads(plan, framework, [(op.queue_thread, [*base, "queue_thread"])])
     return found
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: WorkItem) -> dict[str, Any]:
+    thread = b.plan.thread(op.queue_thread) if op.queue_thread is not None else None
     b.app.includes.add("zephyr/sys/atomic.h")
     view: dict[str, Any] = {
         "id": b.ids[index],
         "delay": f"K_MSEC({op.delay_ms})" if op.delay_ms is not None else None,
-        "dedicated": op.queue == "dedicated",
-        "priority": op.queue_priority,
-        "stack": op.queue_stack_bytes,
+        "dedicated": thread is not None,
+        "priority": thread.priority if thread is not None else None,
+        "stack": thread.stack_bytes if thread is not None else None,
+        "thread": op.queue_thread,
         "reactions": attached(b, index),
         "by_reactions": bool(submitters(b.plan, op.name)),
-        "setup": op.queue == "dedicated",
+        "setup": thread is not None,
     }
     if op.submit != "by_reactions":
         view["step"] = {"period_ms": op.period_ms}
@@ -131,5 +120,5 @@ SPEC = OpSpec(
     events=("done",),
     realizations={"zephyr": Realization(template="kernel", view=_zephyr)},
     checks=(_check,),
-    codes=("E_WORK_NEVER_SUBMITTED", "E_WORK_PERIOD", "E_STACK_SIZE"),
+    codes=("E_WORK_NEVER_SUBMITTED", "E_WORK_PERIOD", "E_UNKNOWN_RESOURCE"),
 )

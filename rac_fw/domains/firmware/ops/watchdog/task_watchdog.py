@@ -10,6 +10,7 @@ from pydantic import Field
 from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.ops.events.react import feeders
+from rac_fw.domains.firmware.ops.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.ops.kernel import unknown_threads
 from rac_fw.domains.firmware.ops.kernel.mutex_lock import MutexLock
 from rac_fw.domains.firmware.ops.kernel.semaphore import Semaphore
@@ -78,8 +79,6 @@ def _waits(plan: Plan, thread: str) -> list[tuple[int, str, float]]:
 
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: TaskWatchdog) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, remove, replace, violation
 
     label = op.name or f"operations[{index}]"
     base: list[str | int] = ["operations", index]
