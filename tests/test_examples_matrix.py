@@ -43,6 +43,10 @@ FAMILIES = {
     "net": ("udp_", "tcp_", "mqtt_"),
     "power": ("sleep", "pm_lock", "device_pm"),
     "crypto": ("hash", "cipher", "mac", "kdf", "random"),
+    "events and reactions": ("react", "react_led"),
+    "kernel": ("semaphore", "work_item", "event_flags", "mutex_lock"),
+    "isr-thread state and timing": ("spinlock_state", "event_latency"),
+    "watchdog supervision": ("task_watchdog",),
 }
 
 

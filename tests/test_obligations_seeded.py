@@ -345,6 +345,57 @@ CASES = [
     Case("baud-error-console-baremetal", "nrf52840", plan(
         {"op": "uart_print", "message": "fast", "baud": 921600}, framework="baremetal"),
         "E_BAUD_ERROR", ["UARTE0", "921600"], ["baud", "%"]),
+    # events, kernel objects and watchdog supervision (ops/events, ops/kernel, ops/watchdog/task_watchdog.py)
+    Case("reaction-wrong-event", "nrf52840", plan(
+        {"op": "timer_periodic", "name": "tick", "period_ms": 100},
+        {"op": "react", "name": "r", "source": "tick", "event": "edge", "action": "count"}, framework="zephyr",
+    ), "E_REACTION_EVENT", ["r", "tick", "edge"]),
+    Case("reaction-isr-for-thread-event", "nrf52840", plan(
+        {"op": "work_item", "name": "job"},
+        {"op": "react", "name": "r", "source": "job", "event": "done", "action": "count", "context": "isr"},
+        framework="zephyr",
+    ), "E_REACTION_CONTEXT", ["r", "job"]),
+    Case("reaction-gives-a-timer", "nrf52840", plan(
+        {"op": "timer_periodic", "name": "tick", "period_ms": 100},
+        {"op": "semaphore", "name": "sig", "taker": "t", "take_timeout_ms": 100},
+        {"op": "react", "name": "r", "source": "tick", "event": "expiry", "action": "give", "target": "tick"},
+        framework="zephyr", resources=res(threads=[{"name": "t", "priority": 5, "stack_bytes": 1024}]),
+    ), "E_REACTION_TARGET", ["r", "tick"]),
+    Case("semaphore-initial-above-limit", "nrf52840", plan(
+        {"op": "semaphore", "name": "sig", "taker": "t", "giver": "g", "initial": 2, "limit": 1,
+         "take_timeout_ms": 100}, framework="zephyr",
+        resources=res(threads=[{"name": n, "priority": 5, "stack_bytes": 1024} for n in ("t", "g")]),
+    ), "E_SEMAPHORE_COUNT", ["sig"], ["count"]),
+    Case("semaphore-never-given", "nrf52840", plan(
+        {"op": "semaphore", "name": "sig", "taker": "t", "take_timeout_ms": "forever"}, framework="zephyr",
+        resources=res(threads=[{"name": n, "priority": 5, "stack_bytes": 1024} for n in ("t", "g")]),
+    ), "E_SEMAPHORE_NEVER_GIVEN", ["sig", "t"]),
+    Case("work-never-submitted", "nrf52840", plan(
+        {"op": "work_item", "name": "job", "submit": "by_reactions"}, framework="zephyr",
+    ), "E_WORK_NEVER_SUBMITTED", ["job"]),
+    Case("work-delay-beyond-period", "nrf52840", plan(
+        {"op": "work_item", "name": "job", "submit": "periodic", "period_ms": 100, "delay_ms": 100},
+        framework="zephyr",
+    ), "E_WORK_PERIOD", ["job"], ["ms"]),
+    Case("spinlock-section-too-long", "nrf52840", plan(
+        {"op": "timer_periodic", "name": "tick", "period_ms": 100},
+        {"op": "spinlock_state", "name": "s", "source": "tick", "event": "expiry", "thread": "t", "state_bytes": 128},
+        framework="zephyr", resources=res(threads=[{"name": "t", "priority": 5, "stack_bytes": 1024}]),
+    ), "E_CRITICAL_SECTION", ["s", "tick"], ["bytes"]),
+    Case("event-flags-beyond-the-group", "esp32s3", plan(
+        {"op": "event_flags", "name": "f", "flags": [f"b{i}" for i in range(25)], "waiter": "t", "setter": "g",
+         "timeout_ms": 100}, framework="espidf",
+        resources=res(threads=[{"name": n, "priority": 5, "stack_bytes": 4096} for n in ("t", "g")]),
+    ), "E_EVENT_BITS", ["f"], ["bits"]),
+    Case("event-flags-never-set", "nrf52840", plan(
+        {"op": "event_flags", "name": "f", "flags": ["a"], "waiter": "t", "timeout_ms": 100}, framework="zephyr",
+        resources=res(threads=[{"name": n, "priority": 5, "stack_bytes": 1024} for n in ("t", "g")]),
+    ), "E_EVENT_NEVER_SET", ["f", "t"]),
+    Case("mutex-wait-shorter-than-hold", "nrf52840", plan(
+        {"op": "mutex_lock", "name": "m", "threads": ["t", "g"], "lock_timeout_ms": 1, "hold_ms": 5},
+        framework="zephyr",
+        resources=res(threads=[{"name": n, "priority": 5, "stack_bytes": 1024} for n in ("t", "g")]),
+    ), "E_LOCK_TIMEOUT", ["m", "t", "g"], ["ms"]),
 ]  # fmt: skip
 
 # The periph blocks' and operations' own codes, one case each (their whole seeded suite: test_op_periph.py).

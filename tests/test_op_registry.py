@@ -34,6 +34,9 @@ PINNED = {
     "udp_send", "tcp_client", "tcp_server", "mqtt_publish",
     "sleep", "pm_lock", "device_pm",
     "hash", "cipher", "mac", "kdf", "random",
+    "react", "react_led",
+    "semaphore", "work_item", "spinlock_state", "event_latency", "event_flags", "mutex_lock",
+    "task_watchdog",
 }  # fmt: skip
 
 

@@ -20,6 +20,7 @@ FAMILY_ORDER = (
     "gpio", "uart", "bus", "adc", "pwm", "timer", "watchdog", "dma", "handoff", "threads", "sensor", "log",
     "memory", "ble", "wifi", "net",
     "power", "crypto",
+    "events", "kernel",
 )  # fmt: skip
 
 

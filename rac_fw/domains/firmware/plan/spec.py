@@ -102,6 +102,9 @@ class OpSpec:
     """The chip unit the operation cannot exist without, whatever the framework."""
     endpoints: Mapping[str, Endpoint] = field(default_factory=dict)
     """Field name → which board item it names (``led: led`` for gpio_blink): the binder resolves these."""
+    events: tuple[str, ...] = ()
+    """Typed events the operation publishes (``edge``, ``expiry``, ``done``…) that reactions may attach to
+    (``ops/events``); where the event is raised follows from the flags (``isr_context``: in an ISR)."""
     checks: tuple[OpCheck, ...] = ()
     """The operation's own obligations, run for every use of it by ``obligations.specs``."""
     codes: tuple[str, ...] = ()

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -20,7 +21,8 @@ class GpioInputIrq(Operation):
     """Configure a button input with an edge interrupt and software debounce.
 
     The interrupt only records the event; to process it in a thread add an ``isr_handoff`` whose
-    ``source`` is this operation's ``name``.
+    ``source`` is this operation's ``name``, or attach reactions to its ``edge`` event (``react``,
+    ``react_led``).
     """
 
     op: Literal["gpio_input_irq"]
@@ -45,6 +47,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: GpioInputIrq) -> dict[str, Any]:
         "edge": edge[op.edge],
         "debounce_ms": op.debounce_ms,
         "handoffs": b.handoffs(index),
+        "reactions": attached(b, index),
         "setup": True,
     }
 
@@ -79,6 +82,7 @@ SPEC = OpSpec(
     model=GpioInputIrq,
     family="gpio",
     flags=frozenset({Flag.ISR_CONTEXT}),
+    events=("edge",),
     endpoints={"button": "button"},
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority, PeripheralName
 from rac_fw.domains.firmware.plan.spec import Realization
@@ -52,7 +53,7 @@ class TimedOperation(Operation):
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: TimedOperation) -> dict[str, Any]:
-    return b.timer_view(index, op, periodic=not op.oneshot)
+    return b.timer_view(index, op, periodic=not op.oneshot) | {"reactions": attached(b, index)}
 
 
 def _espidf(b: EspIdfBuild, index: int, op: TimedOperation) -> dict[str, Any]:

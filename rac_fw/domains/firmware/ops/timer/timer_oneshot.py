@@ -14,4 +14,10 @@ class TimerOneshot(TimedOperation):
     op: Literal["timer_oneshot"]
 
 
-SPEC = OpSpec(model=TimerOneshot, family="timer", flags=frozenset({Flag.ISR_CONTEXT}), realizations=realizations())
+SPEC = OpSpec(
+    model=TimerOneshot,
+    family="timer",
+    flags=frozenset({Flag.ISR_CONTEXT}),
+    events=("expiry",),
+    realizations=realizations(),
+)

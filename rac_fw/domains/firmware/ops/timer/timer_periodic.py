@@ -14,4 +14,10 @@ class TimerPeriodic(TimedOperation):
     op: Literal["timer_periodic"]
 
 
-SPEC = OpSpec(model=TimerPeriodic, family="timer", flags=frozenset({Flag.ISR_CONTEXT}), realizations=realizations())
+SPEC = OpSpec(
+    model=TimerPeriodic,
+    family="timer",
+    flags=frozenset({Flag.ISR_CONTEXT}),
+    events=("expiry",),
+    realizations=realizations(),
+)

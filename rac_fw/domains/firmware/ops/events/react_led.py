@@ -1,0 +1,53 @@
+"""The ``react_led`` operation: toggle, light or darken an LED when an event happens."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, placement
+from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+
+
+class ReactLed(Reaction):
+    """When operation ``source`` raises ``event``, toggle (or switch on / off) the LED ``led``.
+
+    Replaces one-off "toggle an LED on a button press" code: ``source`` a ``gpio_input_irq``'s ``edge`` or a
+    timer's ``expiry``. Setting a GPIO never waits, so the reaction runs in the publisher's context
+    (the ISR for an interrupt source). The LED is claimed like any output (E_PIN_CONFLICT with another
+    driver of it).
+    """
+
+    op: Literal["react_led"]
+    led: Name = Field(description="Board LED (name or label such as led0) or a declared GPIO pin.")
+    action: Literal["toggle", "on", "off"] = "toggle"
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: ReactLed) -> dict[str, Any]:
+    oid = b.ids[index]
+    b.app.includes.add("zephyr/sys/atomic.h")
+    return {
+        "id": oid,
+        "source": op.source,
+        "event": op.event,
+        "action": op.action,
+        "placement": placement(b.plan, op),
+        "spec": b.gpio_spec("led", op.led, f"operations.{index}.led", "led", oid),
+        "setup": True,
+    }
+
+
+SPEC = OpSpec(
+    model=ReactLed,
+    family="events",
+    flags=frozenset({Flag.VALUE}),
+    endpoints={"led": "led"},
+    realizations={"zephyr": Realization(template="events", view=_zephyr)},
+    checks=(check_source, check_context),
+    codes=("E_REACTION_EVENT", "E_REACTION_CONTEXT", "E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE"),
+)
