@@ -18,7 +18,7 @@ from typing import Any
 
 from rac_fw.domains.firmware.facts.chip import Watchdog
 from rac_fw.domains.firmware.facts.load import peripheral
-from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, BoardPwmLed, DmaController, Target
+from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, BoardPwmLed, DmaController, Pin, Target
 
 # --- board LEDs and buttons -------------------------------------------------------------------------
 
@@ -641,3 +641,32 @@ def instance_clock(target: Target, instance: str) -> str | None:
         if instance in table:
             return table[instance].clock
     return None
+
+
+def natural_order(name: str) -> tuple[object, ...]:
+    return tuple(int(t) if t.isdigit() else t for t in re.findall(r"\d+|\D+", name))
+
+
+def free_pins(target: Target, taken: set[str], signal: str, near: str | None = None) -> list[Pin]:
+    """Pins that can carry ``signal`` and are not taken, reserved, board-wired, strapping or NFC.
+
+    Sorted with the pins of ``near``'s port first, digital signals away from analog-capable pins, then
+    in natural order, so the suggestion is the closest pin that costs nothing else.
+    """
+    port = re.sub(r"\d+$", "", near or "")
+    usable = [p for p in target.pins.values() if p.name not in taken and pin_free(target, p.name)]
+    usable = [p for p in usable if carries(p, signal)]
+    keep_analog = signal != "ANALOG"
+    return sorted(
+        usable,
+        key=lambda p: (re.sub(r"\d+$", "", p.name) != port, keep_analog and bool(p.analog), natural_order(p.name)),
+    )
+
+
+def carries(pin: Pin, signal: str) -> bool:
+    """Whether ``pin`` can carry ``signal``; plain GPIO is possible on every pin, analog on analog pins."""
+    if signal == "GPIO":
+        return True
+    if signal == "ANALOG":
+        return bool(pin.analog)
+    return pin.can_carry(signal)

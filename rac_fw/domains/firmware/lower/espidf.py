@@ -26,7 +26,7 @@ from typing import Any
 from rac_fw.contract import Evidence, Receipt
 from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
-from rac_fw.domains.firmware.facts.query import clock_hz
+from rac_fw.domains.firmware.facts.query import clock_hz, free_pins
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -37,7 +37,7 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
-from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.obligations.refs import claims
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag

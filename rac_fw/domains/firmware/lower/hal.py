@@ -39,6 +39,7 @@ from rac_fw.domains.firmware.facts.query import (
     clock_hz,
     dcache_active,
     dmamux_line,
+    free_pins,
     hardware_timer,
     request_routable,
 )
@@ -52,7 +53,7 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
-from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.obligations.refs import claims
 from rac_fw.domains.firmware.placement import buffer_needs
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.ops.adc.adc_periodic import AdcPeriodic
 from rac_fw.domains.firmware.ops.adc.adc_read import AdcRead
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
 

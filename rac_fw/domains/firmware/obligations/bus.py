@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import clock_hz
-from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, replace, violation
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
 RESERVED_LOW, RESERVED_HIGH = range(0x00, 0x08), range(0x78, 0x80)

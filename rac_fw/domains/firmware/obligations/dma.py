@@ -17,7 +17,6 @@ import re
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import DmaController, MemoryRegion, Target
 from rac_fw.domains.firmware.facts.query import request_instance, serving_controllers
-from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
@@ -29,6 +28,7 @@ from rac_fw.domains.firmware.placement import (
     controller_named,
     placement,
 )
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.resources import Buffer
 

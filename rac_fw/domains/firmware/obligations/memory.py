@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS, MIN_MAIN_STACK_BYTES, WIFI_RAM_BYTES
 from rac_fw.domains.firmware.obligations.radio import wifi_station_index
 from rac_fw.domains.firmware.placement import buffer_controller, buffer_regions, default_ram, placement
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import spec
 
 
 def _stacks(plan: Plan, framework: str) -> list[Evidence]:
@@ -84,6 +85,11 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
             (t.name, t.stack_bytes, ["resources", "threads", i, "stack_bytes"])
             for i, t in enumerate(plan.resources.threads)
         ]
+        for i, op in enumerate(plan.operations):
+            ram = spec(op.op).ram
+            if ram is not None:
+                size, sized_by = ram(op)
+                fixed.append((op.name or f"operations[{i}]", size, ["operations", i, sized_by]))
         station = wifi_station_index(plan)
         if station is not None:
             fixed.append(("wifi", WIFI_RAM_BYTES, ["operations", station]))
@@ -130,6 +136,13 @@ def _budget_fixes(
     pools: dict[str, tuple[str, int]],
 ) -> list[Relaxation]:
     fixes: list[Relaxation] = []
+    for _, _, path in items:
+        if len(path) == 3 and path[0] == "operations" and isinstance(path[1], int):
+            op = plan.operations[path[1]]
+            relief = spec(op.op).ram_relief
+            value = relief(op, excess) if relief is not None else None
+            if value is not None:
+                fixes.append(relax(f"set {op.name or op.op}'s {path[2]} to {value}", replace(path, value)))
     if plan.heap_bytes >= excess and any(name == "heap" for name, _, _ in items):
         fixes.append(relax(f"shrink the heap by {excess} bytes", replace(["heap_bytes"], plan.heap_bytes - excess)))
     used: dict[str, int] = {}

@@ -12,20 +12,21 @@ from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     adc_units,
+    free_pins,
     normalized,
     request_instance,
     serving_controllers,
     timer_names,
     uart_instances,
 )
-from rac_fw.domains.firmware.obligations.evidence import Path, add, relax, remove, replace, violation
-from rac_fw.domains.firmware.obligations.refs import claims, describe_pin, free_pins, is_console
+from rac_fw.domains.firmware.obligations.refs import claims, describe_pin, is_console
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
 from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
 from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
+from rac_fw.domains.firmware.plan.evidence import Path, add, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
 CODE = "E_NO_PERIPHERAL"

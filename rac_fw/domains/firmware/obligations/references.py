@@ -17,12 +17,12 @@ from rac_fw.domains.firmware.facts.query import (
     board_button,
     board_led,
     exact_name,
+    free_pins,
     normalized,
     serving_controllers,
 )
-from rac_fw.domains.firmware.obligations.evidence import Path, add, relax, remove, replace, violation
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.obligations.refs import claims
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.bus.i2c_transfer import I2cTransfer
 from rac_fw.domains.firmware.ops.bus.spi_transfer import SpiTransfer
@@ -40,6 +40,7 @@ from rac_fw.domains.firmware.placement import (
     buffer_regions,
     controller_named,
 )
+from rac_fw.domains.firmware.plan.evidence import Path, add, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
 from rac_fw.domains.firmware.plan.registry import spec
 

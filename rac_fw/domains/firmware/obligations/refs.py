@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from rac_fw.domains.firmware.facts.model import Pin, Target
-from rac_fw.domains.firmware.facts.query import board_button, board_led, pin_free
+from rac_fw.domains.firmware.facts.query import board_button, board_led
 from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
@@ -107,34 +107,6 @@ def claims(plan: Plan, target: Target) -> list[Claim]:
 def wired_signals(text: str) -> set[str]:
     """Signals named in a board-wiring note (``"I2C1_SCL (Audio_SCL …)"`` → ``{"I2C1_SCL"}``)."""
     return set(re.findall(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b", text))
-
-
-def _natural(name: str) -> tuple[object, ...]:
-    return tuple(int(t) if t.isdigit() else t for t in re.findall(r"\d+|\D+", name))
-
-
-def free_pins(target: Target, taken: set[str], signal: str, near: str | None = None) -> list[Pin]:
-    """Pins that can carry ``signal`` and are not taken, reserved, board-wired, strapping or NFC.
-
-    Sorted with the pins of ``near``'s port first, digital signals away from analog-capable pins, then
-    in natural order, so the suggestion is the closest pin that costs nothing else.
-    """
-    port = re.sub(r"\d+$", "", near or "")
-    usable = [p for p in target.pins.values() if p.name not in taken and pin_free(target, p.name)]
-    usable = [p for p in usable if carries(p, signal)]
-    keep_analog = signal != "ANALOG"
-    return sorted(
-        usable, key=lambda p: (re.sub(r"\d+$", "", p.name) != port, keep_analog and bool(p.analog), _natural(p.name))
-    )
-
-
-def carries(pin: Pin, signal: str) -> bool:
-    """Whether ``pin`` can carry ``signal``; plain GPIO is possible on every pin, analog on analog pins."""
-    if signal == "GPIO":
-        return True
-    if signal == "ANALOG":
-        return bool(pin.analog)
-    return pin.can_carry(signal)
 
 
 def describe_pin(pin: Pin, signal: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.obligations.evidence import relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import section_values, sections, spec, specs
 

@@ -11,18 +11,19 @@ from __future__ import annotations
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
+    free_pins,
     systick,
     timer_names,
     watchdog_range,
 )
-from rac_fw.domains.firmware.obligations.evidence import Path, relax, remove, replace, violation
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.obligations.refs import claims
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
 from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcDtChannel
+from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import spec

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.obligations.evidence import Path, relax, replace, violation
 from rac_fw.domains.firmware.ops.threads.lock_order import LockOrder
+from rac_fw.domains.firmware.plan.evidence import Path, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
 

@@ -16,6 +16,7 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     TIMER_CHANNEL,
     Counter,
+    free_pins,
     hardware_timer,
     kernel_tick_hz,
     normalized,
@@ -23,13 +24,13 @@ from rac_fw.domains.firmware.facts.query import (
     systick,
     timer_names,
 )
-from rac_fw.domains.firmware.obligations.evidence import Path, add, measure, relax, replace, violation
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.obligations.refs import claims, endpoint_pin, free_pins
+from rac_fw.domains.firmware.obligations.refs import claims, endpoint_pin
 from rac_fw.domains.firmware.ops.pwm.pwm_fade import PwmFade
 from rac_fw.domains.firmware.ops.pwm.pwm_fixed import PwmFixed
 from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
 from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
+from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
 #: Largest relative error between the requested and the produced period.

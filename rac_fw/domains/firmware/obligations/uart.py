@@ -10,11 +10,11 @@ from __future__ import annotations
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import achievable_bauds, uart_baud
-from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.obligations.refs import uart_instance
 from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
 #: Largest tolerated baud error between two ends (each side may be off by up to half of ~4 %).

@@ -18,12 +18,12 @@ import math
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import WatchdogRange, watchdog_range
-from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
 from rac_fw.domains.firmware.ops.threads.lock_order import LockOrder
 from rac_fw.domains.firmware.ops.threads.producer_consumer import ProducerConsumer
 from rac_fw.domains.firmware.ops.threads.shared_state_mutex import SharedStateMutex
 from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
 #: The feed interval may use at most this fraction of the timeout.

@@ -15,9 +15,9 @@ from pydantic import Field, StringConstraints, model_validator
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.registry import flagged, specs
 from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
+from rac_fw.domains.firmware.plan.sections.config import Config
+from rac_fw.domains.firmware.plan.sections.devicetree import Devicetree
 from rac_fw.domains.firmware.plan.spec import Flag
-from rac_fw.domains.firmware.sections.config import Config
-from rac_fw.domains.firmware.sections.devicetree import Devicetree
 
 #: Every operation model, in catalog order (from the op registry).
 OPERATION_MODELS: tuple[type[Operation], ...] = tuple(s.model for s in specs())

@@ -28,7 +28,7 @@ FAMILY_ORDER = (
 OPS_PACKAGE = "rac_fw.domains.firmware.ops"
 
 #: The package holding one module per plan-level block (``SECTION``).
-SECTIONS_PACKAGE = "rac_fw.domains.firmware.sections"
+SECTIONS_PACKAGE = "rac_fw.domains.firmware.plan.sections"
 
 
 def _modules() -> list[ModuleType]:

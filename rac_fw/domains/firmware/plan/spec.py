@@ -109,6 +109,12 @@ class OpSpec:
     """The operation's own obligations, run for every use of it by ``obligations.specs``."""
     codes: tuple[str, ...] = ()
     """Evidence codes this operation's checks and admits can emit (joined into ``obligations.CODES``)."""
+    ram: Callable[[Any], tuple[int, str]] | None = None
+    """Static RAM the operation's own storage takes in the default RAM (a slab's blocks) and the field that
+    sizes it: the RAM-budget obligation adds it to the plan's buffers and stacks (the spec is asked, the
+    budget rule is not copied)."""
+    ram_relief: Callable[[Any, int], Any] | None = None
+    """Given an excess in bytes, the value of the ``ram`` field that frees at least that much (None: none)."""
 
     @property
     def kind(self) -> str:

@@ -21,7 +21,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
-    from rac_fw.domains.firmware.obligations.evidence import Path
+    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 IoCapabilities = Literal["none", "display_only"]
@@ -95,7 +95,7 @@ class BleAdvertise(Operation):
 # --- obligations --------------------------------------------------------------------------------
 def _budget(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     found = op.ad_fields()
     used, limit = payload.size(found, "advertising"), op.budget()
@@ -160,7 +160,7 @@ def _budget(plan: Plan, target: Target, framework: str, index: int, op: BleAdver
 
 def _interval(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.interval_min_ms <= op.interval_max_ms:
         return []
@@ -185,7 +185,7 @@ def _interval(plan: Plan, target: Target, framework: str, index: int, op: BleAdv
 
 def _connections(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     stack = ble_stack(target, framework)
     if stack is None or op.max_connections <= stack.max_connections:
@@ -208,7 +208,7 @@ def _connections(plan: Plan, target: Target, framework: str, index: int, op: Ble
 def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
     """BLE on a chip without a Bluetooth LE radio: name the targets that have one."""
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import relax, remove, violation
+    from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 
     if ble(target) is not None:
         return []
@@ -226,7 +226,7 @@ def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleAdvert
 
 def _single(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import relax, remove, violation
+    from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 
     first = next(i for i, o in enumerate(plan.operations) if isinstance(o, BleAdvertise))
     if first == index:
@@ -336,7 +336,7 @@ def _espidf(b: EspIdfBuild, index: int, op: BleAdvertise) -> dict[str, Any]:
 def _legacy_only(plan: Plan, target: Target, index: int, op: BleAdvertise) -> list[Evidence]:
     """The NimBLE realization advertises with the legacy PDUs only."""
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import relax, remove, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
 
     if not op.extended:
         return []

@@ -21,7 +21,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
-    from rac_fw.domains.firmware.obligations.evidence import Path
+    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 #: ATT_MTU every connection starts with (Core Vol 3 Part F §3.2.8); a notification carries MTU − 3.
@@ -83,7 +83,7 @@ def _advertiser(plan: Plan) -> tuple[int, BleAdvertise] | None:
 # --- obligations --------------------------------------------------------------------------------
 def _mtu(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     stack = ble_stack(target, framework)
     found: list[Evidence] = []
@@ -131,7 +131,7 @@ def _mtu(plan: Plan, target: Target, framework: str, index: int, op: BleGattServ
 
 def _notify(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     found: list[Evidence] = []
     for j, ch in enumerate(op.characteristics):
@@ -177,7 +177,7 @@ def _notify(plan: Plan, target: Target, framework: str, index: int, op: BleGattS
 
 def _security(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import add, measure, relax, remove, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import add, measure, relax, remove, replace, violation
 
     found: list[Evidence] = []
     advertiser = _advertiser(plan)

@@ -9,7 +9,7 @@ from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.obligations.evidence import Path
+    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 
@@ -21,7 +21,7 @@ def producers(plan: Plan) -> list[str]:
 def value_source(plan: Plan, name: str | None, path: Path) -> list[Evidence]:
     """E_UNKNOWN_RESOURCE when ``name`` is not a value-producing operation of the plan."""
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import relax, remove, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
 
     if name is None or name in producers(plan):
         return []

@@ -55,7 +55,7 @@ def _label(target: Target, controller: str) -> str | None:
 
 def _controller(plan: Plan, target: Target, framework: str, index: int, op: I2cScan) -> list[Evidence]:
     """The controller must be an I2C node the board's devicetree enables."""
-    from rac_fw.domains.firmware.obligations.evidence import relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     if framework != "zephyr" or _label(target, op.controller) is not None:
         return []

@@ -9,6 +9,7 @@ from pydantic import Field
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.ops.crypto import policy
+from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -44,11 +45,10 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Cipher) -
     if framework not in SPEC.realizations:
         return []
     small = policy.stack(plan, index)
-    ev = policy.evidence()
     found = policy.strong(index, f"aes-{op.mode}", "mode", "gcm")
     found += policy.key_fits(plan, index, op.key, "aes", ("encrypt", "decrypt"))
     if op.mode in ("cbc", "ecb") and op.length_bytes % AES_BLOCK:
-        where = ["operations", index, "length_bytes"]
+        where: ev.Path = ["operations", index, "length_bytes"]
         up = -(-op.length_bytes // AES_BLOCK) * AES_BLOCK
         options = [ev.relax(f"encrypt {up} bytes (whole blocks)", ev.replace(where, up))]
         if op.length_bytes > AES_BLOCK:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.crypto import KEY_BITS, backend
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.plan import evidence as ev
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.plan.model import Plan
@@ -37,21 +38,12 @@ CODES = (KEY, KEY_SIZE, KEY_USAGE, WEAK, BLOCK, STACK)
 SAFER = {"md5": "sha256", "sha1": "sha256", "aes-ecb": "aes-gcm"}
 
 
-def evidence() -> Any:
-    """``obligations.evidence`` (imported on use: the obligations package imports the plan, which
-    imports every op spec)."""
-    from rac_fw.domains.firmware.obligations import evidence as module
-
-    return module
-
-
 def key(plan: Plan, name: str) -> Key | None:
     return next((k for k in plan.resources.keys if k.name == name), None)
 
 
 def supported(target: Target, framework: str, index: int, algorithm: str, field: str) -> list[Evidence]:
     """E_CRYPTO_UNSUPPORTED when ``framework``'s backend on ``target`` does not compute ``algorithm``."""
-    ev = evidence()
     found = backend(target, framework)
     if found is not None and algorithm in found.algorithms:
         return []
@@ -69,8 +61,7 @@ def supported(target: Target, framework: str, index: int, algorithm: str, field:
 
 def key_fits(plan: Plan, index: int, name: str, kind: str, uses: tuple[str, ...]) -> list[Evidence]:
     """The key exists, is a ``kind`` key of a valid size, and its policy allows every one of ``uses``."""
-    ev = evidence()
-    where = ["operations", index, "key"]
+    where: ev.Path = ["operations", index, "key"]
     found = key(plan, name)
     if found is None or found.type != kind:
         fitting = [k.name for k in plan.resources.keys if k.type == kind]
@@ -85,7 +76,7 @@ def key_fits(plan: Plan, index: int, name: str, kind: str, uses: tuple[str, ...]
             options.append(ev.relax(f"declare {kind} key {fresh} ({new['bits']} bits)", *steps))
         return [ev.violation(KEY, f"{name} is {what}", where, [name], relaxations=options)]
     position = plan.resources.keys.index(found)
-    at = ["resources", "keys", position]
+    at: ev.Path = ["resources", "keys", position]
     problems: list[Evidence] = []
     valid = KEY_BITS[kind]
     if found.bits not in valid:
@@ -116,7 +107,6 @@ def stack(plan: Plan, index: int) -> list[Evidence]:
     first = next(i for i, o in enumerate(plan.operations) if spec(o.op).family == "crypto")
     if index != first or plan.stack_bytes >= STACK_BYTES:
         return []
-    ev = evidence()
     return [ev.violation(
         STACK, f"crypto operations run on the main thread, whose {plan.stack_bytes}-byte stack is below the "
         f"{STACK_BYTES} bytes mbedTLS/PSA calls need", ["stack_bytes"], ["stack_bytes", plan.operations[index].op],
@@ -127,7 +117,6 @@ def stack(plan: Plan, index: int) -> list[Evidence]:
 
 def strong(index: int, algorithm: str, field: str, value: str) -> list[Evidence]:
     """E_CRYPTO_WEAK for an algorithm that is broken for security uses, naming the safer choice."""
-    ev = evidence()
     if algorithm not in SAFER:
         return []
     return [ev.violation(

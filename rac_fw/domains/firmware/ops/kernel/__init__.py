@@ -11,7 +11,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.evidence import DECLARED_STACK_BYTES, add, relax, replace, violation
+from rac_fw.domains.firmware.plan.evidence import add, relax, replace, violation
+
+#: Stack given to a thread a relaxation declares: above every framework's minimum (ESP-IDF: 2048 B).
+DECLARED_STACK_BYTES = 4096
 
 Timeout = Annotated[
     int | Literal["forever"],

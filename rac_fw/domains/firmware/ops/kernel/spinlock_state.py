@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, placement
-from rac_fw.domains.firmware.ops.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.ops.kernel import unknown_threads
+from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 

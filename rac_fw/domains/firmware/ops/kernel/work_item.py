@@ -8,9 +8,9 @@ from pydantic import Field, model_validator
 
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.ops.events.react import acting_on
-from rac_fw.domains.firmware.ops.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.ops.kernel import unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 

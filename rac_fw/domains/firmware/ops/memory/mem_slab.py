@@ -45,7 +45,7 @@ ALIGNMENT = "E_SLAB_ALIGNMENT"
 
 def _alignment(plan: Plan, target: Target, framework: str, index: int, op: MemSlab) -> list[Evidence]:
     # The obligations package imports the plan model, which imports every op: import lazily.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     found = []
     where: list[str | int] = ["operations", index]
@@ -87,46 +87,15 @@ def _alignment(plan: Plan, target: Target, framework: str, index: int, op: MemSl
     return found
 
 
-def _ram(plan: Plan, target: Target, framework: str, index: int, op: MemSlab) -> list[Evidence]:
-    """Ask the RAM-budget obligation with the slab's storage as one more (CPU-only) buffer."""
-    from rac_fw.domains.firmware.obligations import memory
-    from rac_fw.domains.firmware.obligations.evidence import relax, replace, violation
-    from rac_fw.domains.firmware.plan.resources import Buffer
+def _storage(op: MemSlab) -> tuple[int, str]:
+    """The slab's storage (blocks × block size) for the RAM-budget obligation, sized by ``blocks``."""
+    return op.blocks * op.block_bytes, "blocks"
 
-    storage = op.blocks * op.block_bytes
-    probe_name = f"slab_{index}_storage"
-    if storage > 1 << 20:
-        return []  # past any buffer the plan model allows: the other evidence already says too much
-    probe = plan.model_copy(
-        update={
-            "resources": plan.resources.model_copy(
-                update={
-                    "buffers": [*plan.resources.buffers, Buffer(name=probe_name, size_bytes=storage, role="scratch")]
-                }
-            )
-        }
-    )
-    before = {e.location for e in memory.check(plan, target, framework) if e.code == "E_RAM_BUDGET"}
-    found = []
-    where: list[str | int] = ["operations", index, "blocks"]
-    for evidence in memory.check(probe, target, framework):
-        if evidence.code != "E_RAM_BUDGET" or probe_name not in evidence.objects or evidence.location in before:
-            continue
-        excess = next((int(m.value) for m in evidence.magnitudes if m.name == "excess"), storage)
-        keep = op.blocks - -(-excess // op.block_bytes)
-        fixes = [relax(f"keep {keep} blocks", replace(where, keep))] if keep >= 1 else []
-        found.append(
-            violation(
-                "E_RAM_BUDGET",
-                f"slab {op.name or index} ({op.blocks} × {op.block_bytes} bytes = {storage} bytes) does not fit: "
-                + evidence.message,
-                where,
-                [op.name or f"operations[{index}]", *(o for o in evidence.objects if o != probe_name)],
-                evidence.magnitudes,
-                fixes,
-            )
-        )
-    return found
+
+def _fewer_blocks(op: MemSlab, excess: int) -> int | None:
+    """The block count that frees ``excess`` bytes (None when not even one block would be left)."""
+    keep = op.blocks - -(-excess // op.block_bytes)
+    return keep if keep >= 1 else None
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: MemSlab) -> dict[str, Any]:
@@ -138,6 +107,8 @@ SPEC = OpSpec(
     model=MemSlab,
     family="memory",
     realizations={"zephyr": Realization(template="memory", view=_zephyr)},
-    checks=(_alignment, _ram),
+    checks=(_alignment,),
+    ram=_storage,
+    ram_relief=_fewer_blocks,
     codes=(ALIGNMENT,),
 )

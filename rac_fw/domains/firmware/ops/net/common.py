@@ -20,7 +20,7 @@ from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.registry import spec
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.obligations.evidence import Path
+    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 Host = Annotated[
@@ -93,7 +93,7 @@ def check_interface(plan: Plan, target: Target, framework: str, index: int, op: 
     """The interface exists on that board (naming the targets that have one), and a Wi-Fi interface has
     its station in the plan."""
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import add, relax, remove, violation
+    from rac_fw.domains.firmware.plan.evidence import add, relax, remove, violation
 
     path: Path = ["operations", index]
     found = interface(target, framework)
@@ -127,7 +127,7 @@ def check_interface(plan: Plan, target: Target, framework: str, index: int, op: 
 
 
 def check_retry(plan: Plan, target: Target, framework: str, index: int, op: Operation) -> list[Evidence]:
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     retry = getattr(op, "retry", None)
     if retry is None or retry.retry_ms <= retry.retry_max_ms:
@@ -147,7 +147,7 @@ def check_retry(plan: Plan, target: Target, framework: str, index: int, op: Oper
 
 def check_heap(plan: Plan, target: Target, framework: str, index: int, op: Operation) -> list[Evidence]:
     """Zephyr's getaddrinfo allocates its results from the heap: a host name needs one."""
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     host = getattr(op, "host", None)
     if framework != "zephyr" or host is None or is_ipv4(host) or plan.heap_bytes >= RESOLVER_HEAP_BYTES:

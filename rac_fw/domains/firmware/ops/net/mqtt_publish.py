@@ -20,7 +20,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
-    from rac_fw.domains.firmware.obligations.evidence import Path
+    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 Topic = Annotated[
@@ -83,7 +83,7 @@ class MqttPublish(Operation):
 
 def _qos(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish) -> list[Evidence]:
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.qos <= 2:
         return []
@@ -102,7 +102,7 @@ def _qos(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish
 
 
 def _buffer(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish) -> list[Evidence]:
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     found: list[Evidence] = []
     path: Path = ["operations", index]
@@ -125,7 +125,7 @@ def _buffer(plan: Plan, target: Target, framework: str, index: int, op: MqttPubl
 def _keep_alive(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish) -> list[Evidence]:
     """The client must talk to the broker within 1.5 keep-alive periods (MQTT 3.1.1 §3.1.2.10), and it
     only runs once per ``interval_ms``."""
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.keep_alive_s == 0 or op.interval_ms <= op.keep_alive_s * 1000:
         return []

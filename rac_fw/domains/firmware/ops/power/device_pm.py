@@ -9,6 +9,7 @@ from pydantic import Field
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -56,17 +57,11 @@ def _candidates(plan: Plan, target: Target) -> list[str]:
     ]
 
 
-def _evidence() -> Any:
-    from rac_fw.domains.firmware.obligations import evidence
-
-    return evidence
-
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: DevicePm) -> list[Evidence]:
     if framework not in SPEC.realizations:
         return []
-    ev = _evidence()
-    where = ["operations", index, "device"]
+    where: ev.Path = ["operations", index, "device"]
     options = [ev.relax(f"manage {label} instead", ev.replace(where, label)) for label in _candidates(plan, target)]
     if op.device not in target.board.dt_node_labels or not _PERIPHERAL.match(op.device):
         return [ev.violation(

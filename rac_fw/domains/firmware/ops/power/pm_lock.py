@@ -10,6 +10,7 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.power import PowerState, power
 from rac_fw.domains.firmware.ops.crypto.policy import idf_headers
+from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Name
@@ -47,11 +48,6 @@ def _lockable(target: Target, framework: str) -> list[PowerState]:
     return [s for s in facts.states if s.enter.get(framework) == mechanism] if facts and mechanism else []
 
 
-def _evidence() -> Any:
-    from rac_fw.domains.firmware.obligations import evidence
-
-    return evidence
-
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: PmLock) -> list[Evidence]:
     realization = SPEC.realization(framework)
@@ -60,8 +56,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: PmLock) -
     states = _lockable(target, framework)
     if any(s.name == op.state for s in states):
         return []
-    ev = _evidence()
-    where = ["operations", index, "state"]
+    where: ev.Path = ["operations", index, "state"]
     others = [f for f in target.frameworks if f != framework and f in SPEC.realizations and _lockable(target, f)]
     options = [ev.relax(f"lock {s.name} instead", ev.replace(where, s.name)) for s in states]
     options += [ev.relax(f"use framework {f}", ev.replace(["framework"], f)) for f in others if op.state in

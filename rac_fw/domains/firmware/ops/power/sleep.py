@@ -11,6 +11,7 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.power import PowerFacts, PowerState, power
 from rac_fw.domains.firmware.facts.query import board_button, exact_name
 from rac_fw.domains.firmware.ops.crypto.policy import idf_headers
+from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Name
@@ -95,18 +96,9 @@ def _fits(plan: Plan, target: Target, state: PowerState, op: Sleep) -> bool:
     return ram_ok and all(_wakes(plan, target, state, op, k) for k in op.wake)
 
 
-def _evidence() -> Any:
-    """``obligations.evidence`` (imported on use: the obligations package imports the plan, which imports
-    every op spec)."""
-    from rac_fw.domains.firmware.obligations import evidence
-
-    return evidence
-
-
 def _state_options(
     plan: Plan, target: Target, facts: PowerFacts, framework: str, op: Sleep, index: int
 ) -> list[Relaxation]:
-    ev = _evidence()
     return [
         ev.relax(f"enter {s.name} instead ({s.description})", ev.replace(["operations", index, "state"], s.name))
         for s in facts.for_framework(framework)
@@ -129,8 +121,7 @@ def _wake_options(
 ) -> list[Relaxation]:
     """Replace the failing wake source by one that ends ``state``: a board button on a wake-capable pin,
     or the RTC (each a complete plan: the fields the new source needs come with it)."""
-    ev = _evidence()
-    at = ["operations", index]
+    at: ev.Path = ["operations", index]
     position = op.wake.index(kind)
     others = [k for k in op.wake if k != kind]
     options: list[Relaxation] = []
@@ -165,9 +156,8 @@ def _wake_options(
 def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) -> list[Evidence]:
     if framework not in SPEC.realizations:
         return []  # the support obligation names the frameworks that realize sleep
-    ev = _evidence()
     facts = power(target)
-    where = ["operations", index, "state"]
+    where: ev.Path = ["operations", index, "state"]
     if facts is None or not facts.for_framework(framework):
         others = [f for f in target.frameworks if f != framework and facts is not None and facts.for_framework(f)]
         return [ev.violation(
@@ -279,8 +269,7 @@ def _systick_admits(framework: str) -> Any:
         extra = [k for k in op.wake if k not in SYSTICK_WAKE]
         if not extra:
             return []
-        ev = _evidence()
-        at = ["operations", index]
+        at: ev.Path = ["operations", index]
         steps = [ev.replace([*at, "wake"], list(SYSTICK_WAKE))]
         if op.after_ms is None:
             steps.append(ev.replace([*at, "after_ms"], 1000))

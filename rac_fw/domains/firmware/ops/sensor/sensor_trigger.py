@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.devicetree import bindings
-from rac_fw.domains.firmware.facts.query import has_dt_label
+from rac_fw.domains.firmware.facts.query import free_pins, has_dt_label
 from rac_fw.domains.firmware.ops.sensor.sensor_read import SensorRead
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.sections.devicetree import node_label, node_of
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
-from rac_fw.domains.firmware.sections.devicetree import node_label, node_of
 
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
@@ -51,8 +51,6 @@ TRIGGER = "E_SENSOR_TRIGGER"
 
 def _free_gpio(plan: Plan, target: Target) -> str | None:
     """The GPIO the shared free-pin rule suggests first, beside what the plan already takes."""
-    from rac_fw.domains.firmware.obligations.refs import free_pins
-
     taken = {p.pin for p in plan.resources.pins} | {d.chip_select for d in plan.resources.devices if d.chip_select}
     if plan.devicetree is not None:
         taken |= {n.interrupt for n in plan.devicetree.nodes if n.interrupt}
@@ -62,7 +60,7 @@ def _free_gpio(plan: Plan, target: Target) -> str | None:
 
 def _wired(plan: Plan, target: Target, framework: str, index: int, op: SensorTrigger) -> list[Evidence]:
     # The obligations package imports the plan model, which imports every op: import lazily.
-    from rac_fw.domains.firmware.obligations.evidence import add, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import add, relax, replace, violation
 
     where: list[str | int] = ["operations", index]
     poll = SensorRead(op="sensor_read", name=op.name, device=op.device, channel=op.channel, sampling_hz=op.sampling_hz)

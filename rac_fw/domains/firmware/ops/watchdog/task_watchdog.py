@@ -10,11 +10,11 @@ from pydantic import Field
 from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.ops.events.react import feeders
-from rac_fw.domains.firmware.ops.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.ops.kernel import unknown_threads
 from rac_fw.domains.firmware.ops.kernel.mutex_lock import MutexLock
 from rac_fw.domains.firmware.ops.kernel.semaphore import Semaphore
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 

@@ -18,7 +18,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
-    from rac_fw.domains.firmware.obligations.evidence import Path
+    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 
@@ -78,7 +78,7 @@ def plan_credentials(plan: Plan) -> list[str]:
 
 def _backoff(plan: Plan, target: Target, framework: str, index: int, op: WifiStation) -> list[Evidence]:
     # Imported here: obligations import the plan model, which walks ops/ when it loads.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.retry_ms <= op.retry_max_ms:
         return []
@@ -96,7 +96,7 @@ def _backoff(plan: Plan, target: Target, framework: str, index: int, op: WifiSta
 
 
 def _single(plan: Plan, target: Target, framework: str, index: int, op: WifiStation) -> list[Evidence]:
-    from rac_fw.domains.firmware.obligations.evidence import relax, remove, violation
+    from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 
     first = next(i for i, o in enumerate(plan.operations) if isinstance(o, WifiStation))
     if first == index:

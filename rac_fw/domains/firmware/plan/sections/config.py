@@ -29,7 +29,7 @@ from rac_fw.domains.firmware.plan.spec import SectionSpec
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
-    from rac_fw.domains.firmware.obligations.evidence import Path
+    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 LogLevel = Literal["off", "error", "warning", "info", "debug"]
@@ -123,14 +123,14 @@ def _path(*parts: str) -> Path:
 
 def _off(*parts: str) -> dict[str, Any]:
     # The obligations package imports the plan model, which imports this block: import lazily.
-    from rac_fw.domains.firmware.obligations.evidence import replace
+    from rac_fw.domains.firmware.plan.evidence import replace
 
     return replace(_path(*parts), False)
 
 
 def _logging(config: Config, target: Target, framework: str) -> list[Evidence]:
     # The obligations package imports the plan model, which imports this block: import lazily.
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, remove, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 
     log = config.logging
     if log is None:
@@ -196,7 +196,7 @@ def _logging(config: Config, target: Target, framework: str) -> list[Evidence]:
 
 def _console(config: Config, target: Target, framework: str) -> list[Evidence]:
     # The obligations package imports the plan model, which imports this block: import lazily.
-    from rac_fw.domains.firmware.obligations.evidence import relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     if config.console != "usb_cdc_acm" or _usb_device(target, framework):
         return []
@@ -213,7 +213,7 @@ def _console(config: Config, target: Target, framework: str) -> list[Evidence]:
 
 def _hardening(config: Config, target: Target, framework: str) -> list[Evidence]:
     # The obligations package imports the plan model, which imports this block: import lazily.
-    from rac_fw.domains.firmware.obligations.evidence import relax, replace, violation
+    from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     hard = config.hardening
     found: list[Evidence] = []
