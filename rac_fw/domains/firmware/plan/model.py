@@ -85,10 +85,11 @@ class Plan(PlanModel):
         operations = data.get("operations")
         if not isinstance(operations, list):
             return data
-        if any(isinstance(o, dict) and o.get("op") == "wifi_station" for o in operations):
-            raise ValueError("wifi: true is the shorthand for a wifi_station operation: drop it when declaring one")
+        station = min(flagged(Flag.WIFI_RADIO))
+        if any(isinstance(o, dict) and o.get("op") in flagged(Flag.WIFI_RADIO) for o in operations):
+            raise ValueError(f"wifi: true is the shorthand for a {station} operation: drop it when declaring one")
         # Normalized: the station is the truth from here on, so the parsed plan round-trips.
-        return {**data, "wifi": False, "operations": [*operations, {"op": "wifi_station"}]}
+        return {**data, "wifi": False, "operations": [*operations, {"op": station}]}
 
     # --- look-ups used by obligations and lowerings ----------------------------------------------
     def buffer(self, name: str) -> Buffer | None:

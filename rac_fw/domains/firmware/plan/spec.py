@@ -39,6 +39,8 @@ class Flag(StrEnum):
     """It connects an ISR-context source to a thread; lowered before the operations that post to it."""
     CONSOLE = "console"
     """It uses a UART (the board console unless the operation names another)."""
+    WIFI_RADIO = "wifi_radio"
+    """It runs the Wi-Fi radio as a station (the plan's ``wifi: true`` shorthand adds one such operation)."""
 
 
 def always(target: Target) -> bool:

@@ -13,7 +13,7 @@ from rac_fw.domains.firmware.facts.radio import wifi
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Name
-from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
@@ -163,6 +163,7 @@ def _station(framework: str) -> Any:
 SPEC = OpSpec(
     model=WifiStation,
     family="wifi",
+    flags=frozenset({Flag.WIFI_RADIO}),
     realizations={
         "zephyr": Realization(template="wifi", view=_zephyr, available=_station("zephyr")),
         "espidf": Realization(template="wifi_station", view=_espidf, available=_station("espidf")),
