@@ -37,6 +37,8 @@ FAMILIES = {
     "threading": ("producer_consumer", "shared_state_mutex", "lock_order"),
     "sensor": ("sensor_read",),
     "log": ("log",),
+    "storage": ("kv_record", "flash_store"),
+    "update": ("image_confirm", "image_stream"),
 }
 
 

@@ -2,7 +2,7 @@
 
 Every number an obligation compares against comes from here, computed from the fact pack's data
 (``Target.clocks`` and the ``Target.extra`` tables: ``uart``, ``timers``, ``pwm``, ``watchdog``,
-``flash``, ``adc``, ``nvic``, ``interrupts``, ``radio``, ``cache_enabled``, ``kernel``). A missing
+``adc``, ``nvic``, ``interrupts``, ``radio``, ``cache_enabled``, ``kernel``). A missing
 fact yields ``None`` and the caller does not judge what it cannot compute.
 """
 
@@ -224,26 +224,6 @@ def watchdog_range(target: Target, framework: str) -> WatchdogRange | None:
         if "min_timeout_ms" in entry and "max_timeout_ms" in entry:
             return WatchdogRange(name, float(entry["min_timeout_ms"]), float(entry["max_timeout_ms"]))
     return None
-
-
-@dataclass(frozen=True)
-class FlashGeometry:
-    write_bytes: int
-    """Program unit: offsets and lengths are multiples of it."""
-    erase_bytes: int
-    """Erase unit holding the storage area (the last sector/page of the flash)."""
-
-
-def flash_geometry(target: Target) -> FlashGeometry | None:
-    facts = extra(target, "flash")
-    if not facts:
-        return None
-    erase = facts.get("page_size") or facts.get("sector_size")
-    if not erase and facts.get("sectors"):
-        erase = facts["sectors"][-1]["size"]
-    if not erase:
-        return None
-    return FlashGeometry(int(facts.get("write_granularity_bytes", 1)), int(erase))
 
 
 @dataclass(frozen=True)

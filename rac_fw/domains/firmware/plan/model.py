@@ -16,6 +16,7 @@ from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.registry import flagged, specs
 from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
 from rac_fw.domains.firmware.plan.spec import Flag
+from rac_fw.domains.firmware.sections.bootloader import Bootloader
 
 #: Every operation model, in catalog order (from the op registry).
 OPERATION_MODELS: tuple[type[Operation], ...] = tuple(s.model for s in specs())
@@ -65,6 +66,7 @@ class Plan(PlanModel):
     heap_bytes: int = Field(default=0, ge=0, le=1 << 22, description="System heap size in bytes.")
     stack_bytes: int = Field(default=2048, ge=256, le=1 << 18, description="Main thread stack in bytes.")
     wifi: bool = Field(default=False, description="The application runs the Wi-Fi radio.")
+    bootloader: Bootloader | None = None
     operations: list[AnyOperation] = Field(min_length=1, max_length=64)
 
     # --- look-ups used by obligations and lowerings ----------------------------------------------
