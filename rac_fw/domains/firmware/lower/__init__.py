@@ -18,6 +18,7 @@ import json
 import os
 import pkgutil
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -227,6 +228,29 @@ def template_env(framework: str) -> jinja2.Environment:
     )
     env.filters["tabs"] = tab_indent
     return env
+
+
+def op_macros(
+    env: jinja2.Environment, framework: str, kinds: dict[str, str], context: dict[str, Any] | None = None
+) -> dict[str, Callable[..., str]]:
+    """Operation kind → the macro named after it in its realization's template file.
+
+    ``kinds`` maps each kind to its op spec's ``Realization.template`` (``templates/<framework>/<t>.c.j2``).
+    Each operation renders through its own macro, never a family macro branching on the kind, so a
+    family file grows by one macro per operation. ``context`` renders the modules with the skeleton's
+    variables (what ``{% import … with context %}`` gives), for macros that read them (HAL ``h7``).
+    """
+    modules: dict[str, Any] = {}
+    found: dict[str, Callable[..., str]] = {}
+    for kind, template in kinds.items():
+        if template not in modules:
+            loaded = env.get_template(f"{template}.c.j2")
+            modules[template] = loaded.make_module(context) if context is not None else loaded.module
+        macro = getattr(modules[template], kind, None)
+        if not callable(macro):
+            raise LookupError(f"templates/{framework}/{template}.c.j2 has no macro {kind}")
+        found[kind] = macro
+    return found
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:

@@ -28,6 +28,7 @@ from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
+    op_macros,
     realize_sections,
     register_framework,
     template_env,
@@ -328,7 +329,7 @@ class EspIdfLowerer:
         if plan.resources.buffers:
             build.requires.add("heap")
         env = template_env("espidf")
-        families = {f: env.get_template(f"{f}.c.j2").module for f in sorted({v["family"] for v in build.views})}
+        macros = op_macros(env, self.name, {v["op"].op: v["family"] for v in build.views})
         buffers = [
             {"name": b.name, "size": b.size_bytes, "dma": b.role != "scratch", "label": c_string_literal(b.name)}
             for b in plan.resources.buffers
@@ -337,7 +338,7 @@ class EspIdfLowerer:
             "target": target,
             "idf_version": IDF_VERSION,
             "views": build.views,
-            "families": families,
+            "macros": macros,
             "uarts": [build.uarts[k] for k in sorted(build.uarts)],
             "i2c_buses": [build.i2c_buses[k] for k in sorted(build.i2c_buses)],
             "spi_buses": [build.spi_buses[k] for k in sorted(build.spi_buses)],

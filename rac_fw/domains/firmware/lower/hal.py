@@ -37,6 +37,7 @@ from rac_fw.domains.firmware.facts.storage import flash
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
+    op_macros,
     realize_sections,
     register_framework,
     template_env,
@@ -533,6 +534,12 @@ class HalBuild(BoundBuild):
         view.update(dma=dma, count=count, width={2: "HALFWORD", 4: "WORD"}[buffer["element"]])
 
 
+def _template(kind: str) -> str:
+    """The template file (``templates/hal/<template>.c.j2``) whose macro renders operation ``kind``."""
+    realization = spec(kind).realization("hal")
+    return realization.template if realization is not None else ""
+
+
 def _view(build: HalBuild, index: int, op: Any) -> dict[str, Any]:
     """The view of one operation, built by its op spec's view function (which starts from ``base_view``)."""
     realization = spec(op.op).realization("hal")
@@ -663,6 +670,7 @@ class HalLowerer:
             "hse_default": max(hse.default_hz.values(), default=25_000_000) if hse else 25_000_000,
         }  # fmt: skip
         env = template_env("hal")
+        context["macros"] = op_macros(env, self.name, {v["kind"]: _template(v["kind"]) for v in build.views}, context)
         files = with_contributed({
             "Core/Inc/main.h": env.get_template("main.h.j2").render(context),
             f"Core/Inc/{prefix}_hal_conf.h": env.get_template("hal_conf.h.j2").render(context),
