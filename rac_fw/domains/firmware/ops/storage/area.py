@@ -52,7 +52,7 @@ def erase_block(facts: Storage, part: Partition) -> int | None:
 def missing(plan: Any, target: Target, framework: str, index: int, name: str, what: str) -> list[Evidence]:
     """E_PARTITION_MISSING when ``framework``'s map of this board has no ``name`` partition (a framework
     that does not realize the operation at all is the support rule's answer, not this one's)."""
-    from rac_fw.domains.firmware.obligations.evidence import relax, replace, violation
+    from rac_fw.domains.firmware.obligations.evidence import relax, remove, replace, violation
     from rac_fw.domains.firmware.plan.registry import spec
 
     kind = plan.operations[index].op
@@ -70,7 +70,8 @@ def missing(plan: Any, target: Target, framework: str, index: int, name: str, wh
             + (f" (the {', '.join(others)} map has one)" if others else ""),
             ["operations", index],
             [name, target.id, framework],
-            relaxations=[relax(f"use framework {f}", replace(["framework"], f)) for f in others],
+            relaxations=[relax(f"use framework {f}", replace(["framework"], f)) for f in others]
+            + [relax(f"drop this {kind}", remove(["operations", index]))],
         )
     ]
 

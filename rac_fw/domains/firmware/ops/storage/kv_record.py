@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.contract import Evidence
+from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.storage import storage
 from rac_fw.domains.firmware.ops.storage.area import TOO_SMALL, area, erase_block, has_partition, missing
@@ -139,7 +139,8 @@ def _sectors(plan: Plan, target: Target, framework: str, index: int, op: KvRecor
                 ],  # fmt: skip
                 [relax(f"use {size}-byte sectors", replace(path, size)) for size in fixes]
                 + [relax(f"use framework {f}", replace(["framework"], f)) for f in target.frameworks if f == "espidf"]
-                + [relax("drop this kv_record", remove(["operations", index]))],
+                + [relax("drop this kv_record", remove(["operations", index]))]
+                + [_raw_instead(target, framework, index, op)],
             )
         )
         return found
@@ -161,6 +162,18 @@ def _sectors(plan: Plan, target: Target, framework: str, index: int, op: KvRecor
             )
         )
     return found
+
+
+def _raw_instead(target: Target, framework: str, index: int, op: KvRecord) -> Relaxation:
+    """Where NVS cannot run (erase blocks above its 16-bit sector size), keep the bytes raw in the
+    storage partition instead: a ``flash_store`` of the record's length rounded to the write block."""
+    from rac_fw.domains.firmware.obligations.evidence import relax, replace
+
+    facts = storage(target)
+    unit = facts.flash.write_unit(framework) if facts else 1
+    length = min(65536, -(-op.value_bytes // unit) * unit)
+    raw = {"op": "flash_store", "length_bytes": length} | ({"name": op.name} if op.name else {})
+    return relax(f"store the {length} bytes raw with flash_store", replace(["operations", index], raw))
 
 
 def _record(plan: Plan, target: Target, framework: str, index: int, op: KvRecord) -> list[Evidence]:
@@ -306,7 +319,7 @@ SPEC = OpSpec(
     family="storage",
     realizations={
         "zephyr": Realization(template="storage", view=_zephyr, available=has_partition("zephyr", "storage")),
-        "espidf": Realization(template="kv_record", view=_espidf, available=has_partition("espidf", "storage")),
+        "espidf": Realization(template="storage", view=_espidf, available=has_partition("espidf", "storage")),
     },
     checks=(_partition, _sectors, _record, _endurance, _key_length),
     codes=("E_PARTITION_MISSING", TOO_SMALL, SECTOR, RECORD, ENDURANCE, "E_KEY_TOO_LONG"),

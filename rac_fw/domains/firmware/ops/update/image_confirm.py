@@ -94,7 +94,7 @@ SPEC = OpSpec(
     family="update",
     realizations={
         "zephyr": Realization(template="update", view=_zephyr, available=has_slots("zephyr")),
-        "espidf": Realization(template="image_confirm", view=_espidf, available=has_slots("espidf")),
+        "espidf": Realization(template="update", view=_espidf, available=has_slots("espidf")),
     },
     checks=(_bootloader, _self_test),
     codes=(MISSING, SELFTEST),

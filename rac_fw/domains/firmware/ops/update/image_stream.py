@@ -131,7 +131,7 @@ SPEC = OpSpec(
     family="update",
     realizations={
         "zephyr": Realization(template="update", view=_zephyr, available=has_slots("zephyr")),
-        "espidf": Realization(template="image_stream", view=_espidf, available=has_slots("espidf")),
+        "espidf": Realization(template="update", view=_espidf, available=has_slots("espidf")),
     },
     checks=(_bootloader, _secondary, _size, _chunk),
     codes=(MISSING, "E_PARTITION_MISSING", TOO_LARGE, "E_WRITE_ALIGNMENT"),
