@@ -7,9 +7,9 @@ devicetree ``fixed-partitions``) and ESP-IDF's partition tables (the default sin
 two-OTA table an updatable application uses). Which MCUboot modes apply is *derived* from the map
 (a swap needs a secondary slot, swap-scratch a scratch partition), never listed per board.
 
-The pack holds them as data (``flash`` in the chip facts, ``partitions``, ``idf_partition_tables`` in
-the board facts, each with its source); :func:`storage` parses them once per target into the typed
-:class:`Storage` below.
+The pack holds them as data in one ``flash`` table: the geometry in the chip facts, ``partitions`` and
+``idf_partition_tables`` in the board facts (the loader merges a board's table over its chip's), each
+with its source; :func:`storage` parses them once per target into the typed :class:`Storage` below.
 """
 
 from __future__ import annotations
@@ -163,24 +163,35 @@ def mcuboot_modes(storage: Storage) -> dict[McubootMode, str | None]:
 # --- loading ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Pack:
-    """The shape of the pack's storage keys (validated with pydantic, then converted)."""
+    """The shape of the pack's ``flash`` table (validated with pydantic, then converted): the chip's
+    geometry keys, and the board's ``partitions`` / ``idf_partition_tables`` merged into the same table."""
 
-    flash: Flash
+    region: str
+    erase_blocks: tuple[EraseBlocks, ...]
+    write_block_bytes: int
+    endurance_cycles: int
+    erased_value: int = 0xFF
+    driver_write_block_bytes: int | None = None
+    encrypted_write_block_bytes: int | None = None
+    max_writes_per_word: int | None = None
+    banks: int = 1
+    wait_states_hclk_max_hz: tuple[int, ...] = ()
     partitions: tuple[Partition, ...] = ()
     idf_partition_tables: dict[str, tuple[Partition, ...]] = field(default_factory=dict)
 
 
 _ADAPTER = TypeAdapter(_Pack)
+_GEOMETRY = tuple(f for f in Flash.__dataclass_fields__)
 
 
 class StorageFactsError(ValueError):
     """The pack's storage facts are malformed (located at the key)."""
 
 
-def _pack_keys(target: Target) -> dict[str, Any]:
-    """The pack's storage keys (the one place that knows where the loader put them)."""
-    keys = ("flash", "partitions", "idf_partition_tables")
-    return {k: target.extra[k] for k in keys if k in target.extra}
+def _flash_table(target: Target) -> dict[str, Any] | None:
+    """The pack's ``flash`` table (the one place that knows where the loader put it)."""
+    table = target.extra.get("flash")
+    return table if isinstance(table, dict) else None
 
 
 #: Parsed facts by target object (a ``Target`` holds dicts, so it cannot key ``functools.cache``).
@@ -191,14 +202,15 @@ def _parse(target: Target) -> Storage | None:
     hit = _PARSED.get(id(target))
     if hit is not None and hit[0] is target:
         return hit[1]
-    data = _pack_keys(target)
-    if "flash" not in data:
-        return None
-    try:
-        pack = _ADAPTER.validate_python(data)
-    except ValidationError as exc:
-        raise StorageFactsError(f"{target.id}: storage facts: {exc}") from exc
-    parsed = Storage(pack.flash, pack.partitions, dict(pack.idf_partition_tables))
+    table = _flash_table(target)
+    parsed = None
+    if table is not None:
+        try:
+            pack = _ADAPTER.validate_python(table)
+        except ValidationError as exc:
+            raise StorageFactsError(f"{target.id}: extra.flash: {exc}") from exc
+        geometry = Flash(**{name: getattr(pack, name) for name in _GEOMETRY})
+        parsed = Storage(geometry, pack.partitions, dict(pack.idf_partition_tables))
     _PARSED[id(target)] = (target, parsed)
     return parsed
 

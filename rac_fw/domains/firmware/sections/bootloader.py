@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from rac_fw.contract import Evidence
+from rac_fw.contract import Evidence, Magnitude, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.storage import Partition, mcuboot_modes, role, storage
 from rac_fw.domains.firmware.plan.base import PlanModel
+from rac_fw.domains.firmware.plan.paths import PathPart, format_path
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
 if TYPE_CHECKING:
@@ -90,9 +91,46 @@ def slot_sectors(target: Target) -> int | None:
     return max(len(facts.flash.blocks_in(s.offset, s.size)) for s in slots)
 
 
+# --- evidence ----------------------------------------------------------------------------------------------
+# The shapes of ``obligations.evidence`` (violation, relax, replace, remove, measure), built here from the
+# contract types: the obligations package imports the plan, which holds this block's model, so importing
+# it from here would close a cycle. Repoint to the shared helpers when they move beside the plan.
+def relax(description: str, *steps: dict[str, object]) -> Relaxation:
+    return Relaxation(description=description, patch=list(steps))
+
+
+def replace(path: list[PathPart], value: object) -> dict[str, object]:
+    return {"op": "replace", "path": list(path), "value": value}
+
+
+def remove(path: list[PathPart]) -> dict[str, object]:
+    return {"op": "remove", "path": list(path)}
+
+
+def measure(name: str, value: int, unit: str) -> Magnitude:
+    return Magnitude(name=name, value=value, unit=unit)
+
+
+def violation(
+    code: str,
+    message: str,
+    path: list[PathPart],
+    objects: list[str],
+    magnitudes: list[Magnitude] | None = None,
+    relaxations: list[Relaxation] | None = None,
+) -> Evidence:
+    return Evidence(
+        code=code,
+        message=message,
+        location=format_path(path),
+        objects=list(dict.fromkeys(objects)),
+        magnitudes=magnitudes or [],
+        relaxations=relaxations or [],
+    )
+
+
 # --- obligations ---------------------------------------------------------------------------------------
 def _mode(plan: Plan, target: Target, framework: str, value: Bootloader) -> list[Evidence]:
-    from rac_fw.domains.firmware.obligations.evidence import relax, remove, replace, violation
 
     facts = storage(target)
     if facts is None:
@@ -124,7 +162,6 @@ def _mode(plan: Plan, target: Target, framework: str, value: Bootloader) -> list
 
 def _slot_sizes(plan: Plan, target: Target, framework: str, value: Bootloader) -> list[Evidence]:
     """swap-scratch, overwrite-only and direct-xip: slot0 = slot1; swap-move: slot0 ≥ slot1 + one sector."""
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
 
     slot0, slot1, _ = _slots(target)
     if framework != "zephyr" or slot0 is None or slot1 is None or value.mode == "esp_ota":
@@ -164,7 +201,6 @@ def _conflicts(plan: Plan, target: Target, framework: str, value: Bootloader) ->
     """Choices Kconfig makes exclusive: encryption needs a signature and a swap/overwrite mode
     (SUPPORT_BOOT_ENCRYPTION); MCUboot's downgrade prevention is not built for direct-xip, which
     already boots only the newest image."""
-    from rac_fw.domains.firmware.obligations.evidence import relax, replace, violation
 
     found = []
     if value.encryption and value.signature == "none":
@@ -207,7 +243,6 @@ def _conflicts(plan: Plan, target: Target, framework: str, value: Bootloader) ->
 
 
 def _sectors(plan: Plan, target: Target, framework: str, value: Bootloader) -> list[Evidence]:
-    from rac_fw.domains.firmware.obligations.evidence import measure, relax, remove, replace, violation
 
     needed = slot_sectors(target)
     if framework != "zephyr" or value.max_image_sectors is None or needed is None or value.max_image_sectors >= needed:
