@@ -2,7 +2,7 @@
 
 For every pack it prints:
 - cold: first ``load_target`` in a fresh interpreter (imports done; includes the one-time pydantic
-  schema build and reading target.yaml/pins.json/svd.json);
+  schema build and reading board.yaml/chip.yaml/pins.json/svd.json);
 - cold2: first load of this pack in a fresh interpreter after another pack was loaded (schema built);
 - rebuild: median of re-reading and re-validating the pack in a warm process (the uncached path);
 - warm: median of the cached ``load_target`` call (what every later caller pays);
@@ -54,10 +54,10 @@ def main() -> None:
     parser.add_argument("--svd", type=Path, default=None, help="also time parsing this SVD with cmsis-svd")
     args = parser.parse_args()
     ids = load.target_ids()
-    print(f"{'target':<11} {'cold ms':>8} {'cold2 ms':>9} {'rebuild ms':>11} {'warm ms':>9} "
+    print(f"{'target':<15} {'cold ms':>8} {'cold2 ms':>9} {'rebuild ms':>11} {'warm ms':>9} "
           f"{'summary B':>10} {'summary ms':>11}")
     worst_warm = worst_rebuild = 0.0
-    root = load.targets_root()
+    root = load.boards_root()
     for target_id in ids:
         other = next(i for i in ids if i != target_id)
         cold, cold2 = _cold_ms(target_id), _cold_ms(target_id, warm_with=other)
@@ -69,7 +69,7 @@ def main() -> None:
         size = len(json.dumps(summary(target), separators=(",", ":")).encode())
         summary_ms = _median_ms(lambda t=target: summary(t), args.repeat)
         worst_warm, worst_rebuild = max(worst_warm, warm), max(worst_rebuild, rebuild)
-        print(f"{target_id:<11} {cold:8.1f} {cold2:9.1f} {rebuild:11.2f} {warm:9.4f} {size:10d} {summary_ms:11.2f}")
+        print(f"{target_id:<15} {cold:8.1f} {cold2:9.1f} {rebuild:11.2f} {warm:9.4f} {size:10d} {summary_ms:11.2f}")
     print(f"worst warm load {worst_warm:.4f} ms, worst uncached rebuild {worst_rebuild:.2f} ms (goal ≤ 20 ms)")
     if args.svd:
         from rac_fw.domains.firmware.facts.svd_import import svd_from_path

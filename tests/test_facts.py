@@ -11,6 +11,8 @@ from rac_fw.domains.firmware.facts.load import (
     TargetFileError,
     UnknownPeripheral,
     UnknownTarget,
+    chip_dir,
+    chip_ids,
     interrupts,
     load_pack,
     load_target,
@@ -194,17 +196,62 @@ def test_compress_names_makes_ranges():
     assert compress_names(["TIM1", "TIM2", "TIM3", "TIM8", "ADC_Common"]) == "ADC_Common TIM1-3,8"
 
 
+def _copy_packs(tmp_path):
+    """A private copy of the shipped packs (boards/ and chips/), to break one file at a time."""
+    shutil.copytree(targets_root(), tmp_path / "targets")
+    return tmp_path / "targets" / "boards", tmp_path / "targets" / "chips"
+
+
 def test_malformed_pack_is_a_located_error(tmp_path):
-    pack = tmp_path / "stm32f407"
-    shutil.copytree(targets_root() / "stm32f407", pack)
-    text = (pack / "target.yaml").read_text(encoding="utf-8")
-    (pack / "target.yaml").write_text(text.replace("kind: ccm,", "kind: ccm, cachable: false,"), encoding="utf-8")
+    boards, chips = _copy_packs(tmp_path)
+    chip = chips / "stm32f407" / "chip.yaml"
+    text = chip.read_text(encoding="utf-8")
+    chip.write_text(text.replace("kind: ccm,", "kind: ccm, cachable: false,"), encoding="utf-8")
     with pytest.raises(TargetFileError) as info:
-        load_pack(pack)
-    assert info.value.location.endswith("target.yaml:memory.3.cachable")
-    (pack / "target.yaml").write_text("id: [unclosed", encoding="utf-8")
+        load_pack(boards / "stm32f407")
+    assert info.value.location.endswith("chips/stm32f407/chip.yaml:memory.3.cachable")
+    chip.write_text("id: [unclosed", encoding="utf-8")
     with pytest.raises(TargetFileError, match="malformed YAML"):
-        load_pack(pack)
+        load_pack(boards / "stm32f407")
+
+
+def test_unknown_keys_in_chip_and_board_packs_are_located_errors(tmp_path):
+    """Strict parsing per file: a typo, or a board fact in the chip pack, never loads silently."""
+    boards, chips = _copy_packs(tmp_path)
+    board = boards / "nrf52840" / "board.yaml"
+    original = board.read_text(encoding="utf-8")
+    cases = [
+        (original.replace("frameworks:", "framework:", 1), "boards/nrf52840/board.yaml:framework"),
+        (original.replace("  console:", "  consle:", 1), "boards/nrf52840/board.yaml:board.consle"),
+        (original.replace("chip: nrf52840", "chip: nrf52841", 1), "boards/nrf52840/board.yaml:chip"),
+        (original.replace("    P0.18: {reserved:", "    P9.18: {reserved:", 1),
+         "boards/nrf52840/board.yaml:pins.overrides.P9.18"),
+        (original.replace("    P0.18: {reserved:", "    P0.18: {reservd:", 1),
+         "boards/nrf52840/board.yaml:pins.P0.18.reservd"),
+    ]
+    for text, where in cases:
+        board.write_text(text, encoding="utf-8")
+        with pytest.raises(TargetFileError) as info:
+            load_pack(boards / "nrf52840")
+        assert info.value.location.endswith(where), (where, info.value.location)
+    board.write_text(original, encoding="utf-8")
+    chip = chips / "nrf52840" / "chip.yaml"
+    chip.write_text(chip.read_text(encoding="utf-8") + "board: {name: x}\n", encoding="utf-8")
+    with pytest.raises(TargetFileError, match="unknown key") as info:
+        load_pack(boards / "nrf52840")
+    assert info.value.location.endswith("chips/nrf52840/chip.yaml:board")
+
+
+def test_board_packs_share_chip_packs_and_keep_target_ids():
+    """Target ids are the board folders (a plan's `target:`); every board names a shipped chip."""
+    assert set(target_ids()) >= EXPECTED
+    for target_id in target_ids():
+        target = load_target(target_id)
+        assert target.chip in chip_ids() and chip_dir(target_id) == targets_root() / "chips" / target.chip
+    dongle, dk = load_target("nrf52840dongle"), load_target("nrf52840")
+    assert dongle.chip == dk.chip == "nrf52840"
+    assert (dongle.core, dongle.memory, dongle.dma, dongle.peripherals) == (dk.core, dk.memory, dk.dma, dk.peripherals)
+    assert dongle.board != dk.board
 
 
 @pytest.mark.parametrize(

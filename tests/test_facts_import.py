@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from rac_fw.domains.firmware.facts.load import targets_root
-from rac_fw.domains.firmware.facts.pin_import import PinImportError, dumps_pins, import_pins
+from rac_fw.domains.firmware.facts.pin_import import (
+    PinImportError,
+    dumps_board_pins,
+    dumps_pins,
+    import_board_pins,
+    import_pins,
+)
 from rac_fw.domains.firmware.facts.svd_import import (
     SvdImportError,
     dumps_facts,
@@ -32,7 +38,9 @@ PIN_INPUTS = {
 
 
 def _committed(target_id: str, name: str) -> Path:
-    return targets_root() / target_id / name
+    """A committed importer output: chip files in the chip pack, ``board_pins.json`` in the board pack."""
+    pack = "boards" if name == "board_pins.json" else "chips"
+    return targets_root() / pack / target_id / name
 
 
 def _int(text: str) -> int:
@@ -68,8 +76,11 @@ def test_svd_json_base_addresses_and_irqs_match_the_svd_xml(shared_dir: Path, ch
 def test_pins_json_matches_importer_and_st_xml(shared_dir: Path, target_id: str):
     mcu, modes, board = PIN_INPUTS[target_id]
     base = shared_dir / "stm32_pin_data"
-    derived = import_pins(base / "mcu" / mcu, base / "mcu" / "IP" / modes, base / "boards" / board)
+    derived = import_pins(base / "mcu" / mcu, base / "mcu" / "IP" / modes)
     assert dumps_pins(derived) == _committed(target_id, "pins.json").read_text(encoding="utf-8")
+    wiring = import_board_pins(base / "boards" / board, derived)
+    assert dumps_board_pins(wiring) == _committed(target_id, "board_pins.json").read_text(encoding="utf-8")
+    assert set(wiring["reserved"]) == {"PC14", "PC15", "PH0", "PH1"}  # the board's crystal pins
     # Independent cross-check of PA9 / USART1_TX against ST's GPIO modes XML.
     root = ET.parse(base / "mcu" / "IP" / modes).getroot()
     values = [

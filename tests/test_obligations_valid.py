@@ -53,7 +53,8 @@ def test_same_operations_validate_on_every_target_with_its_default_framework() -
             {"op": "gpio_blink", "led": "led", "period_ms": 500},
         ],
     }
-    pins = {"esp32s3": "GPIO21", "native_sim": "GPIO5", "nrf52840": "P1.01", "stm32f407": "PE2", "stm32h743": "PE2"}
+    pins = {"esp32s3": "GPIO21", "native_sim": "GPIO5", "nrf52840": "P1.01", "nrf52840dongle": "P1.01",
+            "stm32f407": "PE2", "stm32h743": "PE2"}
     for target_id in target_ids():
         data = {**portable, "resources": {"pins": [{"name": "led", "pin": pins[target_id]}]}}
         plan = parse_plan(data)

@@ -63,8 +63,37 @@ def test_import_pins_check_and_svd_errors(shared_dir: Path, tmp_path: Path):
     out = tmp_path / "pins.json"
     result = runner.invoke(app, [*args, "--output", str(out)])
     assert result.exit_code == 0
-    assert out.read_text() == (targets_root() / "stm32f407" / "pins.json").read_text()
-    result = runner.invoke(app, ["targets", "import", "x", "--svd", str(tmp_path / "none.svd")])
+    assert out.read_text() == (targets_root() / "chips" / "stm32f407" / "pins.json").read_text()
+    board_pins = targets_root() / "boards" / "stm32f407" / "board_pins.json"
+    assert (tmp_path / "board_pins.json").read_text() == board_pins.read_text()
+    # `native` is a chip id and no target id: a board configuration has no board pack to go to.
+    result = runner.invoke(app, ["targets", "import-pins", "native", *args[3:]])
+    assert result.exit_code == 2 and "E_USAGE" in result.output and "Traceback" not in result.output
+    result = runner.invoke(app, ["targets", "import", "stm32f407", "--svd", str(tmp_path / "none.svd")])
     assert result.exit_code == 2 and "E_SVD_IMPORT" in result.output
+    result = runner.invoke(app, ["targets", "import", "nosuchchip", "--svd", str(tmp_path / "none.svd")])
+    assert result.exit_code == 2 and "E_UNKNOWN_TARGET" in result.output and "Traceback" not in result.output
     result = runner.invoke(app, ["targets", "import", "x"])
     assert result.exit_code == 2 and "exactly one" in result.output
+
+
+def test_second_board_on_a_known_chip_lists_shows_and_lowers():
+    """The nRF52840 Dongle is one file (targets/boards/nrf52840dongle/board.yaml) on the nrf52840 chip."""
+    from rac_fw.contract import Status
+    from rac_fw.domains.firmware.pipeline import run_plan
+    from rac_fw.resources import data_dir
+
+    assert sorted(p.name for p in (targets_root() / "boards" / "nrf52840dongle").iterdir()) == ["board.yaml"]
+    rows = {row["id"]: row for row in _json(["targets", "list", "--json"])["targets"]}
+    assert rows["nrf52840dongle"]["chip"] == rows["nrf52840"]["chip"] == "nrf52840"
+    assert rows["nrf52840dongle"]["frameworks"] == ["zephyr"]
+    shown = _json(["targets", "show", "nrf52840dongle", "--json"])
+    assert shown["board"]["name"] == "nRF52840-Dongle" and "P0.06" in json.dumps(shown["board"]["leds"])
+    assert shown["memory"] == _json(["targets", "show", "nrf52840", "--json"])["memory"]
+    human = runner.invoke(app, ["targets", "list"], env={"COLUMNS": "200"})
+    assert human.exit_code == 0 and "nrf52840dongle" in human.output
+    result = run_plan(data_dir("examples") / "gpio_blink.yaml", target="nrf52840dongle")
+    assert result.status is Status.PASS and result.framework == "zephyr", result.evidence
+    assert result.lowered is not None
+    overlay = result.lowered.files["boards/nrf52840dongle_nrf52840.overlay"]
+    assert "DT_ALIAS(led0)" in result.lowered.files["src/main.c"] and overlay is not None

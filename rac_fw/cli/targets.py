@@ -1,9 +1,10 @@
-"""``rac-fw targets``: list fact packs, show a target's observation, and run the importers.
+"""``rac-fw targets``: list targets, show a target's observation, and run the importers.
 
 ``list`` and ``show`` read only the committed fact packs (fast, no SVD parsing). ``import`` derives a
-pack's ``svd.json`` from an SVD file, pyOCD's bundled SVDs or a cached CMSIS pack; ``import-pins``
-derives ``pins.json`` from ST's open pin data. Bad input exits 2 with a located message, never a
-traceback.
+chip pack's ``svd.json`` from an SVD file, pyOCD's bundled SVDs or a cached CMSIS pack; ``import-pins``
+derives the chip's ``pins.json`` from ST's open pin data, and with ``--board`` the board pack's
+``board_pins.json`` from a CubeMX board configuration. Both take a chip id or a target id (then the
+target's chip). Bad input exits 2 with a located message, never a traceback.
 """
 
 from __future__ import annotations
@@ -21,13 +22,22 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.load import (
     TargetFileError,
     UnknownTarget,
+    boards_root,
+    chip_dir,
+    chip_ids,
+    chips_root,
     load_target,
     target_ids,
-    targets_root,
 )
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.observe import UnknownDetailKind, UnknownName, detail, summary
-from rac_fw.domains.firmware.facts.pin_import import PinImportError, dumps_pins, import_pins
+from rac_fw.domains.firmware.facts.pin_import import (
+    PinImportError,
+    dumps_board_pins,
+    dumps_pins,
+    import_board_pins,
+    import_pins,
+)
 from rac_fw.domains.firmware.facts.svd_import import (
     SvdImportError,
     dumps_facts,
@@ -60,7 +70,7 @@ def list_targets(as_json: JsonFlag = False) -> None:
     targets = [_target(target_id, as_json) for target_id in target_ids()]
     if as_json:
         rows = [
-            {"id": t.id, "name": t.name, "board": t.board.name, "frameworks": list(t.frameworks),
+            {"id": t.id, "chip": t.chip, "name": t.name, "board": t.board.name, "frameworks": list(t.frameworks),
              "zephyr_board": t.board.zephyr_board}
             for t in targets
         ]
@@ -68,7 +78,7 @@ def list_targets(as_json: JsonFlag = False) -> None:
         return
     table = Table("id", "chip", "board", "frameworks", "zephyr board")
     for t in targets:
-        table.add_row(t.id, t.name, t.board.name, ", ".join(t.frameworks), t.board.zephyr_board or "-")
+        table.add_row(t.id, f"{t.name} ({t.chip})", t.board.name, ", ".join(t.frameworks), t.board.zephyr_board or "-")
     console.print(table)
 
 
@@ -174,10 +184,18 @@ def show(
         _print_detail(result)
 
 
-def _output_path(target_id: str, output: Path | None, filename: str) -> Path:
-    if output is not None:
-        return output
-    return targets_root() / target_id / filename
+def _packs(pack_id: str, what: str) -> tuple[Path, Path | None]:
+    """``(chip folder, board folder or None)`` for a chip id or a target id (whose chip is then used)."""
+    if (boards_root() / pack_id / "board.yaml").is_file():
+        try:
+            return chip_dir(pack_id), boards_root() / pack_id
+        except TargetFileError as exc:
+            fail_with([Evidence(code="E_TARGET_FILE", message=str(exc), location=exc.location)])
+    if (chips_root() / pack_id / "chip.yaml").is_file():
+        return chips_root() / pack_id, None
+    fail_with([Evidence(code="E_UNKNOWN_TARGET", location="ID", objects=[pack_id],
+                        message=f"{what}: {pack_id!r} is neither a chip ({', '.join(chip_ids())}) "
+                                f"nor a target ({', '.join(target_ids())})")])
 
 
 def _write_or_check(path: Path, text: str, check: bool) -> None:
@@ -198,7 +216,7 @@ def _write_or_check(path: Path, text: str, check: bool) -> None:
 
 @targets_app.command("import")
 def import_svd(
-    target_id: Annotated[str, typer.Argument(metavar="ID", help="Target id (folder under targets/).")],
+    pack_id: Annotated[str, typer.Argument(metavar="ID", help="Chip id (targets/chips/) or target id (its chip).")],
     svd: Annotated[Path | None, typer.Option("--svd", help="Path of a CMSIS-SVD file.")] = None,
     pyocd_target: Annotated[str | None, typer.Option("--pyocd-target", help="A pyOCD built-in target name.")] = None,
     pack_device: Annotated[
@@ -208,12 +226,13 @@ def import_svd(
     check: Annotated[bool, typer.Option("--check", help="Only compare with the existing file (exit 1 if stale).")]
     = False,
 ) -> None:
-    """Derive targets/ID/svd.json (peripherals, IRQs, registers) from an SVD."""
+    """Derive the chip pack's svd.json (peripherals, IRQs, registers) from an SVD."""
     sources = [s for s in (svd, pyocd_target, pack_device) if s is not None]
     if len(sources) != 1:
         fail_with([Evidence(code="E_USAGE", location="--svd/--pyocd-target/--pack-device",
                             message="give exactly one SVD source: --svd PATH, --pyocd-target NAME or "
                                     "--pack-device DEVICE")])
+    chip, _ = _packs(pack_id, "import")
     try:
         if svd is not None:
             facts = svd_from_path(svd)
@@ -224,25 +243,38 @@ def import_svd(
             facts = svd_from_pack(pack_device)
     except SvdImportError as exc:
         fail_with([Evidence(code="E_SVD_IMPORT", message=str(exc), location=str(svd or pyocd_target or pack_device))])
-    _write_or_check(_output_path(target_id, output, "svd.json"), dumps_facts(facts), check)
+    _write_or_check(output or chip / "svd.json", dumps_facts(facts), check)
 
 
 @targets_app.command("import-pins")
 def import_pin_data(
-    target_id: Annotated[str, typer.Argument(metavar="ID", help="Target id (folder under targets/).")],
+    pack_id: Annotated[str, typer.Argument(metavar="ID", help="Chip id (targets/chips/) or target id (its chip).")],
     mcu: Annotated[Path, typer.Option("--mcu", help="ST MCU pin file, e.g. mcu/STM32F407VGTx.xml.")],
     gpio_modes: Annotated[Path, typer.Option("--gpio-modes", help="ST GPIO IP modes file (AF numbers).")],
-    board: Annotated[Path | None, typer.Option("--board", help="CubeMX board configuration (.ioc).")] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here instead of the pack.")] = None,
+    board: Annotated[Path | None, typer.Option("--board", help="CubeMX board configuration (.ioc); needs a target "
+                                                              "id, whose board pack gets board_pins.json.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write pins.json here instead of the chip "
+                                                                      "pack (board_pins.json beside it).")] = None,
     check: Annotated[bool, typer.Option("--check", help="Only compare with the existing file (exit 1 if stale).")]
     = False,
 ) -> None:
-    """Derive targets/ID/pins.json (signals, AF numbers, reserved pins) from ST's open pin data."""
+    """Derive the chip's pins.json (signals, AF numbers, SWD pins) and, with --board, the board's
+    board_pins.json (wiring, crystal pins) from ST's open pin data."""
+    chip, board_pack = _packs(pack_id, "import-pins")
+    if board is not None and board_pack is None and output is None:
+        fail_with([Evidence(code="E_USAGE", location="--board", objects=[pack_id],
+                            message=f"--board describes a board: give a target id on chip {pack_id} "
+                                    "(its board pack gets board_pins.json), or --output")])
     try:
-        data = import_pins(mcu, gpio_modes, board)
+        data = import_pins(mcu, gpio_modes)
+        wiring = import_board_pins(board, data) if board is not None else None
     except PinImportError as exc:
-        fail_with([Evidence(code="E_PIN_IMPORT", message=str(exc), location=str(mcu))])
-    _write_or_check(_output_path(target_id, output, "pins.json"), dumps_pins(data), check)
+        fail_with([Evidence(code="E_PIN_IMPORT", message=str(exc), location=str(board or mcu))])
+    pins_path = output or chip / "pins.json"
+    _write_or_check(pins_path, dumps_pins(data), check)
+    if wiring is not None:
+        folder = pins_path.parent if output is not None or board_pack is None else board_pack
+        _write_or_check(folder / "board_pins.json", dumps_board_pins(wiring), check)
 
 
 def register(app: typer.Typer) -> None:

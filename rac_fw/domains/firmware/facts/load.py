@@ -1,15 +1,24 @@
-"""Load fact packs from ``targets/<id>/`` into :class:`~.model.Target` (cached once per process).
+"""Load fact packs into :class:`~.model.Target` (cached once per process): a board pack on a chip pack.
 
-A pack is up to three files:
+A *target* is one board carrying one chip. The chip facts live once per chip, the board facts once
+per board, so a second board on a known chip is one new file:
 
-- ``target.yaml``: hand-written facts (core, memory, bus masters, DMA, clocks, board, extra) and, for
-  chips without ST pin data, a compact ``pins`` spec (ranges + per-pin overrides) the loader expands;
-- ``pins.json``: derived from ST's pin data by ``rac-fw targets import-pins`` (STM32 only);
-- ``svd.json``: derived from the SVD by ``rac-fw targets import`` (peripherals, IRQs, registers).
+- ``targets/chips/<chip>/chip.yaml``: hand-written chip facts (core, memory, bus masters, DMA,
+  clocks, chip tables under ``extra``) and, for chips without ST pin data, a compact ``pins`` spec
+  (ranges + per-pin overrides) the loader expands;
+- ``targets/chips/<chip>/pins.json``: derived from ST's pin data by ``rac-fw targets import-pins``;
+- ``targets/chips/<chip>/svd.json``: derived from the SVD by ``rac-fw targets import``;
+- ``targets/boards/<id>/board.yaml``: the board (``chip: <chip>``, ``frameworks``, the ``board``
+  section: LEDs, buttons, console, devicetree names, reserved pins, PlatformIO/pyOCD ids), board-level
+  chip-table entries under ``extra`` (merged key by key over the chip's) and board ``pins.overrides``;
+- ``targets/boards/<id>/board_pins.json``: what a CubeMX board configuration wires to each pin
+  (``rac-fw targets import-pins --board``), STM32 boards only.
 
-``load_target`` validates the merged data against the model's dataclasses with pydantic, so a typo in a
-pack is a located :class:`TargetFileError`, never a half-loaded target. Registers are left out of the
-cached ``Target`` (loading stays fast) and come from :func:`peripheral` on demand.
+The target id is the board folder name; plans name it (``target: stm32h743``), so it never changes
+when a chip pack is shared. ``load_target`` validates the merged data against the model's dataclasses
+with pydantic, and checks each file's top-level keys, so a typo in a pack is a located
+:class:`TargetFileError`, never a half-loaded target. Registers are left out of the cached ``Target``
+(loading stays fast) and come from :func:`peripheral` on demand.
 """
 
 from __future__ import annotations
@@ -60,20 +69,42 @@ class TargetFileError(ValueError):
 
 
 def targets_root() -> Path:
-    """The folder holding one sub-folder per fact pack."""
+    """The folder holding ``chips/`` and ``boards/``."""
     return data_dir("targets")
 
 
+def chips_root() -> Path:
+    """One sub-folder per chip pack (``chip.yaml``, ``svd.json``, ``pins.json``)."""
+    return targets_root() / "chips"
+
+
+def boards_root() -> Path:
+    """One sub-folder per board pack (``board.yaml``), named by target id."""
+    return targets_root() / "boards"
+
+
 def target_ids() -> list[str]:
-    """Ids of every fact pack shipped with this installation, sorted."""
-    return sorted(p.parent.name for p in targets_root().glob("*/target.yaml"))
+    """Ids of every target (board pack) shipped with this installation, sorted."""
+    return sorted(p.parent.name for p in boards_root().glob("*/board.yaml"))
+
+
+def chip_ids() -> list[str]:
+    """Ids of every chip pack shipped with this installation, sorted."""
+    return sorted(p.parent.name for p in chips_root().glob("*/chip.yaml"))
 
 
 def _pack_dir(target_id: str) -> Path:
-    folder = targets_root() / target_id
-    if not (folder / "target.yaml").is_file():
+    folder = boards_root() / target_id
+    if not (folder / "board.yaml").is_file():
         raise UnknownTarget(target_id, target_ids())
     return folder
+
+
+@cache
+def chip_dir(target_id: str) -> Path:
+    """The chip pack folder of target ``target_id`` (the ``chip:`` its ``board.yaml`` names)."""
+    folder = _pack_dir(target_id)
+    return _chip_folder(folder, _read_yaml(folder / "board.yaml"), chips_root())
 
 
 def _read_json(path: Path, expected_format: int) -> dict[str, Any]:
@@ -95,8 +126,8 @@ def _svd_facts(folder: Path) -> dict[str, Any] | None:
     return _read_json(path, SVD_JSON_FORMAT) if path.is_file() else None
 
 
-def _expand_pin_spec(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Expand a ``target.yaml`` pins spec (ports/ranges + overrides) into per-pin records.
+def _expand_pin_spec(spec: dict[str, Any], where: Path) -> dict[str, dict[str, Any]]:
+    """Expand a ``chip.yaml`` pins spec (ports/ranges + overrides) into per-pin records.
 
     ``ranges`` entries are ``{prefix, first, last, width}``: pin names ``<prefix><n>`` with ``n``
     zero-padded to ``width`` digits (``P0.`` + 2 → ``P0.07``; ``GPIO`` + 0 → ``GPIO7``).
@@ -109,7 +140,7 @@ def _expand_pin_spec(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
             pins[name] = {"name": name, "routing": routing}
     for name, override in (spec.get("overrides") or {}).items():
         if name not in pins:
-            raise TargetFileError(f"target.yaml:pins.overrides.{name}", "not a pin of the ranges above")
+            raise TargetFileError(f"{where}:pins.overrides.{name}", "not a pin of the ranges above")
         pins[name].update(override)
     return pins
 
@@ -139,33 +170,100 @@ def _peripherals_from_svd(svd: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _merge(target_id: str, folder: Path) -> dict[str, Any]:
+#: Top-level keys each file may hold. Checked before merging, so a chip key in ``board.yaml`` (or a typo
+#: anywhere) is a located error instead of a fact the merge silently drops or overrides.
+CHIP_KEYS = frozenset({"id", "name", "vendor", "family", "core", "memory", "bus_masters", "dma",
+                       "clocks", "extra", "pins"})
+BOARD_KEYS = frozenset({"id", "chip", "frameworks", "board", "extra", "pins"})
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        raw = yaml.load((folder / "target.yaml").read_text(encoding="utf-8"), Loader=_Loader)
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        raise TargetFileError(f"{folder / 'target.yaml'}{where}", f"malformed YAML: {exc}") from exc
+        raise TargetFileError(f"{path}{where}", f"malformed YAML: {exc}") from exc
     if not isinstance(raw, dict):
-        raise TargetFileError(str(folder / "target.yaml"), "expected a mapping at the top level")
-    data = dict(raw)
-    if data.get("id") != target_id:
-        raise TargetFileError(f"{folder / 'target.yaml'}:id", f"is {data.get('id')!r}, folder is {target_id!r}")
-    pin_spec = data.pop("pins", None) or {}
+        raise TargetFileError(str(path), "expected a mapping at the top level")
+    return raw
+
+
+def _check_keys(path: Path, data: dict[str, Any], allowed: frozenset[str]) -> None:
+    for key in data:
+        if key not in allowed:
+            near = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise TargetFileError(f"{path}:{key}", f"unknown key{hint}; allowed: {', '.join(sorted(allowed))}")
+
+
+def _chip_folder(board_folder: Path, board: dict[str, Any], chips: Path) -> Path:
+    chip = board.get("chip")
+    if not isinstance(chip, str) or not (chips / chip / "chip.yaml").is_file():
+        known = sorted(p.parent.name for p in chips.glob("*/chip.yaml"))
+        raise TargetFileError(f"{board_folder / 'board.yaml'}:chip",
+                              f"names no chip pack: {chip!r}; known: {', '.join(known)}")
+    return chips / chip
+
+
+def _merge_tables(chip: dict[str, Any], board: dict[str, Any]) -> dict[str, Any]:
+    """``board`` merged over ``chip`` key by key (nested mappings too): a board adds its own entries to a
+    chip table (``extra.adc.board_default_pin``) or restates one for its wiring."""
+    merged = dict(chip)
+    for key, value in board.items():
+        base = merged.get(key)
+        merged[key] = _merge_tables(base, value) if isinstance(base, dict) and isinstance(value, dict) else value
+    return merged
+
+
+def _chip_pins(folder: Path, spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
     pins_path = folder / "pins.json"
-    board = dict(data.get("board") or {})
-    if pins_path.is_file():
-        pin_data = _read_json(pins_path, PINS_JSON_FORMAT)
-        pins = _pins_from_json(pin_data)
-        taken = {led["pin"] for led in board.get("leds", ())} | {b["pin"] for b in board.get("buttons", ())}
-        wired = {pin: what for pin, what in pin_data.get("board_wiring", {}).items() if pin not in taken}
-        board["reserved_pins"] = {**wired, **(board.get("reserved_pins") or {})}
-        for name, override in (pin_spec.get("overrides") or {}).items():
+    if not pins_path.is_file():
+        return _expand_pin_spec(spec, folder / "chip.yaml")
+    pins = _pins_from_json(_read_json(pins_path, PINS_JSON_FORMAT))
+    for name, override in (spec.get("overrides") or {}).items():
+        if name not in pins:
+            raise TargetFileError(f"{folder / 'chip.yaml'}:pins.overrides.{name}", "no such pin in pins.json")
+        pins[name].update(override)
+    return pins
+
+
+def _merge(board_folder: Path, chips: Path) -> tuple[dict[str, Any], Path]:
+    """The chip pack and the board pack of ``board_folder`` as one mapping shaped like ``Target``."""
+    board_path = board_folder / "board.yaml"
+    raw_board = _read_yaml(board_path)
+    _check_keys(board_path, raw_board, BOARD_KEYS)
+    if raw_board.get("id") != board_folder.name:
+        raise TargetFileError(f"{board_path}:id", f"is {raw_board.get('id')!r}, folder is {board_folder.name!r}")
+    folder = _chip_folder(board_folder, raw_board, chips)
+    chip_path = folder / "chip.yaml"
+    data = _read_yaml(chip_path)
+    _check_keys(chip_path, data, CHIP_KEYS)
+    if data.get("id") != folder.name:
+        raise TargetFileError(f"{chip_path}:id", f"is {data.get('id')!r}, folder is {folder.name!r}")
+    board_pin_spec = raw_board.get("pins") or {}
+    _check_keys(board_path, {f"pins.{k}": v for k, v in board_pin_spec.items()}, frozenset({"pins.overrides"}))
+    pins = _chip_pins(folder, data.pop("pins", None) or {})
+    board = dict(raw_board.get("board") or {})
+    board_pins_path = board_folder / "board_pins.json"
+    if board_pins_path.is_file():
+        board_pins = _read_json(board_pins_path, PINS_JSON_FORMAT)
+        for name, why in board_pins.get("reserved", {}).items():
             if name not in pins:
-                raise TargetFileError(f"{folder / 'target.yaml'}:pins.overrides.{name}", "no such pin in pins.json")
-            pins[name].update(override)
-    else:
-        pins = _expand_pin_spec(pin_spec)
+                raise TargetFileError(f"{board_pins_path}:reserved.{name}", "no such pin on the chip")
+            pins[name]["reserved"] = why
+        taken = {led["pin"] for led in board.get("leds", ())} | {b["pin"] for b in board.get("buttons", ())}
+        wired = {pin: what for pin, what in board_pins.get("wiring", {}).items() if pin not in taken}
+        board["reserved_pins"] = {**wired, **(board.get("reserved_pins") or {})}
+    for name, override in (board_pin_spec.get("overrides") or {}).items():
+        if name not in pins:
+            raise TargetFileError(f"{board_path}:pins.overrides.{name}", f"no such pin on chip {folder.name}")
+        pins[name].update(override)
+    data["id"] = board_folder.name
+    data["chip"] = folder.name
+    if "frameworks" in raw_board:
+        data["frameworks"] = raw_board["frameworks"]
+    data["extra"] = _merge_tables(data.get("extra") or {}, raw_board.get("extra") or {})
     data["board"] = board
     data["pins"] = pins
     svd = _svd_facts(folder)
@@ -173,7 +271,7 @@ def _merge(target_id: str, folder: Path) -> dict[str, Any]:
         data["peripherals"] = _peripherals_from_svd(svd)
         data["svd_device"] = svd["device"]["name"]
         data["irq_count"] = max((row[0] for row in svd["interrupts"]), default=-1) + 1
-    return data
+    return data, folder
 
 
 @cache
@@ -187,26 +285,46 @@ def load_target(target_id: str) -> Target:
     return load_pack(_pack_dir(target_id))
 
 
-def load_pack(folder: Path) -> Target:
-    """Load and validate the pack in ``folder`` (uncached; the folder name is the target id).
+def _source(loc: tuple[Any, ...], board: dict[str, Any], chip: Path, board_folder: Path) -> Path:
+    """The file a merged value at ``loc`` came from, so a validation error names the file to fix."""
+    head = loc[0] if loc else None
+    if head == "peripherals":
+        return chip / "svd.json"
+    if head in ("board", "frameworks", "id", "chip"):
+        return board_folder / "board.yaml"
+    if head == "pins":
+        overrides = (board.get("pins") or {}).get("overrides") or {}
+        if len(loc) > 1 and loc[1] in overrides:
+            return board_folder / "board.yaml"
+        return chip / ("pins.json" if (chip / "pins.json").is_file() else "chip.yaml")
+    if head == "extra":
+        node: Any = board.get("extra") or {}
+        for part in loc[1:]:
+            if not isinstance(node, dict) or part not in node:
+                return chip / "chip.yaml" if isinstance(node, dict) else board_folder / "board.yaml"
+            node = node[part]
+        return board_folder / "board.yaml"
+    return chip / "chip.yaml"
 
-    Validation errors are located in the file the offending value came from: ``pins.json`` for pin
-    data it supplied, ``svd.json`` for peripherals, else ``target.yaml``.
+
+def load_pack(folder: Path, chips: Path | None = None) -> Target:
+    """Load and validate the board pack in ``folder`` on its chip pack (uncached; the folder name is the
+    target id). ``chips`` is the folder of chip packs, by default ``chips/`` beside the boards' folder.
+
+    Validation errors are located in the file the offending value came from: ``board.yaml`` for board
+    facts, ``pins.json`` for pin data it supplied, ``svd.json`` for peripherals, else ``chip.yaml``.
     """
-    data = _merge(folder.name, folder)
+    chips = chips if chips is not None else folder.parent.parent / "chips"
+    data, chip = _merge(folder, chips)
     try:
         return _adapter().validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = first["loc"]
         path = ".".join(str(part) for part in loc)
-        source = "target.yaml"
-        if loc and loc[0] == "peripherals":
-            source = "svd.json"
-        elif loc and loc[0] == "pins" and (folder / "pins.json").is_file():
-            source = "pins.json"
+        source = _source(tuple(loc), _read_yaml(folder / "board.yaml"), chip, folder)
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise TargetFileError(f"{folder / source}:{path}", f"{first['msg']}{more}") from exc
+        raise TargetFileError(f"{source}:{path}", f"{first['msg']}{more}") from exc
 
 
 def _registers(rows: list[list[Any]]) -> tuple[Register, ...]:
@@ -233,7 +351,7 @@ def peripheral(target_id: str, name: str) -> Peripheral:
     found = target.peripherals.get(name) or target.peripherals.get(name.upper())
     if found is None:
         raise UnknownPeripheral(target_id, name, sorted(target.peripherals))
-    svd = _svd_facts(_pack_dir(target_id)) or {}
+    svd = _svd_facts(chip_dir(target_id)) or {}
     layout = found.derived_from or found.name
     rows = svd.get("registers", {}).get(layout) or svd.get("registers", {}).get(found.name) or []
     return Peripheral(
@@ -251,5 +369,5 @@ def interrupts(target_id: str) -> list[tuple[int, str, tuple[str, ...]]]:
 
     This is what vector tables and device headers are generated from; empty without an SVD.
     """
-    svd = _svd_facts(_pack_dir(target_id)) or {}
+    svd = _svd_facts(chip_dir(target_id)) or {}
     return [(number, name, tuple(owners)) for number, name, owners in svd.get("interrupts", ())]

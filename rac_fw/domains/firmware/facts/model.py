@@ -3,7 +3,8 @@
 The nouns mirror the hardware (memory regions, bus masters, DMA controllers, peripherals, pins,
 clocks, board resources). Rules never ask "is this an stm32h743?"; they ask the facts ("can DMA1
 reach this region?", "does the core have a D-cache, and how long is its line?"). Loaded once per
-process from ``targets/<id>/`` (see ``facts.load``), never by parsing an SVD at run time.
+process from a board pack ``targets/boards/<id>/`` on its chip pack ``targets/chips/<chip>/`` (see
+``facts.load``), never by parsing an SVD at run time.
 Plain frozen dataclasses inside; pydantic validates them only at the file boundary.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pydantic import ConfigDict, with_config
 
 #: Fact packs are validated against these dataclasses (``facts.load``); unknown keys are errors, so a
-#: typo in a ``target.yaml`` is reported instead of silently dropping a fact.
+#: typo in a ``chip.yaml`` or ``board.yaml`` is reported instead of silently dropping a fact.
 _STRICT = ConfigDict(extra="forbid")
 
 
@@ -302,10 +303,10 @@ class Board:
 @with_config(_STRICT)
 @dataclass(frozen=True)
 class Target:
-    """A fact pack: one chip on one board."""
+    """A target: one chip on one board (a board pack merged over the chip pack it names)."""
 
     id: str
-    """Pack id, the folder name under ``targets/`` (``stm32h743``)."""
+    """Target id, the board pack's folder name under ``targets/boards/`` (``stm32h743``); plans name it."""
     name: str
     vendor: str
     family: str
@@ -326,6 +327,8 @@ class Target:
     """Device name in the SVD the peripherals were imported from (None: no SVD, e.g. native_sim)."""
     irq_count: int = 0
     """Number of device interrupt vectors after the 16 system exceptions (highest IRQn + 1)."""
+    chip: str = ""
+    """The chip pack's folder name under ``targets/chips/`` (``nrf52840``), shared by every board on it."""
 
     def region(self, name: str) -> MemoryRegion | None:
         return next((r for r in self.memory if r.name == name), None)

@@ -1,4 +1,4 @@
-"""Derive a target's ``pins.json`` from ST's open pin data (STM32CubeMX database XML).
+"""Derive a chip's ``pins.json`` (and a board's ``board_pins.json``) from ST's open pin data (CubeMX XML).
 
 Three inputs, all from github STMicroelectronics/STM32_open_pin_data:
 
@@ -6,7 +6,8 @@ Three inputs, all from github STMicroelectronics/STM32_open_pin_data:
 - the GPIO IP modes file (``mcu/IP/GPIO-…_Modes.xml``): the alternate-function number of each
   (pin, signal) pair (``GPIO_AF7_USART1`` → 7);
 - optionally a board ``.ioc`` (CubeMX board configuration): what the board wires to each pin, used to
-  reserve the crystal pins the board uses and to record board wiring.
+  reserve the crystal pins the board uses and to record board wiring; this goes to the *board* pack
+  (``targets/boards/<id>/board_pins.json``), the rest to the chip pack (``targets/chips/<chip>/pins.json``).
 
 Rules applied here (and only here): a signal with an AF number is a digital function; an ADC input,
 DAC output, comparator or op-amp signal is analog; signals with neither (``RCC_OSC_IN``,
@@ -97,13 +98,12 @@ def _board_wiring(ioc: Path) -> dict[str, tuple[str, str]]:
     return {pin: (signal, labels.get(pin, "")) for pin, signal in signals.items()}
 
 
-def import_pins(mcu_xml: Path, gpio_modes_xml: Path, board_ioc: Path | None = None) -> dict[str, Any]:
-    """Build the ``pins.json`` dictionary (deterministic: sorted signals, sorted keys)."""
+def import_pins(mcu_xml: Path, gpio_modes_xml: Path) -> dict[str, Any]:
+    """Build the chip's ``pins.json`` dictionary (deterministic: sorted signals, sorted keys)."""
     mcu = _parse_xml(mcu_xml)
     if _local(mcu.tag) != "Mcu":
         raise PinImportError(f"{mcu_xml}: root element is {_local(mcu.tag)!r}, expected an ST 'Mcu' file")
     afs = _af_table(_parse_xml(gpio_modes_xml))
-    wiring = _board_wiring(board_ioc) if board_ioc else {}
     pins: dict[str, dict[str, Any]] = {}
     for element in mcu:
         if _local(element.tag) != "Pin" or element.get("Type") != "I/O":
@@ -127,29 +127,38 @@ def import_pins(mcu_xml: Path, gpio_modes_xml: Path, board_ioc: Path | None = No
         record: dict[str, Any] = {"functions": sorted(functions, key=lambda f: (f[1] is None, f[1] or 0, f[0]))}
         if analog:
             record["analog"] = sorted(analog)
-        board_signal = wiring.get(name, ("", ""))[0]
-        if board_signal in _OSCILLATOR_SIGNALS:
-            reserved = f"crystal/clock input ({board_signal}) on this board"
         if reserved:
             record["reserved"] = reserved
         pins[name] = record
+    return {
+        "format": PINS_JSON_FORMAT,
+        "mcu": mcu.get("RefName"),
+        "package": mcu.get("Package"),
+        "source": {"mcu": mcu_xml.name, "gpio_modes": gpio_modes_xml.name},
+        "pins": dict(sorted(pins.items(), key=lambda item: _pin_sort_key(item[0]))),
+    }
+
+
+def import_board_pins(board_ioc: Path, chip: dict[str, Any]) -> dict[str, Any]:
+    """Build a board's ``board_pins.json`` from its CubeMX ``.ioc``: what the board wires to each pin of
+    the chip, and the pins it reserves (crystal pins the board puts an oscillator on).
+
+    A separate file in the board pack, so a second board on the same chip gets its own wiring and
+    never inherits another board's crystal or LED pins."""
+    wiring = _board_wiring(board_ioc)
+    pins = chip["pins"]
+    reserved = {
+        pin: f"crystal/clock input ({signal}) on this board"
+        for pin, (signal, _) in sorted(wiring.items(), key=lambda item: _pin_sort_key(item[0]))
+        if pin in pins and signal in _OSCILLATOR_SIGNALS
+    }
     board_wiring = {
         pin: f"{signal} ({label})" if label else signal
         for pin, (signal, label) in sorted(wiring.items())
         if pin in pins and not signal.startswith("VP_")
     }
-    return {
-        "format": PINS_JSON_FORMAT,
-        "mcu": mcu.get("RefName"),
-        "package": mcu.get("Package"),
-        "source": {
-            "mcu": mcu_xml.name,
-            "gpio_modes": gpio_modes_xml.name,
-            "board": board_ioc.name if board_ioc else None,
-        },
-        "pins": dict(sorted(pins.items(), key=lambda item: _pin_sort_key(item[0]))),
-        "board_wiring": board_wiring,
-    }
+    return {"format": PINS_JSON_FORMAT, "source": {"board": board_ioc.name}, "reserved": reserved,
+            "wiring": board_wiring}
 
 
 def _pin_sort_key(name: str) -> tuple[str, int, str]:
@@ -159,12 +168,16 @@ def _pin_sort_key(name: str) -> tuple[str, int, str]:
 
 def dumps_pins(data: dict[str, Any]) -> str:
     """One pin per line, so a diff shows exactly which pin's facts changed."""
-    head = {k: v for k, v in data.items() if k not in ("pins", "board_wiring")}
+    head = {k: v for k, v in data.items() if k != "pins"}
     lines = ["{"]
     for key in sorted(head):
         lines.append(f"{json.dumps(key)}:{json.dumps(head[key], sort_keys=True)},")
-    lines.append('"board_wiring":' + json.dumps(data["board_wiring"], sort_keys=True, indent=0) + ",")
     rows = [f" {json.dumps(name)}:{json.dumps(record, sort_keys=True)}" for name, record in data["pins"].items()]
     lines.append('"pins":{\n' + ",\n".join(rows) + "\n}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def dumps_board_pins(data: dict[str, Any]) -> str:
+    """The board's pin file, one pin per line like ``pins.json``."""
+    return json.dumps(data, sort_keys=True, indent=0) + "\n"
