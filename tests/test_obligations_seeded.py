@@ -43,6 +43,11 @@ def res(**kinds: list[dict[str, Any]]) -> dict[str, Any]:
     return dict(kinds)
 
 
+KV = {"op": "kv_record", "name": "rec", "key": "rec", "value_bytes": 32}
+SELFTEST = {"op": "kv_record", "name": "selftest", "key": "selftest", "value_bytes": 16}
+CONFIRM = {"op": "image_confirm", "self_test": "selftest"}
+MOVE = {"mode": "swap_move"}
+
 CASES = [
     Case("pin-conflict-pa9", "stm32h743", plan(
         {"op": "gpio_blink", "led": "led", "period_ms": 500},
@@ -273,6 +278,39 @@ CASES = [
     Case("baud-error-console-baremetal", "nrf52840", plan(
         {"op": "uart_print", "message": "fast", "baud": 921600}, framework="baremetal"),
         "E_BAUD_ERROR", ["UARTE0", "921600"], ["baud", "%"]),
+    # storage and update (ops/storage, ops/update, sections/bootloader)
+    Case("storage-no-partition", "stm32f407", plan(KV, framework="zephyr"), "E_PARTITION_MISSING",
+         ["storage", "stm32f407"]),
+    Case("storage-two-sectors", "native_sim", plan({**KV, "sector_bytes": 16384}), "E_PARTITION_TOO_SMALL",
+         ["rec", "storage_partition"], ["bytes", "count"]),
+    Case("storage-sector-not-erase-multiple", "nrf52840", plan({**KV, "sector_bytes": 6144}), "E_SECTOR_SIZE",
+         ["rec", "storage_partition"], ["bytes"]),
+    Case("storage-record-too-large", "nrf52840", plan({**KV, "value_bytes": 4090}), "E_RECORD_TOO_LARGE",
+         ["rec", "storage_partition"], ["bytes"]),
+    Case("storage-endurance-10ms", "nrf52840", plan({**KV, "save_period_ms": 10}), "E_FLASH_ENDURANCE",
+         ["rec", "nrf52840"], ["ms", "saves/day", "cycles", "years"]),
+    Case("storage-esp-key-too-long", "esp32s3", plan({**KV, "key": "a_very_long_record_key"}, framework="espidf"),
+         "E_KEY_TOO_LONG", ["a_very_long_record_key"], ["characters"]),
+    Case("storage-misaligned-h743", "stm32h743", plan({"op": "flash_store", "offset_bytes": 8, "length_bytes": 100}),
+         "E_WRITE_ALIGNMENT", ["offset_bytes", "stm32h743"], ["bytes"], fully_valid_after=False),
+    Case("storage-erase-destroys-records", "nrf52840", plan(KV, {"op": "flash_store", "length_bytes": 64}),
+         "E_PARTITION_SHARED", ["storage_partition", "kv_record", "flash_store"]),
+    Case("update-no-bootloader", "nrf52840", plan(SELFTEST, CONFIRM), "E_BOOTLOADER_MISSING",
+         ["image_confirm", "nrf52840"]),
+    Case("update-self-test-unknown", "nrf52840", plan(SELFTEST, {**CONFIRM, "self_test": "nope"}, bootloader=MOVE),
+         "E_SELFTEST", ["nope", "image_confirm"]),
+    Case("update-image-larger-than-slot", "nrf52840", plan(
+        {"op": "image_stream", "image_bytes": 500_000}, bootloader=MOVE), "E_IMAGE_TOO_LARGE",
+         ["slot1_partition", "nrf52840"], ["bytes"]),
+    Case("update-swap-without-secondary-slot", "stm32f407", plan(framework="zephyr", bootloader=MOVE),
+         "E_BOOTLOADER_MODE", ["swap_move", "stm32f407"]),
+    Case("update-swap-move-equal-slots", "native_sim", plan(bootloader=MOVE), "E_SLOT_MISMATCH",
+         ["slot0_partition", "slot1_partition"], ["bytes"]),
+    Case("update-direct-xip-downgrade", "native_sim", plan(bootloader={"mode": "direct_xip",
+                                                                     "downgrade_prevention": True}),
+         "E_BOOTLOADER_CONFLICT", ["downgrade_prevention", "direct_xip"]),
+    Case("update-too-few-image-sectors", "nrf52840", plan(bootloader={**MOVE, "max_image_sectors": 64}),
+         "E_BOOT_SECTORS", ["max_image_sectors", "nrf52840"], ["sectors"]),
 ]  # fmt: skip
 
 

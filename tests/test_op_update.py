@@ -54,7 +54,7 @@ SEEDED = [
      "E_BOOTLOADER_MODE", {"swap_scratch", "nrf52840"}, {}),
     ("swap-move-equal-slots", ota("native_sim", {"mode": "swap_move"}, CONFIRM),
      "E_SLOT_MISMATCH", {"slot0_partition", "slot1_partition"}, {"slot0": "bytes", "slot1": "bytes"}),
-    ("direct-xip-downgrade", ota("nrf52840", {"mode": "direct_xip", "downgrade_prevention": True}, CONFIRM),
+    ("direct-xip-downgrade", ota("native_sim", {"mode": "direct_xip", "downgrade_prevention": True}, CONFIRM),
      "E_BOOTLOADER_CONFLICT", {"downgrade_prevention", "direct_xip"}, {}),
     ("encrypt-unsigned", ota("nrf52840", {"mode": "swap_move", "signature": "none", "encryption": True}, CONFIRM),
      "E_BOOTLOADER_CONFLICT", {"encryption", "signature"}, {}),
