@@ -22,6 +22,16 @@ TOO_SMALL = "E_PARTITION_TOO_SMALL"
 ALIGNMENT = "E_WRITE_ALIGNMENT"
 
 
+def zephyr_flash_writer(b: Any, family: str) -> None:
+    """The Kconfig every Zephyr operation that writes the internal flash needs: the flash driver and map,
+    the page layout NVS and the image writer look sectors up in, and — on a core whose MPU maps flash
+    read-only — ``MPU_ALLOW_FLASH_WRITE`` (samples/subsys/nvs/prj.conf sets the same)."""
+    symbols = ["CONFIG_FLASH", "CONFIG_FLASH_MAP", "CONFIG_FLASH_PAGE_LAYOUT"]
+    if b.target.core.mpu:
+        symbols.append("CONFIG_MPU_ALLOW_FLASH_WRITE")
+    b.app.need(family, *symbols)
+
+
 def uses_ota_table(plan: Any) -> bool:
     """ESP-IDF: a plan with a ``bootloader`` block is built with the two-OTA partition table."""
     return getattr(plan, "bootloader", None) is not None

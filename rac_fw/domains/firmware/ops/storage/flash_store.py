@@ -16,7 +16,14 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import has_registers
 from rac_fw.domains.firmware.facts.storage import Partition, storage
-from rac_fw.domains.firmware.ops.storage.area import TOO_SMALL, aligned, area, has_partition, missing
+from rac_fw.domains.firmware.ops.storage.area import (
+    TOO_SMALL,
+    aligned,
+    area,
+    has_partition,
+    missing,
+    zephyr_flash_writer,
+)
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -133,7 +140,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: FlashStore) -> dict[str, Any]:
     if part is None:
         raise b.unsupported(f"operations.{index}", f"{b.target.id} has no storage_partition", ["flash_store"], [])
     b.app.includes.update({"zephyr/storage/flash_map.h", "string.h"})
-    b.app.need("storage", "CONFIG_FLASH", "CONFIG_FLASH_MAP")
+    zephyr_flash_writer(b, "storage")
     erase_off, erase_len = _erase_range(b.target, part, op)
     return {
         "id": b.ids[index],

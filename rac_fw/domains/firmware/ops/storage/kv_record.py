@@ -17,7 +17,14 @@ from pydantic import Field
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.storage import storage
-from rac_fw.domains.firmware.ops.storage.area import TOO_SMALL, area, erase_block, has_partition, missing
+from rac_fw.domains.firmware.ops.storage.area import (
+    TOO_SMALL,
+    area,
+    erase_block,
+    has_partition,
+    missing,
+    zephyr_flash_writer,
+)
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Name
@@ -291,7 +298,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: KvRecord) -> dict[str, Any]:
     if geometry is None:
         raise b.unsupported(f"operations.{index}", f"{b.target.id} has no storage_partition", [op.key], [])
     b.app.includes.update({"zephyr/fs/nvs.h", "zephyr/storage/flash_map.h", "string.h"})
-    b.app.need("storage", "CONFIG_FLASH", "CONFIG_FLASH_MAP", "CONFIG_NVS")
+    zephyr_flash_writer(b, "storage")
+    b.app.need("storage", "CONFIG_NVS")
     view: dict[str, Any] = {
         "id": b.ids[index],
         "record_id": _record_id(b, index),

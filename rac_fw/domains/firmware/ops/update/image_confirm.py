@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.ops.storage.area import zephyr_flash_writer
 from rac_fw.domains.firmware.ops.update.boot import MISSING, has_slots, needs_bootloader
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
@@ -79,8 +80,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: ImageConfirm) -> dict[str, Any]:
             [],
         )
     b.app.includes.add("zephyr/dfu/mcuboot.h")
-    b.app.need("update", "CONFIG_FLASH", "CONFIG_FLASH_MAP", "CONFIG_STREAM_FLASH", "CONFIG_IMG_MANAGER",
-               "CONFIG_MCUBOOT_IMG_MANAGER")  # fmt: skip
+    zephyr_flash_writer(b, "update")
+    b.app.need("update", "CONFIG_STREAM_FLASH", "CONFIG_IMG_MANAGER", "CONFIG_MCUBOOT_IMG_MANAGER")
     return {"id": b.ids[index], "gate": gate, "test": c_string_literal(op.self_test), "step": {"period_ms": None}}
 
 

@@ -15,7 +15,7 @@ from pydantic import Field
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.storage import Partition, storage
-from rac_fw.domains.firmware.ops.storage.area import aligned, area, missing
+from rac_fw.domains.firmware.ops.storage.area import aligned, area, missing, zephyr_flash_writer
 from rac_fw.domains.firmware.ops.update.boot import MISSING, has_slots, needs_bootloader
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -109,8 +109,8 @@ def _chunk(plan: Plan, target: Target, framework: str, index: int, op: ImageStre
 
 def _zephyr(b: ZephyrBuilder, index: int, op: ImageStream) -> dict[str, Any]:
     b.app.includes.update({"zephyr/dfu/mcuboot.h", "zephyr/dfu/flash_img.h", "zephyr/storage/flash_map.h"})
-    b.app.need("update", "CONFIG_FLASH", "CONFIG_FLASH_MAP", "CONFIG_STREAM_FLASH", "CONFIG_IMG_MANAGER",
-               "CONFIG_MCUBOOT_IMG_MANAGER")  # fmt: skip
+    zephyr_flash_writer(b, "update")
+    b.app.need("update", "CONFIG_STREAM_FLASH", "CONFIG_IMG_MANAGER", "CONFIG_MCUBOOT_IMG_MANAGER")
     b.app.setting("update", "CONFIG_IMG_BLOCK_BUF_SIZE", str(op.chunk_bytes))
     return {
         "id": b.ids[index],
