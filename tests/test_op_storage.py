@@ -179,9 +179,17 @@ def test_zephyr_nvs_geometry_and_kconfig_come_from_the_facts() -> None:
     plan = parse_plan({"target": "nrf52840", "operations": [kv(delete=True)]})
     files = lower(plan, load_target("nrf52840"), "zephyr").files
     main = files["src/main.c"]
-    assert "app_rec_fs.sector_size = 4096U;" in main and "app_rec_fs.sector_count = 8U;" in main
-    assert "nvs_delete(&app_rec_fs, 1U)" in main and "n != -ENOENT" in main
+    assert "app_storage_fs.sector_size = 4096U;" in main and "app_storage_fs.sector_count = 8U;" in main
+    assert "nvs_delete(&app_storage_fs, 1U)" in main and "n != -ENOENT" in main
     assert {"CONFIG_NVS=y", "CONFIG_FLASH_MAP=y", "CONFIG_FLASH=y"} <= set(files["prj.conf"].splitlines())
+
+
+def test_two_records_share_one_mounted_file_system() -> None:
+    plan = parse_plan({"target": "nrf52840", "operations": [kv(), kv(name="other", key="other", value_bytes=8)]})
+    main = lower(plan, load_target("nrf52840"), "zephyr").files["src/main.c"]
+    assert main.count("nvs_mount(") == 1 and main.count("static struct nvs_fs ") == 1
+    assert "nvs_write(&app_storage_fs, 1U" in main and "nvs_write(&app_storage_fs, 2U" in main
+    assert run_plan({"target": "nrf52840", "operations": [kv(), kv(name="other", key="other")]}).status is Status.PASS
 
 
 def test_zephyr_flash_store_erases_whole_blocks() -> None:

@@ -10,7 +10,7 @@ within the erase cycles the partition's sectors survive (E_FLASH_ENDURANCE).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import Field
 
@@ -78,9 +78,36 @@ class KvRecord(Operation):
     lifetime_years: float = Field(default=10.0, gt=0, le=50, description="Service life the flash must survive.")
     delete: bool = Field(default=False, description="Delete the record after the verified read-back.")
 
+    @property
+    def name_bytes(self) -> int:
+        """Bytes of a name stored beside the value (NVS ids and ESP-IDF keys live in the entry header)."""
+        return 0
+
+
+class Record(Protocol):
+    """What the record obligations read of an operation that keeps a value in an NVS file system
+    (``kv_record``; ``settings_value`` through the settings subsystem's NVS backend)."""
+
+    @property
+    def op(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def value_bytes(self) -> int: ...
+    @property
+    def sector_bytes(self) -> int | None: ...
+    @property
+    def save_period_ms(self) -> int | None: ...
+    @property
+    def lifetime_years(self) -> float: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def name_bytes(self) -> int: ...
+
 
 # --- the geometry both the obligations and the lowerings use -------------------------------------------
-def _sector(op: KvRecord, target: Target, framework: str, plan: Any) -> tuple[int, int] | None:
+def _sector(op: Record, target: Target, framework: str, plan: Any) -> tuple[int, int] | None:
     """``(sector_bytes, sector_count)`` the file system gets on this target (None: no partition)."""
     facts, part = storage(target), area(plan, target, framework, "storage")
     if facts is None or part is None:
@@ -91,14 +118,16 @@ def _sector(op: KvRecord, target: Target, framework: str, plan: Any) -> tuple[in
     return sector, part.size // sector
 
 
-def _entry_bytes(op: KvRecord, target: Target, framework: str) -> int:
+def _entry_bytes(op: Record, target: Target, framework: str) -> int:
     """Flash bytes one save consumes (data rounded to the program unit plus its table entries)."""
     facts = storage(target)
     unit = facts.flash.write_unit(framework) if facts else 1
     if framework == "espidf":
         pages = math.ceil(op.value_bytes / IDF_PAGE_DATA)
         return math.ceil(op.value_bytes / IDF_ENTRY_BYTES) * IDF_ENTRY_BYTES + (pages + 1) * IDF_ENTRY_BYTES
-    return -(-op.value_bytes // unit) * unit + -(-NVS_ATE_BYTES // unit) * unit
+    entries = 2 if op.name_bytes else 1
+    name = -(-op.name_bytes // unit) * unit if op.name_bytes else 0
+    return -(-op.value_bytes // unit) * unit + name + entries * (-(-NVS_ATE_BYTES // unit) * unit)
 
 
 def _ate_bytes(target: Target, framework: str) -> int:
@@ -108,11 +137,11 @@ def _ate_bytes(target: Target, framework: str) -> int:
 
 
 # --- obligations ------------------------------------------------------------------------------------------
-def _partition(plan: Plan, target: Target, framework: str, index: int, op: KvRecord) -> list[Evidence]:
-    return missing(plan, target, framework, index, "storage", f"kv_record {op.key}")
+def _partition(plan: Plan, target: Target, framework: str, index: int, op: Record) -> list[Evidence]:
+    return missing(plan, target, framework, index, "storage", f"{op.op} {op.key}")
 
 
-def _sectors(plan: Plan, target: Target, framework: str, index: int, op: KvRecord) -> list[Evidence]:
+def _sectors(plan: Plan, target: Target, framework: str, index: int, op: Record) -> list[Evidence]:
     from rac_fw.domains.firmware.obligations.evidence import measure, relax, remove, replace, violation
 
     facts, part, geometry = (
@@ -136,7 +165,7 @@ def _sectors(plan: Plan, target: Target, framework: str, index: int, op: KvRecor
         found.append(
             violation(
                 SECTOR,
-                f"kv_record {op.key}: an NVS sector of {sector} bytes on {part.name} of {target.id} {why}",
+                f"{op.op} {op.key}: an NVS sector of {sector} bytes on {part.name} of {target.id} {why}",
                 path,
                 [op.key, part.name, target.id],
                 [
@@ -146,7 +175,7 @@ def _sectors(plan: Plan, target: Target, framework: str, index: int, op: KvRecor
                 ],  # fmt: skip
                 [relax(f"use {size}-byte sectors", replace(path, size)) for size in fixes]
                 + [relax(f"use framework {f}", replace(["framework"], f)) for f in target.frameworks if f == "espidf"]
-                + [relax("drop this kv_record", remove(["operations", index]))]
+                + [relax(f"drop this {op.op}", remove(["operations", index]))]
                 + [_raw_instead(target, framework, index, op)],
             )
         )
@@ -156,7 +185,7 @@ def _sectors(plan: Plan, target: Target, framework: str, index: int, op: KvRecor
         found.append(
             violation(
                 TOO_SMALL,
-                f"kv_record {op.key}: {part.name} ({part.size} bytes) holds {count} sector(s) of {sector} bytes; "
+                f"{op.op} {op.key}: {part.name} ({part.size} bytes) holds {count} sector(s) of {sector} bytes; "
                 "NVS needs at least 2 (one stays free for garbage collection)",
                 path,
                 [op.key, part.name, target.id],
@@ -171,7 +200,7 @@ def _sectors(plan: Plan, target: Target, framework: str, index: int, op: KvRecor
     return found
 
 
-def _raw_instead(target: Target, framework: str, index: int, op: KvRecord) -> Relaxation:
+def _raw_instead(target: Target, framework: str, index: int, op: Record) -> Relaxation:
     """Where NVS cannot run (erase blocks above its 16-bit sector size), keep the bytes raw in the
     storage partition instead: a ``flash_store`` of the record's length rounded to the write block."""
     from rac_fw.domains.firmware.obligations.evidence import relax, replace
@@ -183,7 +212,7 @@ def _raw_instead(target: Target, framework: str, index: int, op: KvRecord) -> Re
     return relax(f"store the {length} bytes raw with flash_store", replace(["operations", index], raw))
 
 
-def _record(plan: Plan, target: Target, framework: str, index: int, op: KvRecord) -> list[Evidence]:
+def _record(plan: Plan, target: Target, framework: str, index: int, op: Record) -> list[Evidence]:
     from rac_fw.domains.firmware.obligations.evidence import measure, relax, replace, violation
 
     geometry, part = _sector(op, target, framework, plan), area(plan, target, framework, "storage")
@@ -205,7 +234,7 @@ def _record(plan: Plan, target: Target, framework: str, index: int, op: KvRecord
     return [
         violation(
             RECORD,
-            f"kv_record {op.key}: {op.value_bytes} bytes do not fit one record: {overhead}, leaving {limit} bytes",
+            f"{op.op} {op.key}: {op.value_bytes} bytes do not fit one record: {overhead}, leaving {limit} bytes",
             path,
             [op.key, part.name, target.id],
             [
@@ -218,7 +247,7 @@ def _record(plan: Plan, target: Target, framework: str, index: int, op: KvRecord
     ]
 
 
-def _endurance(plan: Plan, target: Target, framework: str, index: int, op: KvRecord) -> list[Evidence]:
+def _endurance(plan: Plan, target: Target, framework: str, index: int, op: Record) -> list[Evidence]:
     """saves/day × lifetime ≤ endurance × sectors × records per sector erase."""
     from rac_fw.domains.firmware.obligations.evidence import measure, relax, remove, replace, violation
 
@@ -246,7 +275,7 @@ def _endurance(plan: Plan, target: Target, framework: str, index: int, op: KvRec
     return [
         violation(
             ENDURANCE,
-            f"kv_record {op.key}: saving every {op.save_period_ms} ms is {per_day:.0f} saves/day, "
+            f"{op.op} {op.key}: saving every {op.save_period_ms} ms is {per_day:.0f} saves/day, "
             f"{needed:.3g} saves in {op.lifetime_years} years; the {count} sectors of {sector} bytes on "
             f"{target.id} take {facts.flash.endurance_cycles} erase cycles each and {per_erase} saves of "
             f"{entry} bytes per erase: {capacity:.3g} saves",
@@ -278,7 +307,7 @@ def _key_length(plan: Plan, target: Target, framework: str, index: int, op: KvRe
     return [
         violation(
             "E_KEY_TOO_LONG",
-            f"kv_record {op.key}: ESP-IDF NVS keys are at most {IDF_KEY_MAX} characters, this one has {len(op.key)}",
+            f"{op.op} {op.key}: ESP-IDF NVS keys are at most {IDF_KEY_MAX} characters, this one has {len(op.key)}",
             path,
             [op.key],
             [measure("key_length", len(op.key), "characters"), measure("max", IDF_KEY_MAX, "characters")],
@@ -300,14 +329,19 @@ def _zephyr(b: ZephyrBuilder, index: int, op: KvRecord) -> dict[str, Any]:
     b.app.includes.update({"zephyr/fs/nvs.h", "zephyr/storage/flash_map.h", "string.h"})
     zephyr_flash_writer(b, "storage")
     b.app.need("storage", "CONFIG_NVS")
+    # One NVS file system per partition: the plan's first kv_record mounts it, later ones add records
+    # (two mounts of one area would each keep their own write pointer and overwrite the other's).
+    first = next(i for i, other in enumerate(b.plan.operations) if other.op == "kv_record")
     view: dict[str, Any] = {
         "id": b.ids[index],
+        "fs": "app_storage_fs",
+        "mounts": index == first,
         "record_id": _record_id(b, index),
         "bytes": op.value_bytes,
         "sector": geometry[0],
         "sectors": geometry[1],
         "delete": op.delete,
-        "setup": True,
+        "setup": index == first,
         "step": {"period_ms": op.save_period_ms},
     }
     return view
