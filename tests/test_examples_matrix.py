@@ -38,6 +38,7 @@ FAMILIES = {
     "sensor": ("sensor_read",),
     "log": ("log",),
     "storage": ("kv_record", "flash_store"),
+    "settings": ("settings_value",),
     "update": ("image_confirm", "image_stream"),
 }
 

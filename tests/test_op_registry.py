@@ -28,7 +28,7 @@ PINNED = {
     "isr_handoff", "producer_consumer", "shared_state_mutex", "lock_order",
     "sensor_read",
     "log",
-    "kv_record", "flash_store", "image_confirm", "image_stream",
+    "kv_record", "settings_value", "flash_store", "image_confirm", "image_stream",
 }  # fmt: skip
 
 

@@ -110,6 +110,10 @@ def kv(**fields: Any) -> dict[str, Any]:
     return {"op": "kv_record", "name": "rec", "key": "rec", "value_bytes": 32, **fields}
 
 
+def setting(**fields: Any) -> dict[str, Any]:
+    return {"op": "settings_value", "name": "duty", "key": "duty", "value_bytes": 4, **fields}
+
+
 SEEDED = [
     # a 10 ms save period on the nRF52840-DK: 8.64 million saves a day against 8 sectors × 10 000 cycles
     ("endurance-10ms", {"target": "nrf52840", "operations": [kv(save_period_ms=10)]}, "E_FLASH_ENDURANCE",
@@ -137,6 +141,12 @@ SEEDED = [
     ("flash-store-too-long", {"target": "nrf52840", "operations": [
         {"op": "flash_store", "offset_bytes": 4096, "length_bytes": 32768}]}, "E_PARTITION_TOO_SMALL",
      {"storage_partition", "nrf52840"}, {"end": "bytes", "area": "bytes"}),
+    ("settings-value-too-large", {"target": "nrf52840", "operations": [setting(value_bytes=300)]},
+     "E_RECORD_TOO_LARGE", {"duty", "SETTINGS_MAX_VAL_LEN"}, {"value": "bytes", "limit": "bytes"}),
+    ("settings-endurance-10ms", {"target": "native_sim", "operations": [setting(save_period_ms=10)]},
+     "E_FLASH_ENDURANCE", {"duty", "native_sim"}, {"saves_per_erase": "saves", "sectors": "count"}),
+    ("settings-beside-a-record", {"target": "nrf52840", "operations": [setting(), kv()]}, "E_PARTITION_SHARED",
+     {"storage_partition", "settings_value", "kv_record"}, {}),
     ("erase-destroys-records", {"target": "nrf52840", "operations": [
         kv(), {"op": "flash_store", "length_bytes": 64}]}, "E_PARTITION_SHARED",
      {"storage_partition", "kv_record", "flash_store"}, {}),
@@ -190,6 +200,20 @@ def test_two_records_share_one_mounted_file_system() -> None:
     assert main.count("nvs_mount(") == 1 and main.count("static struct nvs_fs ") == 1
     assert "nvs_write(&app_storage_fs, 1U" in main and "nvs_write(&app_storage_fs, 2U" in main
     assert run_plan({"target": "nrf52840", "operations": [kv(), kv(name="other", key="other")]}).status is Status.PASS
+
+
+def test_zephyr_settings_backend_geometry_and_entries() -> None:
+    plan = parse_plan({"target": "nrf52840", "operations": [setting(save_period_ms=600_000)]})
+    files = lower(plan, load_target("nrf52840"), "zephyr").files
+    prj = set(files["prj.conf"].splitlines())
+    assert {"CONFIG_SETTINGS=y", "CONFIG_SETTINGS_NVS=y", "CONFIG_SETTINGS_NVS_SECTOR_COUNT=8",
+            "CONFIG_SETTINGS_NVS_SECTOR_SIZE_MULT=1", "CONFIG_MPU_ALLOW_FLASH_WRITE=y"} <= prj  # fmt: skip
+    main = files["src/main.c"]
+    assert 'settings_save_one("rac/duty"' in main and 'settings_load_subtree_direct("rac", app_duty_load' in main
+    # a save costs the value entry and the backend's name entry ("rac/duty"), each with its 8-byte ATE
+    result = run_plan({"target": "nrf52840", "operations": [setting(save_period_ms=10)]})
+    evidence = next(e for e in result.evidence if e.code == "E_FLASH_ENDURANCE")
+    assert {m.name: m.value for m in evidence.magnitudes}["saves_per_erase"] == 4096 // (4 + 8 + 8 + 8)
 
 
 def test_zephyr_flash_store_erases_whole_blocks() -> None:
@@ -257,6 +281,7 @@ ZEPHYR_BAD = [
     ("storage_write_before_erase", "E_CALL_ORDER"),
     ("storage_stream_without_erase", "E_CALL_MISSING"),
     ("storage_confirm_unchecked", "E_CALL_MISSING"),
+    ("storage_settings_before_init", "E_CALL_ORDER"),
 ]
 ESPIDF_BAD = [
     ("storage_nvs_open_before_init", "E_CALL_ORDER"),

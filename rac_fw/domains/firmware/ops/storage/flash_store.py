@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from rac_fw.domains.firmware.plan.model import Plan
 
 SHARED = "E_PARTITION_SHARED"
+#: Operations that keep an NVS file system in the storage partition (a raw erase there destroys it).
+FILE_SYSTEM_USERS = ("kv_record", "settings_value")
 #: STM32 flash interface (RM0090 §3.5.1 / §3.9.1): the KEYR unlock sequence.
 STM32_FLASH_KEYS = (0x45670123, 0xCDEF89AB)
 
@@ -109,17 +111,17 @@ def _shared(plan: Plan, target: Target, framework: str, index: int, op: FlashSto
 
     if framework == "baremetal":
         return []
-    records = [i for i, other in enumerate(plan.operations) if other.op == "kv_record"]
+    records = [i for i, other in enumerate(plan.operations) if other.op in FILE_SYSTEM_USERS]
     part = _area(plan, target, framework)
     if not records or part is None:
         return []
     return [
         violation(
             SHARED,
-            f"flash_store erases blocks of {part.name}, where the kv_record at operations[{records[0]}] keeps "
-            "its file system: the erase would destroy its records",
+            f"flash_store erases blocks of {part.name}, where the {plan.operations[records[0]].op} at "
+            f"operations[{records[0]}] keeps its file system: the erase would destroy its records",
             ["operations", index],
-            [part.name, "flash_store", "kv_record"],
+            [part.name, "flash_store", plan.operations[records[0]].op],
             relaxations=[relax("drop this flash_store", remove(["operations", index]))],
         )
     ]
