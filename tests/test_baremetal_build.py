@@ -14,7 +14,7 @@ from rac_fw.domains.firmware.backends.gcc import GccBuildResult
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.lower import LoweringError, lower, write_artifact
 from rac_fw.domains.firmware.obligations import check
-from rac_fw.domains.firmware.obligations.placement import placement
+from rac_fw.domains.firmware.placement import placement
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan

@@ -36,9 +36,9 @@ def test_uarte_table_is_the_svd_enumeration(shared_dir: Path) -> None:
                     rate = value.findtext("name").removeprefix("Baud").replace("1M", "1000000")
                     found[int(rate)] = int(value.findtext("value"), 16)
     nrf = load_target("nrf52840")
-    assert nrf.extra["uart"]["baudrate_register"] == found  # the pack's table is the SVD's enumeration
+    assert nrf.uart is not None and nrf.uart.baudrate_register == found  # the pack's table is the SVD's enumeration
     assert derive.uarte_baudrate(nrf, 115_200).register == found[115_200]
-    assert derive.uarte_baudrate(nrf, 115_200).actual == nrf.extra["uart"]["baud_table"][115_200]
+    assert derive.uarte_baudrate(nrf, 115_200).actual == nrf.uart.baud_table[115_200]
     with pytest.raises(derive.DerivationError, match="not 100000"):
         derive.uarte_baudrate(nrf, 100_000)
 
@@ -61,8 +61,8 @@ def test_timer_prescalers_fit_the_counter() -> None:
     assert abs(setting.period_s - 0.5) < 1 / 16_000_000 * (setting.prescaler + 1)
     assert derive.stm32_timer(16_000_000, 0.5, 32) == derive.TimerSetting(0, 7_999_999, 16_000_000)
     # nRF TIMER: 16 MHz base, 32-bit: 1 s needs no prescaler.
-    dividers = load_target("nrf52840").extra["timers"]["TIMER1"]["prescalers"]
-    assert dividers == [2**n for n in range(10)]  # PRESCALER 0..9 (PS §6.30)
+    dividers = load_target("nrf52840").timers["TIMER1"].prescalers
+    assert dividers == tuple(2**n for n in range(10))  # PRESCALER 0..9 (PS §6.30)
     assert derive.nrf_timer(16_000_000, 1.0, 32, dividers) == derive.TimerSetting(0, 15_999_999, 16_000_000)
     assert derive.nrf_timer(16_000_000, 1.0, 16, dividers).prescaler == 8
     with pytest.raises(derive.DerivationError):  # 16-bit at 16 MHz / 512 tops out at ~2.1 s
@@ -71,13 +71,13 @@ def test_timer_prescalers_fit_the_counter() -> None:
 
 
 def test_watchdog_settings_from_facts() -> None:
-    iwdg = load_target("stm32f407").extra["watchdog"]["IWDG"]
+    iwdg = load_target("stm32f407").watchdogs["IWDG"]
     setting = derive.iwdg(1000, iwdg)
     assert (setting.prescaler_code, setting.divider, setting.reload) == (1, 8, 3999)
     assert setting.timeout_ms == pytest.approx(1000.0)
     with pytest.raises(derive.DerivationError):
         derive.iwdg(60_000, iwdg)
-    wdt = load_target("nrf52840").extra["watchdog"]["WDT"]
+    wdt = load_target("nrf52840").watchdogs["WDT"]
     assert derive.nrf_wdt(2000, wdt).reload == 65_535
 
 

@@ -40,6 +40,7 @@ FAMILIES = {
     "storage": ("kv_record", "flash_store"),
     "settings": ("settings_value",),
     "update": ("image_confirm", "image_stream"),
+    "memory": ("mem_slab", "stack_report"),
 }
 
 

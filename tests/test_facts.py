@@ -260,9 +260,9 @@ def test_board_packs_share_chip_packs_and_keep_target_ids():
 )
 def test_board_default_adc_pin_is_an_analog_input_and_observable(target_id: str, pin: str, analog: str):
     target = load_target(target_id)
-    assert target.extra["adc"]["board_default_pin"] == pin
+    assert target.board.adc_default_pin == pin
     assert analog in target.pins[pin].analog
-    assert detail(target, "extra", "adc")["value"]["board_default_pin"] == pin
+    assert list(detail(target, "extra", "adc")["value"]["units"]) == list(target.adc.units if target.adc else ())
     assert detail(target, "pin", pin)["board_default_adc"] is True
     assert not any(detail(target, "pin", p)["board_default_adc"] for p in target.pins if p != pin)
 

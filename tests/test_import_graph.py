@@ -18,12 +18,17 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
         "backends.select_runner builds the bench's board runner and the bench builds apps through the "
         "pipeline; the bench moves under the firmware domain with its own runner registration"
     ),
-    frozenset({"rac_fw.domains.firmware.obligations", "rac_fw.domains.firmware.ops"}): (
-        "op specs' own checks build evidence with obligations.evidence, imported inside the check (the "
-        "obligations import op models); evidence.py has no obligation in it and can move beside the plan"
-    ),
-    frozenset({"rac_fw.domains.firmware.plan", "rac_fw.domains.firmware.sections"}): (
-        "Plan holds each plan-level block's model (sections/<name>.py), whose models derive from plan.base"
+    frozenset(
+        {
+            "rac_fw.domains.firmware.obligations",
+            "rac_fw.domains.firmware.ops",
+            "rac_fw.domains.firmware.plan",
+            "rac_fw.domains.firmware.sections",
+        }
+    ): (
+        "op specs and plan-level blocks declare their own obligations (OpSpec.checks, SectionSpec.checks): the "
+        "checks build evidence with obligations.evidence and ask shared rules (RAM budget, free pins) at check "
+        "time (function-level imports), and Plan's block fields import their models from sections/"
     ),
 }
 

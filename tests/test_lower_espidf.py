@@ -125,9 +125,11 @@ def test_ledc_resolution_derived_from_clock_facts(period_us: int) -> None:
         FULL_PLAN, operations=[{"op": "pwm_fixed", "output": "led", "period_us": period_us, "duty_percent": 25}]
     )
     main = lower(_valid(plan), TARGET, "espidf").files["main/main.c"]
-    ledc = TARGET.extra["pwm"]["LEDC"]
+    assert TARGET.pwm is not None
+    ledc = TARGET.pwm.units["LEDC"]
+    assert ledc.max_resolution_bits is not None and ledc.clock_hz is not None
     freq = round(1_000_000 / period_us)
-    bits = min(ledc["max_resolution_bits"], math.floor(math.log2(ledc["clock_hz"] / freq)))
+    bits = min(ledc.max_resolution_bits, math.floor(math.log2(ledc.clock_hz / freq)))
     assert f".freq_hz = {freq}," in main
     assert f".duty_resolution = LEDC_TIMER_{bits}_BIT," in main
     assert f".duty = {round(0.25 * (1 << bits))}," in main

@@ -15,10 +15,10 @@ import pytest
 
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import dcache_active
 from rac_fw.domains.firmware.lower import LoweringError, lower
 from rac_fw.domains.firmware.obligations import check
-from rac_fw.domains.firmware.obligations.placement import buffer_needs, placement
-from rac_fw.domains.firmware.obligations.quantities import dcache_active
+from rac_fw.domains.firmware.placement import buffer_needs, placement
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.load import parse_plan
 from rac_fw.domains.firmware.plan.matrix import realizes
@@ -236,12 +236,13 @@ def test_irq_handlers_come_from_the_svd_facts(case: tuple[Target, Plan, dict[str
 def test_watchdog_timeout_from_lsi_facts(case: tuple[Target, Plan, dict[str, str]]) -> None:
     target, _, files = case
     main = files["Core/Src/main.c"]
-    name = next(n for n in target.extra["watchdog"] if n.startswith("IWDG"))
-    facts = target.extra["watchdog"][name]
+    name = next(n for n in target.watchdogs if n.startswith("IWDG"))
+    facts = target.watchdogs[name]
+    assert facts.reload_max is not None and facts.clock_hz is not None
     prescaler = int(re.search(r"IWDG_PRESCALER_(\d+);", main)[1])  # type: ignore[index]
     reload = int(re.search(r"hiwdg\.Init\.Reload = (\d+)U;", main)[1])  # type: ignore[index]
-    assert f"hiwdg.Instance = {name};" in main and reload <= facts["reload_max"]
-    assert abs((reload + 1) * prescaler / facts["clock_hz"] * 1000 - 3000) <= prescaler / facts["clock_hz"] * 1000
+    assert f"hiwdg.Instance = {name};" in main and reload <= facts.reload_max
+    assert abs((reload + 1) * prescaler / facts.clock_hz * 1000 - 3000) <= prescaler / facts.clock_hz * 1000
     assert main.index("MX_IWDG_Init();") > main.index("HAL_DMA_Start_IT(")  # installed last, right before the loop
     assert "HAL_IWDG_Refresh(&hiwdg)" in main
 
@@ -344,7 +345,8 @@ def test_timer_update_irq_and_spi_kernel_clock_from_facts() -> None:
         "operations": [{"op": "spi_transfer", "device": "flash_chip", "write_bytes": 1, "read_bytes": 3}],
     }  # fmt: skip
     main = lower(_valid(data, h7), h7, "hal").files["Core/Src/main.c"]
-    kernel = h7.clock(h7.extra["spi"]["SPI1"]["clock"])
+    assert h7.spi is not None
+    kernel = h7.clock(h7.spi.instances["SPI1"].clock)
     assert kernel is not None and kernel.default_hz["hal"] // 8 == 8_000_000
     assert "SPI_BAUDRATEPRESCALER_8" in main
 
@@ -447,10 +449,10 @@ def _adc_dma_route(target: Target, files: dict[str, str]) -> tuple[str, int]:
         channel = int(re.search(r"\.Init\.Channel = DMA_CHANNEL_(\d+);", adc_msp)[1])  # type: ignore[index]
         assert (stream, channel) in facts.routes("ADC1")
     else:
-        mux = target.extra["dmamux"]["DMAMUX1"]
-        assert controller in mux["controllers"]
+        mux = target.dmamux["DMAMUX1"]
+        assert controller in mux.controllers
         assert ".Init.Request = DMA_REQUEST_ADC1;" in adc_msp
-        assert f"DMAMUX1 request line {mux['requests']['ADC1']})" in adc_msp
+        assert f"DMAMUX1 request line {mux.requests['ADC1']})" in adc_msp
     # The stream's vector is the one the SVD facts give its controller (DMA2_STR0 spelled DMA2_Stream0).
     vectors = {i.name.replace("_STR", "_Stream") for i in target.peripherals[controller].interrupts}
     assert f"{controller}_Stream{stream}" in vectors
@@ -489,7 +491,7 @@ def test_adc_scan_into_an_axi_buffer_runs_by_dma_and_invalidates_before_reading(
     assert start < flagged < stop < invalidate < read
     assert main.count("adc_buf[") == 2  # the declaration and the one read: the CPU never writes the buffer
     assert "value_adc_scan_0 = (int32_t)(((uint32_t)raw * 3300U) / 4095U);" in main
-    assert target.extra["adc"]["vref_mv"] == 3300
+    assert target.adc is not None and target.adc.vref_mv == 3300
     # Interrupt context sets flags only.
     done = _function(main, "void HAL_ADC_ConvCpltCallback(ADC_HandleTypeDef *hadc)")
     assert "adc_scan_0_ready = true;" in done and not re.search(r"HAL_\w+\(|printf|Delay", done.split("{", 1)[1])

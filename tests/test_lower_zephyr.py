@@ -18,6 +18,7 @@ import tree_sitter
 import tree_sitter_c
 
 from rac_fw.contract import apply_patch
+from rac_fw.domains.firmware.facts.chip import Dmamux
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.lower import (
@@ -291,19 +292,18 @@ def test_lowering_is_deterministic_and_written_with_hashes(tmp_path: Path) -> No
 
 #: The STM32H743's DMAMUX1 request line for USART3_RX (RM0433 Table 121; the CMSIS-SVD's DMAMUX1
 #: CCRx.DMAREQ_ID enumerated value usart3_rx_dma = 45) and the first mux channel of each DMA controller
-#: (channels 0-7 drive DMA1 streams 0-7, 8-15 drive DMA2). The shape ``extra.dmamux`` the lowering reads.
-H7_DMAMUX = {"DMAMUX1": {"controllers": {"DMA1": 0, "DMA2": 8}, "requests": {"USART3_RX": 45}}}
+#: (channels 0-7 drive DMA1 streams 0-7, 8-15 drive DMA2). The shape ``Target.dmamux`` the lowering reads.
+H7_DMAMUX = {"DMAMUX1": Dmamux(controllers={"DMA1": 0, "DMA2": 8}, requests={"USART3_RX": 45})}
 
 
-def _with_extra(target: Target, **extra: object) -> Target:
-    return dataclasses.replace(target, extra={**target.extra, **extra})
+def _with_dmamux(target: Target, dmamux: dict[str, Dmamux]) -> Target:
+    return dataclasses.replace(target, dmamux=dmamux)
 
 
 def _without_rx_route(target: Target) -> Target:
     """The target with no request-line facts: neither a DMAMUX table nor fixed controller mappings."""
-    extra = {k: v for k, v in target.extra.items() if k != "dmamux"}
     dma = tuple(dataclasses.replace(c, requests={}) for c in target.dma)
-    return dataclasses.replace(target, extra=extra, dma=dma)
+    return dataclasses.replace(target, dmamux={}, dma=dma)
 
 
 def _console_rx_plan(target: str, peripheral: str, circular: bool = True, **buffer: object) -> dict[str, Any]:
@@ -384,7 +384,7 @@ def test_dma_uart_rx_on_nrf52840_uses_the_uartes_own_easydma() -> None:
 
 
 def test_dma_uart_rx_on_stm32h743_places_the_buffer_in_non_cacheable_memory() -> None:
-    target = _with_extra(load_target("stm32h743"), dmamux=H7_DMAMUX)
+    target = _with_dmamux(load_target("stm32h743"), H7_DMAMUX)
     plan = parse_plan(_console_rx_plan("stm32h743", "USART3_RX"))
     assert check(plan, target, "zephyr") == []
     files = lower(plan, target, "zephyr").files
@@ -417,7 +417,7 @@ def test_dma_uart_rx_without_a_known_request_route_is_unsupported() -> None:
 
 
 def test_a_cached_buffer_outside_the_default_ram_cannot_be_made_nocache() -> None:
-    target = _with_extra(load_target("stm32h743"), dmamux=H7_DMAMUX)
+    target = _with_dmamux(load_target("stm32h743"), H7_DMAMUX)
     data = _console_rx_plan("stm32h743", "USART3_RX", placement="SRAM1")
     with pytest.raises(LoweringError) as caught:
         lower(parse_plan(data), target, "zephyr")
@@ -484,9 +484,9 @@ def test_die_temperature_on_nrf52840_reads_the_temp_node(device: str) -> None:
 @pytest.mark.parametrize("target_id", ["nrf52840", "stm32h743", "stm32f407"])
 def test_an_adc_channel_without_a_pin_samples_the_boards_default_pin(target_id: str) -> None:
     target = load_target(target_id)
-    adc = target.extra["adc"]
-    assert isinstance(adc, dict), "the facts describe the ADC"
-    default = adc["board_default_pin"]
+    assert target.adc is not None, "the facts describe the ADC"
+    default = target.board.adc_default_pin
+    assert default is not None
     signal = next(s for s in target.pins[default].analog if re.fullmatch(r"ADC\d+_INP?\d+|AIN\d+", s))
     overlay = next(v for k, v in _lowered("adc_dt.yaml", target_id).items() if k.endswith(".overlay"))
     if signal.startswith("AIN"):

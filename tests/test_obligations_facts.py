@@ -14,13 +14,12 @@ import pytest
 
 from rac_fw.contract import Evidence, apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
-from rac_fw.domains.firmware.facts.query import serving_controllers
+from rac_fw.domains.firmware.facts.query import kernel_tick_hz, serving_controllers
 from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.obligations.bus import bus_clock
 from rac_fw.domains.firmware.obligations.instances import block_base, sharing
 from rac_fw.domains.firmware.obligations.memory import budget_pools
-from rac_fw.domains.firmware.obligations.placement import placement
-from rac_fw.domains.firmware.obligations.quantities import kernel_tick_hz
+from rac_fw.domains.firmware.placement import placement
 from rac_fw.domains.firmware.plan.load import parse_plan
 
 
@@ -118,7 +117,7 @@ def test_bus_clocks_are_checked_against_the_controller_facts(
 
 def test_bus_clock_limits_come_from_extra_tables() -> None:
     f4, h7, nrf = load_target("stm32f407"), load_target("stm32h743"), load_target("nrf52840")
-    assert bus_clock(f4, "i2c", "I2C1", "zephyr").max_hz == f4.extra["i2c"]["max_hz"] == 400_000
+    assert bus_clock(f4, "i2c", "I2C1", "zephyr").max_hz == (f4.i2c.max_hz if f4.i2c else None) == 400_000
     assert bus_clock(h7, "i2c", "I2C4", "zephyr").max_hz == 1_000_000
     twim = bus_clock(nrf, "i2c", "TWIM1", "zephyr")
     assert twim.settings == (100_000, 250_000, 400_000) and twim.nearest(399_999) == 250_000
@@ -188,11 +187,11 @@ def test_stm32h743_dmamux_request_lines_are_the_svd_enumerations(shared_dir: Pat
     DMAMUX2 only, so only BDMA (which DMAMUX2 feeds) serves it and its buffers go to SRAM4."""
     svd = _svd_peripherals(shared_dir / "svd" / "stm32h743.svd")
     target = load_target("stm32h743")
-    muxes = target.extra["dmamux"]
-    assert isinstance(muxes, dict) and set(muxes) == {"DMAMUX1", "DMAMUX2"}
+    muxes = target.dmamux
+    assert set(muxes) == {"DMAMUX1", "DMAMUX2"}
     for name, mux in muxes.items():
         enumeration = _dmareq_ids(svd[name])
-        assert {request: enumeration[f"{request.lower()}_dma"] for request in mux["requests"]} == mux["requests"]
+        assert {request: enumeration[f"{request.lower()}_dma"] for request in mux.requests} == mux.requests
     dmamux1 = _dmareq_ids(svd["DMAMUX1"])
     assert not [signal for signal in dmamux1 if signal.startswith("lpuart1")]
     assert [c.name for c in serving_controllers(target, "LPUART1_RX")] == ["BDMA"]
@@ -217,10 +216,9 @@ def test_nrf52840_shared_instances_are_the_svd_blocks_at_one_base_address(shared
         assert block_base(target, instance) == base
         assert sharing(target, base) == sorted(n for n, b in base_of.items() if b == base)
     assert sharing(target, base_of["TWIM0"]) == ["SPI0", "SPIM0", "SPIS0", "TWI0", "TWIM0", "TWIS0"]
-    dt_reg = target.extra["dt_reg"]
-    assert isinstance(dt_reg, dict) and set(dt_reg.values()) <= set(base_of.values())
+    assert target.dt_reg and set(target.dt_reg.values()) <= set(base_of.values())
     assert block_base(target, "I2C0") == block_base(target, "SPI0") == base_of["TWIM0"]
-    assert "shared_ids" not in target.extra  # derived, not hand-listed
+    assert set(target.extra) <= {"flash", "radio"}  # sharing is derived, not hand-listed
 
 
 @pytest.mark.parametrize("target_id", ["nrf52840", "stm32h743"])
@@ -228,9 +226,10 @@ def test_pwm_led_nodes_name_the_board_led_pin_they_drive(target_id: str) -> None
     """The observation lists ``pwm-led0``; the facts say which node it is and which board LED's pin that
     node drives (nRF52840-DK: LED1 = led0; Nucleo-H743ZI: LD3 red, *not* led0)."""
     target = load_target(target_id)
-    table = target.extra["pwm_leds"]
-    assert isinstance(table, dict) and table
-    for node, entry in table.items():
-        assert target.board.dt_aliases[entry["alias"]] == node and node in target.board.dt_node_labels
-        assert entry["pin"] in {led.pin for led in target.board.leds}
-        assert entry["pwm"] in target.board.dt_node_labels
+    table = target.board.pwm_leds
+    assert table
+    for entry in table:
+        assert entry.alias is not None and target.board.dt_aliases[entry.alias] == entry.node
+        assert entry.node in target.board.dt_node_labels
+        assert entry.pin in {led.pin for led in target.board.leds}
+        assert entry.pwm in target.board.dt_node_labels

@@ -59,7 +59,7 @@ def test_cache_maintenance_and_alignment_follow_the_facts() -> None:
     line = h7.core.dcache.line_bytes if h7.core.dcache else 0
     assert zephyr.cache_maintenance and zephyr.alignment_bytes == line == zephyr.line_bytes
     # The HAL lowering enables the caches (extra.cache_enabled.hal); the bare-metal runtime does not.
-    assert h7.extra["cache_enabled"] == {"zephyr": True, "hal": True, "baremetal": False}
+    assert h7.cache_enabled == {"zephyr": True, "hal": True, "baremetal": False}
     assert hal.cache_maintenance and hal.alignment_bytes == line
     assert not bare.cache_maintenance and bare.alignment_bytes == line
     f4 = buffer_needs(plan, load_target("stm32f407"), "zephyr", "src")

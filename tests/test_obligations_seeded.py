@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from test_op_periph import SEEDED as PERIPH_SEEDED
 
 from rac_fw.contract import apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
@@ -311,6 +312,13 @@ CASES = [
          "E_BOOTLOADER_CONFLICT", ["downgrade_prevention", "direct_xip"]),
     Case("update-too-few-image-sectors", "nrf52840", plan(bootloader={**MOVE, "max_image_sectors": 64}),
          "E_BOOT_SECTORS", ["max_image_sectors", "nrf52840"], ["sectors"]),
+]  # fmt: skip
+
+# The periph blocks' and operations' own codes, one case each (their whole seeded suite: test_op_periph.py).
+CASES += [
+    Case(c.id, c.plan["target"], {k: v for k, v in c.plan.items() if k != "target"}, c.code, list(c.objects),
+         [c.magnitude[1]] if c.magnitude else [])
+    for c in {c.code: c for c in reversed(PERIPH_SEEDED)}.values()
 ]  # fmt: skip
 
 

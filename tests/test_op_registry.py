@@ -19,16 +19,17 @@ from rac_fw.domains.firmware.plan.registry import kinds, spec, specs
 PINNED = {
     "gpio_blink", "gpio_input_irq", "gpio_read", "gpio_set",
     "uart_print", "uart_rx_irq", "uart_line_read",
-    "i2c_transfer", "spi_transfer",
+    "i2c_transfer", "i2c_scan", "spi_transfer",
     "adc_read", "adc_periodic", "adc_scan",
     "pwm_fixed", "pwm_fade",
     "timer_periodic", "timer_oneshot",
     "watchdog",
     "dma_mem2mem", "dma_periph_rx",
     "isr_handoff", "producer_consumer", "shared_state_mutex", "lock_order",
-    "sensor_read",
+    "sensor_read", "sensor_trigger",
     "log",
     "kv_record", "settings_value", "flash_store", "image_confirm", "image_stream",
+    "mem_slab", "stack_report",
 }  # fmt: skip
 
 

@@ -71,11 +71,12 @@ def test_pyocd_names_and_chip_ids_are_pack_facts() -> None:
     assert set(pyocd_specs()) == {"nrf52840", "stm32h743", "stm32f407"}
     for plan_target, spec in pyocd_specs().items():
         target = load_target(plan_target)
-        chip = target.extra["debug"]["chip_id"]
+        assert target.debug is not None
+        chip = target.debug.chip_id
         assert (spec.chip_id.address, spec.chip_id.value, spec.chip_id.mask) == (
-            chip["address"],
-            chip["value"],
-            chip["mask"],
+            chip.address,
+            chip.value,
+            chip.mask,
         )
         assert target.board.pyocd_target in (spec.builtin, spec.pack_target)
     f407 = pyocd_spec("stm32f407")

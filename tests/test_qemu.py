@@ -57,7 +57,7 @@ def build(plan: Plan, tmp_path: Path, edit: tuple[str, str] | None = None) -> Pa
 
 def test_console_is_wired_to_the_board_uart() -> None:
     machine, index = machine_for(load_target("stm32f407"))
-    assert (machine.name, index) == ("netduinoplus2", 1)  # console USART2 = QEMU serial1
+    assert (machine.machine, index) == ("netduinoplus2", 1)  # console USART2 = QEMU serial1
 
 
 def test_operations_run_and_meet_their_expectations(tmp_path: Path) -> None:

@@ -222,6 +222,24 @@ CASES = [
         support={"sdkconfig.defaults": "sdkconfig_esp32.defaults"},
     ),
     Case("hal", "module_disabled", location="Inc/stm32h7xx_hal_conf.h"),
+    # … periph fragments: Kconfig choices, memory slabs, the thread analyzer
+    Case("zephyr", "kconfig_choice_conflict", location="prj.conf", support={"prj.conf": "prj_two_log_modes.conf"}),
+    Case(
+        "espidf",
+        "sdkconfig_choice_conflict",
+        location="sdkconfig.defaults",
+        support={"sdkconfig.defaults": "sdkconfig_two_levels.defaults"},
+    ),
+    Case("zephyr", "slab_alloc_unchecked"),
+    Case("zephyr", "isr_slab_forever", function="expiry"),
+    Case("zephyr", "thread_analyzer_off", location="prj.conf"),
+    Case(
+        "zephyr",
+        "dt_binding_property_missing",
+        target="nrf52840",
+        location="app.overlay:3",
+        support={"app.overlay": "shtcx_no_mode.overlay"},
+    ),
     Case("hal", "family_mismatch", target="stm32f407", function=None),
 ]
 
@@ -658,7 +676,9 @@ REGISTRY = {
     "isr_shared_state_volatile": [("check_shared_state", ("E_ISR_SHARED_NOT_VOLATILE",))],
     "return_values_checked": [("check_returns", ("E_UNCHECKED_RETURN",))],
     "no_unused_statics": [("check_unused_statics", ("E_UNUSED_STATIC",))],
-    "kconfig_consistent": [("check_kconfig", ("E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET"))],
+    "kconfig_consistent": [
+        ("check_kconfig", ("E_KCONFIG_CONFLICT", "E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET"))
+    ],
     "devicetree_consistent": [
         (
             "check_devicetree",

@@ -1,7 +1,7 @@
 """Build the report pages: gather what rac-fw already decided, hand it to the figures, render HTML.
 
 The firmware page reads the pipeline (:func:`~rac_fw.domains.firmware.pipeline.run_plan`: verdicts and
-evidence), the target's facts, :func:`~rac_fw.domains.firmware.obligations.placement.placement` /
+evidence), the target's facts, :func:`~rac_fw.domains.firmware.placement.placement` /
 ``buffer_needs`` / ``buffer_controller`` (where each buffer lives and who moves it) and the pin claims
 the pin obligations judge (:func:`~rac_fw.domains.firmware.obligations.refs.claims`); a pin is red when
 the verdicts carry evidence naming it. The scheduling page runs the domain's own validate → realize →
@@ -153,10 +153,10 @@ def plan_page(source: Path, target: str | None = None, framework: str | None = N
     """The firmware report for a plan file: the pipeline's verdicts and the plan's placements, pins and
     DMA routes on the target."""
     from rac_fw.domains.firmware.facts.load import load_target
-    from rac_fw.domains.firmware.obligations.placement import buffer_controller, buffer_needs, placement
     from rac_fw.domains.firmware.obligations.refs import claims
     from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
     from rac_fw.domains.firmware.pipeline import run_plan
+    from rac_fw.domains.firmware.placement import buffer_controller, buffer_needs, placement
     from rac_fw.domains.firmware.plan.load import PlanError, load_plan
 
     try:

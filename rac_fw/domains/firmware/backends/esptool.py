@@ -56,8 +56,20 @@ class EsptoolBackend(Backend):
     name = "esptool"
     capabilities = frozenset({Capability.FLASH})
     frameworks = frozenset({"espidf"})
-    targets = frozenset({"esp32s3"})
     description = "ESP32 serial flashing (esptool), MD5-verified"
+
+    def supports(self, capability: Capability, framework: str | None = None, target: str | None = None) -> bool:
+        """Only targets whose board names an ESP-IDF chip (``board.idf_target``: esptool's ``--chip``)."""
+        if not super().supports(capability, framework, target):
+            return False
+        if target is None:
+            return True
+        from rac_fw.domains.firmware.facts.load import load_target
+
+        try:
+            return load_target(target).board.idf_target is not None
+        except LookupError:
+            return False
 
     def requirements(self) -> list[Requirement]:
         return [package_requirement("esptool", "esptool", INSTALL_ESPTOOL)]

@@ -6,9 +6,9 @@ two levels before the first erase: the probe's own board record (an ST-LINK on a
 (STM32 ``DBGMCU_IDCODE.DEV_ID``, nRF ``FICR.INFO.PART``) must read the value of the plan's chip.
 
 Which pyOCD target and ID register belong to a rac-fw target are facts of its pack
-(``board.pyocd_target``, ``extra.debug``): pyOCD ships built-in targets for the nRF52840 and
+(``board.pyocd_target``, ``Target.debug``): pyOCD ships built-in targets for the nRF52840 and
 STM32H743 but not the STM32F407, which needs the ``Keil.STM32F4xx_DFP`` CMSIS pack
-(``extra.debug.pyocd_pack``; ``pyocd pack install stm32f407vg``); a pack already in
+(``Target.debug.pyocd_pack``; ``pyocd pack install stm32f407vg``); a pack already in
 cmsis-pack-manager's cache, or a ``.pack`` file named in the bench file, is used as is.
 
 After programming, every loadable segment of the image that lands in flash is read back and compared
@@ -21,7 +21,6 @@ import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from rac_fw.contract import Evidence, Magnitude, Relaxation
 from rac_fw.domains.firmware.backends.base import (
@@ -72,18 +71,18 @@ def pyocd_spec(plan_target: str) -> PyocdTarget | None:
         target = load_target(plan_target)
     except UnknownTarget:
         return None
-    debug: Any = target.extra.get("debug")
+    debug = target.debug
     name = target.board.pyocd_target
-    if not name or not isinstance(debug, dict) or not isinstance(debug.get("chip_id"), dict):
+    if not name or debug is None:
         return None
-    chip = debug["chip_id"]
-    pack = debug.get("pyocd_pack")
+    chip = debug.chip_id
+    pack = debug.pyocd_pack
     return PyocdTarget(
-        part_prefix=str(debug.get("part_prefix", target.id)),
+        part_prefix=debug.part_prefix,
         builtin=None if pack else name,
-        chip_id=ChipId(str(chip["register"]), int(chip["address"]), int(chip["mask"]), int(chip["value"])),
+        chip_id=ChipId(chip.register, chip.address, chip.mask, chip.value),
         pack=pack,
-        pack_part=debug.get("pyocd_pack_part"),
+        pack_part=debug.pyocd_pack_part,
         pack_target=name if pack else None,
     )
 

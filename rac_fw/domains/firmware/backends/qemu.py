@@ -1,9 +1,9 @@
 """The ``qemu`` runner: run a bare-metal ELF in qemu-system-arm and judge its console.
 
-The target's facts name the QEMU machine (``extra.qemu_machine``: ``netduinoplus2`` for the STM32F4
-class, an STM32F405 with the F407 memory map). QEMU numbers the machine's UARTs as ``serial0``,
-``serial1``…; :data:`MACHINES` records that wiring (QEMU 7.2 ``hw/arm/stm32f405_soc.c``), so the
-board console (USART2 on the F4 Discovery) is connected to our pipe and every other port to ``null``.
+The chip's facts name the QEMU machine (``Target.qemu``: ``netduinoplus2`` for the STM32F4 class, an
+STM32F405 with the F407 memory map) and the UART behind each of its ``serial0``, ``serial1``… ports
+(QEMU 7.2 ``hw/arm/stm32f405_soc.c``), so the board console (USART2 on the F4 Discovery) is connected
+to our pipe and every other port to ``null``.
 
 The firmware ends its self-test with an ARM semihosting SYS_EXIT (``-semihosting-config enable=on,
 target=native``), so a run takes milliseconds; the console is judged by ``verify.console`` while it
@@ -18,7 +18,6 @@ import select
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from rac_fw.contract import Evidence, Verdict
@@ -31,6 +30,7 @@ from rac_fw.domains.firmware.backends.base import (
     register_backend,
     tool_requirement,
 )
+from rac_fw.domains.firmware.facts.chip import QemuMachine
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.verify.console import BAREMETAL_FORBID, Expectations, match_stream
@@ -41,20 +41,11 @@ INSTALL = "sudo apt-get install qemu-system-arm"
 EXIT_GRACE_S = 0.5
 
 
-@dataclass(frozen=True)
-class QemuMachine:
-    """A QEMU board model: its ``-M`` name and the base addresses of ``serial0``, ``serial1``…"""
+def _runnable() -> list[str]:
+    """Targets whose chip facts name a machine of this runner's emulator."""
+    from rac_fw.domains.firmware.facts.load import target_ids
 
-    name: str
-    serial_bases: tuple[int, ...]
-
-
-MACHINES = {
-    # QEMU 7.2 stm32f405_soc.c usart_addr[]: USART1, USART2, USART3, UART4, UART5, USART6.
-    "netduinoplus2": QemuMachine(
-        "netduinoplus2", (0x40011000, 0x40004400, 0x40004800, 0x40004C00, 0x40005000, 0x40011400)
-    ),
-}
+    return [t for t in target_ids() if (q := load_target(t).qemu) is not None and q.emulator == EMULATOR]
 
 
 class QemuSetupError(LookupError):
@@ -67,15 +58,14 @@ class QemuSetupError(LookupError):
 
 def machine_for(target: Target) -> tuple[QemuMachine, int]:
     """The QEMU machine of ``target`` and the serial index its board console is wired to."""
-    name = target.extra.get("qemu_machine")
-    machine = MACHINES.get(name) if isinstance(name, str) else None
-    if machine is None:
+    machine = target.qemu
+    if machine is None or machine.emulator != EMULATOR:
+        name = machine.machine if machine is not None else None
         raise QemuSetupError(
             Evidence(
                 code="E_QEMU_NO_MACHINE",
-                message=f"{target.id} has no QEMU machine model (facts extra.qemu_machine = {name!r}); "
-                f"run it on a board (--run board:ID) or use a target QEMU models: "
-                f"{', '.join(sorted(MACHINES))}",
+                message=f"{target.id} has no {EMULATOR} machine model (facts qemu = {name!r}); "
+                f"run it on a board (--run board:ID) or use a target QEMU models: {', '.join(_runnable())}",
                 objects=[target.id],
             )
         )
@@ -85,9 +75,9 @@ def machine_for(target: Target) -> tuple[QemuMachine, int]:
         raise QemuSetupError(
             Evidence(
                 code="E_QEMU_CONSOLE",
-                message=f"{machine.name} has no serial port for the {target.id} console "
+                message=f"{machine.machine} has no serial port for the {target.id} console "
                 f"{console.uart if console else '(none)'}",
-                objects=[target.id, machine.name],
+                objects=[target.id, machine.machine],
             )
         )
     return machine, machine.serial_bases.index(instance.base)
@@ -99,7 +89,7 @@ def qemu_command(image: Path, machine: QemuMachine, console_index: int) -> list[
     for index in range(console_index + 1):
         serials += ["-serial", "stdio" if index == console_index else "null"]
     return [
-        EMULATOR, "-M", machine.name, "-nographic", "-monitor", "none", *serials,
+        EMULATOR, "-M", machine.machine, "-nographic", "-monitor", "none", *serials,
         "-semihosting-config", "enable=on,target=native", "-kernel", str(image),
     ]  # fmt: skip
 
@@ -203,7 +193,7 @@ class QemuRunner(Backend):
                     code="E_RUN_TIMEOUT",
                     message=f"QEMU did not exit within {request.timeout_s:g} s and was killed; last console "
                     f"lines: {' | '.join(result.lines[-5:]) or '(none)'}",
-                    objects=[machine.name, str(request.image)],
+                    objects=[machine.machine, str(request.image)],
                 )
             )
         elif status != 0 and not evidence:
@@ -211,7 +201,7 @@ class QemuRunner(Backend):
                 Evidence(
                     code="E_RUN_EXIT_STATUS",
                     message=f"QEMU exited with status {status}: {stderr[-300:] or 'the firmware reported failure'}",
-                    objects=[machine.name],
+                    objects=[machine.machine],
                 )
             )
         return RunResult(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from dataclasses import fields
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -171,10 +172,14 @@ def _peripherals_from_svd(svd: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 #: Top-level keys each file may hold. Checked before merging, so a chip key in ``board.yaml`` (or a typo
-#: anywhere) is a located error instead of a fact the merge silently drops or overrides.
-CHIP_KEYS = frozenset({"id", "name", "vendor", "family", "core", "memory", "bus_masters", "dma",
-                       "clocks", "extra", "pins"})
+#: anywhere) is a located error instead of a fact the merge silently drops or overrides. A chip pack
+#: holds every ``Target`` field except the board's and the derived ones, so a new typed fact (one
+#: optional field on ``Target``) is a chip key at once.
 BOARD_KEYS = frozenset({"id", "chip", "frameworks", "board", "extra", "pins"})
+_DERIVED = frozenset({"chip", "peripherals", "svd_device", "irq_count"})
+CHIP_KEYS = frozenset({f.name for f in fields(Target)} - _DERIVED - (BOARD_KEYS - {"id", "extra"}) | {"pins"})
+#: The only keys left under ``extra`` (their owners type them); anything else is a typed ``Target`` field.
+EXTRA_KEYS = frozenset({"flash", "radio"})
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -263,6 +268,12 @@ def _merge(board_folder: Path, chips: Path) -> tuple[dict[str, Any], Path]:
     data["chip"] = folder.name
     if "frameworks" in raw_board:
         data["frameworks"] = raw_board["frameworks"]
+    for path, raw in ((chip_path, data), (board_path, raw_board)):
+        for key in raw.get("extra") or {}:
+            if key not in EXTRA_KEYS:
+                allowed = ", ".join(sorted(EXTRA_KEYS))
+                raise TargetFileError(f"{path}:extra.{key}", f"not a key of extra (only {allowed}): chip facts "
+                                      "are typed Target fields (facts/chip.py)")
     data["extra"] = _merge_tables(data.get("extra") or {}, raw_board.get("extra") or {})
     data["board"] = board
     data["pins"] = pins

@@ -14,6 +14,24 @@ from dataclasses import dataclass, field
 
 from pydantic import ConfigDict, with_config
 
+from rac_fw.domains.firmware.facts.chip import (
+    Adc,
+    BusPrescalers,
+    DebugId,
+    Dmamux,
+    Interrupts,
+    KernelTick,
+    Nvic,
+    Pinctrl,
+    Pll,
+    Pwm,
+    QemuMachine,
+    SerialBus,
+    Timer,
+    Uart,
+    Watchdog,
+)
+
 #: Fact packs are validated against these dataclasses (``facts.load``); unknown keys are errors, so a
 #: typo in a ``chip.yaml`` or ``board.yaml`` is reported instead of silently dropping a fact.
 _STRICT = ConfigDict(extra="forbid")
@@ -255,6 +273,33 @@ class BoardButton:
 
 @with_config(_STRICT)
 @dataclass(frozen=True)
+class BoardPwmLed:
+    """A ``pwm-leds`` child of the board devicetree: the PWM channel that dims the LED on ``pin``."""
+
+    node: str
+    """Its node label (``pwm_led0``, ``red_pwm_led``); a plan's ``output:`` may name it."""
+    pin: str
+    pwm: str
+    """The PWM controller node driving it (``pwm0``, ``pwm12``)."""
+    channel: int
+    alias: str | None = None
+    """Its devicetree alias (``pwm-led0``), if the board defines one."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class Module:
+    """The module the chip sits in on this board (ESP32-S3-WROOM-1-N8R8): its flash and PSRAM."""
+
+    name: str
+    flash_bytes: int
+    psram_bytes: int = 0
+    psram_mode: str | None = None
+    """``quad`` or ``octal``; an octal PSRAM takes GPIO33-37 on the ESP32-S3."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
 class Console:
     """The UART the board routes to the host (ST-LINK/J-Link VCP, USB-UART bridge) and its default rate."""
 
@@ -291,13 +336,19 @@ class Board:
     """The board's marketing name (``NUCLEO-H743ZI``)."""
     pyocd_target: str | None = None
     """pyOCD's name for the board's exact part: a built-in target (``stm32h743xx``) or, when only a
-    CMSIS pack provides it, the pack's part name (``stm32f407vgtx``, see ``extra.debug.pyocd_pack``)."""
+    CMSIS pack provides it, the pack's part name (``stm32f407vgtx``, see ``Target.debug``)."""
     platformio_platform: str | None = None
     """PlatformIO development platform (``ststm32``), None when PlatformIO has no board for it."""
     platformio_board: str | None = None
     """PlatformIO board id (``nucleo_h743zi``)."""
     platformio_frameworks: tuple[str, ...] = ()
     """rac-fw frameworks PlatformIO builds for this board (its board manifest's frameworks)."""
+    pwm_leds: tuple[BoardPwmLed, ...] = ()
+    module: Module | None = None
+    adc_default_pin: str | None = None
+    """The analog input a plan naming no ADC pin gets: the board's devicetree ADC channel (Arduino A0)."""
+    adc_prescaler: dict[str, int] = field(default_factory=dict)
+    """Framework → the ADC clock prescaler the board's devicetree sets (``st,adc-prescaler``)."""
 
 
 @with_config(_STRICT)
@@ -321,8 +372,38 @@ class Target:
     pins: dict[str, Pin]
     board: Board
     peripherals: dict[str, Peripheral] = field(default_factory=dict)
+    adc: Adc | None = None
+    timers: dict[str, Timer] = field(default_factory=dict)
+    """Hardware timers by instance name (``TIM2``, ``TIMER1``, ``TIMG0_T0``)."""
+    watchdogs: dict[str, Watchdog] = field(default_factory=dict)
+    """Watchdogs by name (``IWDG``, ``WDT``, ``MWDT0``, ESP-IDF ``TASK_WDT``)."""
+    pwm: Pwm | None = None
+    uart: Uart | None = None
+    i2c: SerialBus | None = None
+    spi: SerialBus | None = None
+    nvic: Nvic | None = None
+    interrupts: Interrupts | None = None
+    """An interrupt system other than the NVIC (ESP32 interrupt matrix, native_sim's simulated one)."""
+    kernel_ticks: dict[str, KernelTick] = field(default_factory=dict)
+    """Framework → its RTOS kernel tick on this chip."""
+    dmamux: dict[str, Dmamux] = field(default_factory=dict)
+    """DMA request multiplexers by name (``DMAMUX1``)."""
+    pinctrl: Pinctrl | None = None
+    debug: DebugId | None = None
+    qemu: QemuMachine | None = None
+    dt_reg: dict[str, int] = field(default_factory=dict)
+    """Devicetree node label → unit address (``i2c0`` → 0x40003000), tying a plan's controller label
+    to its SVD peripheral block."""
+    cache_enabled: dict[str, bool] = field(default_factory=dict)
+    """Framework → whether it enables the D-cache (a framework not listed: yes)."""
+    pll: Pll | None = None
+    """The main PLL's legal settings (STM32F4), which a clock setup derives its M/N/P/Q from."""
+    bus_prescalers: BusPrescalers | None = None
+    boot_address: int | None = None
+    """Where the core fetches its vector table after reset, when not the start of the first flash region."""
     extra: dict[str, object] = field(default_factory=dict)
-    """Chip facts that only some targets have (flash page size, watchdog range, radio…), as data."""
+    """Only ``flash`` and ``radio``, until their owners' typed facts land (``facts/storage.py``,
+    ``facts/radio.py``); the loader rejects any other key."""
     svd_device: str | None = None
     """Device name in the SVD the peripherals were imported from (None: no SVD, e.g. native_sim)."""
     irq_count: int = 0
@@ -349,18 +430,17 @@ class Target:
     def pinctrl_label(self, pin: str, signal: str) -> str | None:
         """The devicetree pinctrl node label routing ``signal`` to ``pin`` (``adc1_inp15_pa3``).
 
-        Derived, not listed: ``extra.pinctrl.label_format`` (``{signal}_{pin}``, lower case on STM32,
+        Derived, not listed: ``pinctrl.label_format`` (``{signal}_{pin}``, lower case on STM32,
         where Zephyr's generated ``*-pinctrl.dtsi`` names every signal of every pin this way). None
         when the chip has no such rule (nRF/ESP32 pinctrl is per-board groups) or the pin cannot
         carry the signal.
         """
-        rule = self.extra.get("pinctrl")
         found = self.pins.get(pin)
-        if not isinstance(rule, dict) or "label_format" not in rule or found is None:
+        if self.pinctrl is None or found is None:
             return None
         if signal not in found.analog and all(f.signal != signal for f in found.functions):
             return None
-        return str(rule["label_format"]).format(signal=signal, pin=pin).lower()
+        return self.pinctrl.label_format.format(signal=signal, pin=pin).lower()
 
     def pins_for(self, signal: str) -> list[Pin]:
         """Pins that can carry ``signal`` (explicitly listed, analog, or via PSEL/matrix routing)."""

@@ -3,7 +3,7 @@
 ``summary`` must stay small (≤ ~8 KB of JSON) because it goes into every agent turn: instance lists are
 compressed to ranges (``USART1-3,6``), free pins to per-port ranges, and per-object depth is left to
 ``detail`` (``peripheral USART2``, ``pin PA9``, ``region DTCM``, ``dma DMA1``, ``clock APB1``,
-``extra flash``). Every answer is derived from the loaded facts; nothing is computed twice elsewhere.
+``extra uart``: a typed chip fact). Every answer is derived from the loaded facts; nothing is computed twice elsewhere.
 """
 
 from __future__ import annotations
@@ -12,14 +12,19 @@ import difflib
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import asdict, is_dataclass
 from typing import Any
 
+from rac_fw.domains.firmware.facts.load import CHIP_KEYS
 from rac_fw.domains.firmware.facts.load import peripheral as load_peripheral
 from rac_fw.domains.firmware.facts.model import ClockDomain, DmaController, MemoryRegion, Pin, Target
-from rac_fw.domains.firmware.facts.query import pin_free
+from rac_fw.domains.firmware.facts.query import instance_clock, pin_free
 
 DETAIL_KINDS = ("peripheral", "pin", "region", "dma", "clock", "extra")
 _NAME_NUMBER = re.compile(r"^(.*?)(\d+)$")
+#: Target fields the summary shows in its own sections; the rest are ``chip_facts``.
+_CORE_KEYS = frozenset({"id", "name", "vendor", "family", "core", "memory", "bus_masters", "dma", "clocks", "pins",
+                        "extra"})
 
 
 class UnknownName(LookupError):
@@ -202,7 +207,7 @@ def summary(target: Target) -> dict[str, Any]:
             "dt_node_labels": list(board.dt_node_labels),
         },
         "clocks": {c.name: {"max": c.max_hz, **c.default_hz} for c in target.clocks},
-        "extra": sorted(target.extra),
+        "extra": sorted(chip_facts(target)),
         "detail": "ask detail(what, name) with what in " + "/".join(DETAIL_KINDS),
     }
 
@@ -230,10 +235,7 @@ def _peripheral_detail(target: Target, name: str) -> dict[str, Any]:
             if analog.startswith(prefix):
                 signals[analog].append({"pin": pin.name, "analog": True})
     routing = {p.routing for p in target.pins.values()}
-    bus = next(
-        (table[found.name].get("clock") for table in _tables(target) if isinstance(table.get(found.name), dict)),
-        None,
-    )
+    bus = instance_clock(target, found.name)
     return {
         "name": found.name,
         "group": found.group,
@@ -262,16 +264,28 @@ def _peripheral_detail(target: Target, name: str) -> dict[str, Any]:
     }
 
 
-def _tables(target: Target) -> list[dict[str, Any]]:
-    """The per-instance tables in ``extra`` (``uart``, ``timers``…) that carry a ``clock`` per instance."""
-    return [value for value in target.extra.values() if isinstance(value, dict)]
+def chip_facts(target: Target) -> dict[str, Any]:
+    """The chip facts beyond memory, DMA, clocks and pins that this target states (``adc``, ``uart``,
+    ``timers``…, and the untyped ``flash``/``radio``), as plain data: what ``detail extra NAME`` shows."""
+    found: dict[str, Any] = {}
+    for name in sorted(CHIP_KEYS - _CORE_KEYS):
+        value = getattr(target, name)
+        if value not in (None, {}, ()):
+            found[name] = asdict(value) if is_dataclass(value) and not isinstance(value, type) else _plain(value)
+    found.update(target.extra)
+    return dict(sorted(found.items()))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return asdict(value) if is_dataclass(value) and not isinstance(value, type) else value
 
 
 def _pin_detail(target: Target, name: str) -> dict[str, Any]:
     key = _find(target, "pin", name, target.pins)
     pin: Pin = target.pins[key]
     usage = board_usage(target).get(key)
-    adc = target.extra.get("adc")
     signals = [*pin.analog, *(f.signal for f in pin.functions)]
     pinctrl = {s: label for s in signals if (label := target.pinctrl_label(key, s)) is not None}
     return {
@@ -279,7 +293,7 @@ def _pin_detail(target: Target, name: str) -> dict[str, Any]:
         "routing": pin.routing,
         "functions": [{"signal": f.signal, "af": f.af} for f in pin.functions],
         "analog": list(pin.analog),
-        "board_default_adc": isinstance(adc, dict) and adc.get("board_default_pin") == key,
+        "board_default_adc": target.board.adc_default_pin == key,
         "pinctrl_labels": pinctrl,
         "reserved": pin.reserved,
         "strapping": pin.strapping,
@@ -347,8 +361,9 @@ def _clock_detail(target: Target, name: str) -> dict[str, Any]:
 
 
 def _extra_detail(target: Target, name: str) -> dict[str, Any]:
-    key = _find(target, "extra", name, target.extra)
-    return {"name": key, "value": target.extra[key]}
+    facts = chip_facts(target)
+    key = _find(target, "extra", name, facts)
+    return {"name": key, "value": facts[key]}
 
 
 _DETAILS: dict[str, Callable[[Target, str], dict[str, Any]]] = {

@@ -1,19 +1,24 @@
 """Questions asked of the target facts, answered in one place.
 
-Obligations, op specs (to say where they can be realized) and lowerings all ask these instead of
-keeping private copies: which board LED a plan name means, which devicetree labels a board has,
-which DMA controllers serve a request, how the console receiver reaches memory by DMA, which
-watchdog the chip has. Every answer is a function of the facts; nothing here tests a target id.
+Obligations, op specs (to say where they can be realized), lowerings and the observation all ask
+these instead of keeping private copies: which board LED a plan name means, which devicetree labels
+a board has, which DMA controllers serve a request, how the console receiver reaches memory by DMA,
+which watchdog the chip has, and every derived quantity an obligation compares against (clock rates
+per framework, the baud rate a UART really produces, counter and prescaler ranges, IRQ priority
+ranges). Every answer is a function of the facts; nothing here tests a target id. A missing fact
+yields ``None`` and the caller does not judge what it cannot compute.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from rac_fw.domains.firmware.facts.chip import Watchdog
 from rac_fw.domains.firmware.facts.load import peripheral
-from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, DmaController, Target
+from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, BoardPwmLed, DmaController, Target
 
 # --- board LEDs and buttons -------------------------------------------------------------------------
 
@@ -36,25 +41,13 @@ def _alias_node(target: Target, name: str) -> str | None:
     return target.board.dt_aliases.get(name)
 
 
-@dataclass(frozen=True)
-class PwmLed:
-    """A ``pwm-leds`` child of the board devicetree: the PWM channel that dims the LED on ``pin``."""
-
-    node: str
-    """Its node label (``pwm_led0``, ``red_pwm_led``)."""
-    alias: str | None
-    pin: str
-    pwm: str
-    channel: int
+#: A ``pwm-leds`` node of the board (kept under this name for the callers that ask for it).
+PwmLed = BoardPwmLed
 
 
-def pwm_leds(target: Target) -> list[PwmLed]:
-    """The board's ``pwm-leds`` nodes (``extra.pwm_leds``), in the pack's order."""
-    return [
-        PwmLed(str(node), e.get("alias"), str(e["pin"]), str(e.get("pwm", "")), int(e.get("channel", 0)))
-        for node, e in chip_table(target, "pwm_leds").items()
-        if isinstance(e, dict) and "pin" in e
-    ]
+def pwm_leds(target: Target) -> list[BoardPwmLed]:
+    """The board's ``pwm-leds`` nodes, in the pack's order."""
+    return list(target.board.pwm_leds)
 
 
 def pwm_led_on(target: Target, pin: str) -> PwmLed | None:
@@ -193,14 +186,14 @@ def request_instance(request: str) -> str:
 
 
 def muxed_requests(target: Target, controller: DmaController) -> set[str] | None:
-    """The requests a request multiplexer (``extra.dmamux.<MUX>``) feeds ``controller``, or None when
+    """The requests a request multiplexer (``Target.dmamux``) feeds ``controller``, or None when
     no multiplexer feeds it. STM32H7: DMAMUX1 feeds DMA1/DMA2, DMAMUX2 feeds BDMA, each with its own
     request lines (the SVD's ``DMAREQ_ID`` enumerations), so a D3 request such as ``LPUART1_RX``
     reaches BDMA only."""
     found: set[str] | None = None
-    for mux in chip_table(target, "dmamux").values():
-        if isinstance(mux, dict) and controller.name in (mux.get("controllers") or {}):
-            found = (found or set()) | set(mux.get("requests") or {})
+    for mux in target.dmamux.values():
+        if controller.name in mux.controllers:
+            found = (found or set()) | set(mux.requests)
     return found
 
 
@@ -221,8 +214,7 @@ def _serves(target: Target, controller: DmaController, request: str) -> bool:
 def serving_controllers(target: Target, request: str) -> list[DmaController]:
     """Controllers that can serve ``request``, best first (ADC mapping fact, explicit list, "any")."""
     instance = request_instance(request)
-    mapped = chip_table(target, "adc").get("dma", {})
-    names = mapped.get(instance, []) if isinstance(mapped, dict) else []
+    names = target.adc.dma.get(instance, ()) if target.adc is not None else ()
     ordered = [c for n in names for c in target.dma if c.name == n]
     ordered += [c for c in target.dma if instance in c.peripherals]
     ordered += [c for c in target.dma if not c.peripherals]
@@ -244,16 +236,10 @@ class MuxLine:
 
 
 def dmamux_line(target: Target, request: str) -> MuxLine | None:
-    """The multiplexer line of ``request`` from ``extra.dmamux``, or None when no mux routes it."""
-    muxes = target.extra.get("dmamux")
-    for mux, table in muxes.items() if isinstance(muxes, dict) else ():
-        lines = table.get("requests") if isinstance(table, dict) else None
-        if isinstance(lines, dict) and isinstance(lines.get(request), int):
-            firsts = table.get("controllers") or {}
-            controllers = tuple(str(c) for c in firsts)
-            pairs = firsts.items() if isinstance(firsts, dict) else ()
-            channels = {str(k): int(v) for k, v in pairs if isinstance(v, int)}
-            return MuxLine(str(mux), int(lines[request]), controllers, channels)
+    """The multiplexer line of ``request`` from ``Target.dmamux``, or None when no mux routes it."""
+    for name, mux in target.dmamux.items():
+        if request in mux.requests:
+            return MuxLine(name, mux.requests[request], tuple(mux.controllers), dict(mux.controllers))
     return None
 
 
@@ -264,7 +250,8 @@ def request_routable(target: Target, request: str) -> bool:
 
 def adc_dma_routable(target: Target) -> bool:
     """Some ADC unit of the chip has a DMA request route in the facts."""
-    return any(request_routable(target, str(unit)) for unit in chip_table(target, "adc").get("units", ()))
+    units = target.adc.units if target.adc is not None else ()
+    return any(request_routable(target, unit) for unit in units)
 
 
 @dataclass(frozen=True)
@@ -290,7 +277,7 @@ def console_rx_dma(target: Target) -> RxDmaPath | None:
     """The DMA path of the console receiver, in the order the facts allow (None: no known path).
 
     A controller without allocatable channels is built into the peripheral; a fixed request mapping
-    (``DmaController.routes``) gives stream and channel; a request multiplexer (``extra.dmamux``) gives
+    (``DmaController.routes``) gives stream and channel; a request multiplexer (``Target.dmamux``) gives
     the line, using the controller's last stream so the low ones stay free. The controller (and mux)
     must be nodes of the board devicetree when the board has one. Without such a fact: None, not a guess.
     """
@@ -325,17 +312,18 @@ def memory_to_memory_controllers(target: Target) -> list[DmaController]:
 
 def uart_api_modes(target: Target, framework: str, instance: str) -> frozenset[str] | None:
     """The UART API modes (``poll``, ``interrupt``, ``async``) the framework's driver of ``instance``
-    supports, when the facts restrict them (``extra.uart.<instance>.<framework>_api``); None: all."""
-    entry = chip_table(target, "uart").get(instance)
-    modes = entry.get(f"{framework}_api") if isinstance(entry, dict) else None
-    return frozenset(str(m) for m in modes) if isinstance(modes, list) else None
+    supports, when the facts restrict them (``UartInstance.api_modes``); None: all."""
+    entry = target.uart.instances.get(instance) if target.uart is not None else None
+    modes = entry.api_modes.get(framework) if entry is not None else None
+    return frozenset(modes) if modes is not None else None
 
 
 # --- peripherals --------------------------------------------------------------------------------------
 
 
 def chip_table(target: Target, key: str) -> dict[str, Any]:
-    """A mapping from the pack's chip tables (uart, timers, watchdog, adc…), empty when absent."""
+    """One of the untyped tables left in ``Target.extra`` (``flash``, ``radio``; their owners type them
+    next), empty when absent. Every other chip fact is a typed ``Target`` field."""
     value = target.extra.get(key)
     return value if isinstance(value, dict) else {}
 
@@ -349,12 +337,313 @@ def has_registers(target: Target, instance: str, *registers: str) -> bool:
     return all(r in names for r in registers)
 
 
-def watchdog_instance(target: Target) -> tuple[str, dict[str, Any]] | None:
+def watchdog_instance(target: Target) -> tuple[str, Watchdog] | None:
     """The independent watchdog the facts describe with a timeout model (IWDG*, WDT), and its facts."""
-    for key, facts in chip_table(target, "watchdog").items():
-        if not isinstance(facts, dict) or not (key.startswith("IWDG") or key == "WDT"):
+    for key, facts in target.watchdogs.items():
+        if not (key.startswith("IWDG") or key == "WDT"):
             continue
         instance = key if key in target.peripherals else re.sub(r"\d+$", "", key)
         if instance in target.peripherals:
             return instance, facts
+    return None
+
+
+# --- clocks -------------------------------------------------------------------------------------------
+
+
+def clock_hz(target: Target, name: str | None, framework: str) -> int | None:
+    """Frequency of clock ``name`` after ``framework``'s clock setup (None if not stated)."""
+    domain = target.clock(name) if name else None
+    return None if domain is None else domain.default_hz.get(framework)
+
+
+def core_clock_hz(target: Target, framework: str) -> int | None:
+    """The CPU/SysTick clock: ``CPU``, else ``HCLK``, else ``SYSCLK``."""
+    for name in ("CPU", "HCLK", "SYSCLK"):
+        hz = clock_hz(target, name, framework)
+        if hz:
+            return hz
+    return None
+
+
+# --- UART -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BaudResult:
+    """What the UART produces for a requested rate."""
+
+    requested: int
+    actual: float
+    clock_hz: int | None
+
+    @property
+    def error_percent(self) -> float:
+        return abs(self.actual - self.requested) / self.requested * 100
+
+
+def uart_baud(target: Target, instance: str, baud: int, framework: str) -> BaudResult | None:
+    """The rate instance ``instance`` really produces for ``baud`` (None when the facts cannot say).
+
+    Two fact shapes: a ``baud_table`` of discrete settings (nRF UARTE: requested → actual, rates not
+    in the table cannot be set), or a divider ``actual = f·2^fraction_bits / k`` with integer ``k``
+    from ``oversampling[0]·2^fraction_bits`` (the mode the lowerings configure) to ``65535·2^fraction_bits``
+    (STM32 USART BRR at 16x oversampling; ESP32 UART integer + 4-bit fractional divider).
+    """
+    uart = target.uart
+    if uart is None:
+        return None
+    if uart.baud_table:
+        return BaudResult(baud, float(uart.baud_table.get(baud, 0.0)), None)
+    entry = uart.instances.get(instance)
+    if entry is None:
+        return None
+    hz = entry.clock_hz or clock_hz(target, entry.clock, framework)
+    if not hz:
+        return None
+    scale = 1 << uart.divider_fraction_bits
+    # The first listed oversampling is the one the lowerings configure (STM32: 16x; 8x exists but no
+    # lowering selects it), so the smallest divider is that one, not the hardware's absolute minimum.
+    k_min = (uart.oversampling or (1,))[0] * scale
+    k_max = uart.divider_max * scale
+    k = min(max(round(hz * scale / baud), k_min), k_max)
+    return BaudResult(baud, hz * scale / k, int(hz))
+
+
+STANDARD_BAUDS = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600, 1_000_000, 2_000_000)
+
+
+def achievable_bauds(target: Target, instance: str, framework: str, limit_percent: float) -> list[int]:
+    """Standard rates this UART reaches within ``limit_percent`` (table entries for table UARTs)."""
+    table = target.uart.baud_table if target.uart is not None else {}
+    candidates = sorted(table) if table else list(STANDARD_BAUDS)
+    good = []
+    for rate in candidates:
+        result = uart_baud(target, instance, rate, framework)
+        if result is not None and result.actual and result.error_percent <= limit_percent:
+            good.append(rate)
+    return good
+
+
+def uart_clock(target: Target, instance: str) -> str | None:
+    """The clock domain feeding ``instance``'s baud-rate generator (``APB1``), None when not stated."""
+    entry = target.uart.instances.get(instance) if target.uart is not None else None
+    return entry.clock if entry is not None else None
+
+
+def uart_instances(target: Target) -> set[str]:
+    """The UART instances the facts describe."""
+    return set(target.uart.instances) if target.uart is not None else set()
+
+
+# --- counters: timers, PWM --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Counter:
+    """A counter clocked at ``clock_hz`` through a prescaler, counting up to ``top``.
+
+    Prescalers are either ``discrete`` (e.g. nRF powers of two) or any integer 1..``prescaler_max``
+    (STM32 16-bit PSC, ESP32 TIMG 16-bit divider).
+    """
+
+    name: str
+    clock_hz: int
+    top: int
+    prescaler_max: int = 1
+    discrete: tuple[int, ...] = ()
+
+    def fit(self, period_s: float) -> tuple[int, int] | None:
+        """The smallest prescaler whose count for ``period_s`` fits: ``(prescaler, ticks)``, or None."""
+        at_one = period_s * self.clock_hz
+        for prescaler in self.discrete or (max(1, math.ceil(at_one / (self.top + 1))),):
+            ticks = round(at_one / prescaler)
+            if prescaler <= self._largest and 1 <= ticks <= self.top + 1:
+                return prescaler, ticks
+        return None
+
+    def steps(self, period_s: float) -> int:
+        """Counter ticks per period, i.e. the duty resolution a PWM gets (0 when it cannot fit)."""
+        fitted = self.fit(period_s)
+        return fitted[1] if fitted else 0
+
+    @property
+    def _largest(self) -> int:
+        return max(self.discrete) if self.discrete else self.prescaler_max
+
+    @property
+    def max_period_s(self) -> float:
+        return (self.top + 1) * self._largest / self.clock_hz
+
+    @property
+    def min_period_s(self) -> float:
+        return 2 / self.clock_hz
+
+
+def _counter(name: str, prescalers: tuple[int, ...], prescaler_bits: int | None, hz: int, top: int) -> Counter:
+    if prescalers:
+        return Counter(name, hz, top, discrete=tuple(sorted(prescalers)))
+    return Counter(name, hz, top, prescaler_max=1 << (prescaler_bits if prescaler_bits is not None else 16))
+
+
+def hardware_timer(target: Target, name: str, framework: str) -> Counter | None:
+    """The general-purpose timer ``name`` (``Target.timers``) under ``framework``'s clocks."""
+    entry = target.timers.get(name)
+    if entry is None:
+        return None
+    hz = clock_hz(target, entry.clock, framework)
+    if not hz:
+        return None
+    return _counter(name, entry.prescalers, entry.prescaler_bits, int(hz), (1 << entry.bits) - 1)
+
+
+def timer_names(target: Target) -> list[str]:
+    """Hardware timers from the facts usable as a plan timer source, widest counter first."""
+    named = [(n, e) for n, e in target.timers.items() if e.kind not in ("rtc", "system")]
+    return [n for n, _ in sorted(named, key=lambda item: -item[1].bits)]
+
+
+def kernel_tick_hz(target: Target, framework: str) -> int | None:
+    """The RTOS kernel tick under ``framework`` (``Target.kernel_ticks``).
+
+    A per-chip fact because the SoC decides it: Zephyr runs 32768 ticks/s on the nRF52 RTC, the
+    kernel default 10000 on a tickless SysTick, 100 on native_sim. None when the facts do not say.
+    """
+    entry = target.kernel_ticks.get(framework)
+    return entry.sys_clock_ticks_per_sec if entry is not None else None
+
+
+def systick(target: Target, framework: str) -> Counter | None:
+    """The Cortex-M SysTick: a 24-bit down-counter on the core clock (None on other cores)."""
+    hz = core_clock_hz(target, framework)
+    if not target.core.arch.startswith("cortex-m") or not hz:
+        return None
+    return Counter("SysTick", hz, (1 << 24) - 1)
+
+
+TIMER_CHANNEL = re.compile(r"^(TIM\d+)_CH\d+$")
+
+
+def pwm_unit(target: Target, pin: str | None, framework: str) -> Counter | None:
+    """The PWM counter that can drive ``pin``: its timer channel (STM32) or the PWM block (nRF, ESP)."""
+    pwm = target.pwm
+    if pwm is not None and pwm.countertop_max is not None:  # nRF PWM: 15-bit COUNTERTOP, power-of-two prescaler
+        hz = clock_hz(target, pwm.base_clock, framework)
+        if hz:
+            return _counter("PWM", pwm.prescalers, None, int(hz), pwm.countertop_max)
+    for name, unit in (pwm.units if pwm is not None else {}).items():  # ESP32 LEDC: freq · 2^resolution ≤ clock
+        if unit.max_resolution_bits is not None:
+            hz = unit.clock_hz or clock_hz(target, unit.clock, framework)
+            if hz:
+                return Counter(name, int(hz), 1 << unit.max_resolution_bits, prescaler_max=1023)
+    found = target.pins.get(pin) if pin else None
+    for function in found.functions if found else ():
+        match = TIMER_CHANNEL.match(function.signal)
+        counter = hardware_timer(target, match.group(1), framework) if match else None
+        if counter is not None:
+            return counter
+    return None
+
+
+# --- watchdog, flash, IRQ, ADC, radio, cache --------------------------------------------------------
+@dataclass(frozen=True)
+class WatchdogRange:
+    name: str
+    min_ms: float
+    max_ms: float
+
+
+def watchdog_range(target: Target, framework: str) -> WatchdogRange | None:
+    """The watchdog a plan's ``watchdog`` op uses and its timeout range.
+
+    Entries stating ``framework`` (the ESP-IDF task watchdog) win for that framework; otherwise the
+    first hardware watchdog with a stated range (IWDG, WDT, MWDT0).
+    """
+    entries = list(target.watchdogs.items())
+    own = [(n, e) for n, e in entries if e.framework == framework]
+    generic = [(n, e) for n, e in entries if e.framework is None]
+    for name, entry in own + generic:
+        if entry.min_timeout_ms is not None and entry.max_timeout_ms is not None:
+            return WatchdogRange(name, float(entry.min_timeout_ms), float(entry.max_timeout_ms))
+    return None
+
+
+@dataclass(frozen=True)
+class FlashGeometry:
+    write_bytes: int
+    """Program unit: offsets and lengths are multiples of it."""
+    erase_bytes: int
+    """Erase unit holding the storage area (the last sector/page of the flash)."""
+
+
+def flash_geometry(target: Target) -> FlashGeometry | None:
+    facts = chip_table(target, "flash")
+    if not facts:
+        return None
+    erase = facts.get("page_size") or facts.get("sector_size")
+    if not erase and facts.get("sectors"):
+        erase = facts["sectors"][-1]["size"]
+    if not erase:
+        return None
+    return FlashGeometry(int(facts.get("write_granularity_bytes", 1)), int(erase))
+
+
+@dataclass(frozen=True)
+class IrqRange:
+    lowest: int
+    highest: int
+    why: str
+
+
+def irq_range(target: Target, framework: str) -> IrqRange | None:
+    """Priorities an interrupt that may call the RTOS can use (``irq_priority`` numbering)."""
+    nvic = target.nvic
+    if nvic is not None:
+        rules = nvic.kernel_levels.get(framework)
+        if rules is not None:
+            return IrqRange(
+                0,
+                rules.max_irq_priority,
+                f"{framework} reserves the levels above {rules.max_irq_priority} "
+                f"(_IRQ_PRIO_OFFSET {rules.irq_prio_offset})",
+            )
+        return IrqRange(0, nvic.levels - 1, f"{nvic.levels} NVIC priority levels")
+    interrupts = target.interrupts
+    if interrupts is not None and interrupts.rtos_safe_max_level is not None:
+        top = interrupts.rtos_safe_max_level
+        return IrqRange(1, top, f"levels 1-{top} may call FreeRTOS *FromISR APIs (4+ need assembly)")
+    return None
+
+
+def adc_unit_of(signal: str) -> str:
+    """``ADC2_CH3`` / ``ADC1_IN5`` / ``ADC3_INP18`` → the unit; ``AIN0`` → ``SAADC``-style single unit."""
+    head = signal.split("_", 1)[0]
+    return head if head.startswith("ADC") else "ADC"
+
+
+def adc_units(target: Target) -> tuple[str, ...]:
+    """The chip's ADC units, first the default (empty without ADC facts)."""
+    return target.adc.units if target.adc is not None else ()
+
+
+def radio_blocked_adc(target: Target) -> str | None:
+    """The ADC unit the radio takes while it runs (ESP32-S3 Wi-Fi: ADC2), else None."""
+    conflict = chip_table(target, "radio").get("adc_conflict")
+    return conflict if isinstance(conflict, str) else None
+
+
+def dcache_active(target: Target, framework: str) -> bool:
+    """The core has a D-cache and ``framework`` enables it (``Target.cache_enabled``; default yes)."""
+    if target.core.dcache is None:
+        return False
+    return target.cache_enabled.get(framework, True)
+
+
+def instance_clock(target: Target, instance: str) -> str | None:
+    """The clock domain the facts give peripheral ``instance`` (a UART, I2C/SPI controller, timer or
+    watchdog): its kernel clock, e.g. USART2 → ``APB1``; None when no table names it."""
+    if target.uart is not None and instance in target.uart.instances:
+        return target.uart.instances[instance].clock
+    for bus in (target.i2c, target.spi):
+        if bus is not None and instance in bus.instances:
+            return bus.instances[instance].clock
+    for table in (target.timers, target.watchdogs):
+        if instance in table:
+            return table[instance].clock
     return None

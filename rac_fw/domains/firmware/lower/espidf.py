@@ -25,6 +25,7 @@ from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
+from rac_fw.domains.firmware.facts.query import clock_hz
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -35,7 +36,6 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
-from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec
@@ -158,10 +158,6 @@ class EspIdfBuild(BoundBuild):
     def unsupported(where: str | None, message: str) -> LoweringError:
         return _unsupported(where, message)
 
-    def chip_table(self, key: str) -> dict[str, Any]:
-        """A chip table of the target pack (``watchdog``, ``adc``…), empty when absent."""
-        return extra(self.target, key)
-
     def thread(self, name: str | None, role: str) -> dict[str, Any]:
         """Task parameters for a role played by plan thread ``name`` (defaults when None)."""
         thread = self.plan.thread(name) if name else None
@@ -179,7 +175,8 @@ def _port(instance: str, where: str) -> int:
 
 def _intr_flags(build: EspIdfBuild, priority: int | None) -> str:
     """``esp_intr_alloc`` flags for an ISR priority (levels 1..rtos_safe_max_level), else default 0."""
-    top = int(extra(build.target, "interrupts").get("rtos_safe_max_level", 3))
+    interrupts = build.target.interrupts
+    top = interrupts.rtos_safe_max_level if interrupts is not None and interrupts.rtos_safe_max_level else 3
     return f"ESP_INTR_FLAG_LEVEL{priority}" if priority is not None and 1 <= priority <= top else "0"
 
 
@@ -219,25 +216,24 @@ def _adc_channel(build: EspIdfBuild, channel: Any, where: str) -> dict[str, Any]
 
 
 def _adc_bitwidth(build: EspIdfBuild, bits: int) -> str:
-    supported = [int(b) for b in extra(build.target, "adc").get("resolution_bits", [12])]
+    supported = build.target.adc.resolution_bits if build.target.adc is not None else (12,)
     return f"ADC_BITWIDTH_{bits}" if bits in supported else "ADC_BITWIDTH_DEFAULT"
 
 
 def _ledc(build: EspIdfBuild, period_us: int, where: str) -> dict[str, Any]:
     """LEDC timer + resolution: the widest duty resolution with freq · 2^bits ≤ the LEDC clock."""
-    facts = next(
-        (e for e in extra(build.target, "pwm").values() if isinstance(e, dict) and "max_resolution_bits" in e), None
-    )
-    if facts is None:
-        raise _unsupported(where, f"{build.target.id} facts have no LEDC entry (extra.pwm)")
-    source_hz = int(facts.get("clock_hz") or clock_hz(build.target, facts.get("clock"), "espidf") or 0)
+    units = build.target.pwm.units.values() if build.target.pwm is not None else ()
+    facts = next((u for u in units if u.max_resolution_bits is not None), None)
+    if facts is None or facts.max_resolution_bits is None:
+        raise _unsupported(where, f"{build.target.id} facts have no LEDC entry (pwm.units)")
+    source_hz = int(facts.clock_hz or clock_hz(build.target, facts.clock, "espidf") or 0)
     freq_hz = max(1, round(1_000_000 / period_us))
-    bits = min(int(facts["max_resolution_bits"]), int(math.floor(math.log2(source_hz / freq_hz))))
+    bits = min(facts.max_resolution_bits, int(math.floor(math.log2(source_hz / freq_hz))))
     if bits < 1:
         raise _unsupported(where, f"{freq_hz} Hz is above what the {source_hz} Hz LEDC clock can divide")
     key = (freq_hz, bits)
     if key not in build.ledc_timers:
-        if len(build.ledc_timers) >= int(facts.get("timers", 4)):
+        if len(build.ledc_timers) >= (facts.timers or 4):
             raise _unsupported(where, "more distinct PWM frequencies than LEDC timers")
         build.ledc_timers[key] = len(build.ledc_timers)
     channel = sum(1 for v in build.views if v["family"] == "pwm")
@@ -298,7 +294,8 @@ def _sdkconfig(build: EspIdfBuild) -> dict[str, str]:
     if build.gpio_isr_flags is not None or any(v["family"] == "timer" for v in build.views):
         # ISR handlers live in IRAM (IRAM_ATTR) and use FreeRTOS *FromISR calls, which must stay in IRAM too.
         options["CONFIG_FREERTOS_PLACE_FUNCTIONS_INTO_FLASH"] = "n"
-    flash_bytes = extra(build.target, "module").get("flash_bytes")
+    module = build.target.board.module
+    flash_bytes = module.flash_bytes if module is not None else None
     if flash_bytes:
         # The module's flash size, so the partition table and esptool use all of it.
         options[f"CONFIG_ESPTOOLPY_FLASHSIZE_{int(flash_bytes) >> 20}MB"] = "y"

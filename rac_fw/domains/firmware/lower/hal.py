@@ -10,14 +10,14 @@ deadline, interrupt handlers only record events (volatile counters and a ring) t
 Thread operations therefore do not exist here: their op specs declare no ``hal`` realization, and the
 obligations report E_TARGET_UNSUPPORTED from the support matrix.
 
-DMA buffers go to the region ``obligations.placement.buffer_needs`` picks (section
+DMA buffers go to the region ``placement.buffer_needs`` picks (section
 ``.dma.<REGION>.<buffer>``, the bare-metal linker convention), aligned as it says; where the region is
 D-cached under this framework the loop cleans the cache before a memory-side DMA read and invalidates
 it after the DMA has written (``SCB_CleanDCache_by_Addr`` / ``SCB_InvalidateDCache_by_Addr``).
 
 An ``adc_scan`` with a ``buffer`` runs the ADC in scan mode over the plan's channels (ranks in plan
 order) and moves the sequence by DMA (``HAL_ADC_Start_DMA``, one normal-mode transfer per interval); the
-request is routed from the facts (STM32F4 ``DmaController.routes``, STM32H7 ``extra.dmamux`` request
+request is routed from the facts (STM32F4 ``DmaController.routes``, STM32H7 ``Target.dmamux`` request
 lines), and the loop reads the samples only after the completion callback has flagged the transfer
 (capability ``adc_scan_dma``). Without a buffer the CPU polls each channel.
 """
@@ -31,8 +31,15 @@ from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
+from rac_fw.domains.firmware.facts.chip import Pll
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import dmamux_line, request_routable
+from rac_fw.domains.firmware.facts.query import (
+    clock_hz,
+    dcache_active,
+    dmamux_line,
+    hardware_timer,
+    request_routable,
+)
 from rac_fw.domains.firmware.facts.storage import flash
 from rac_fw.domains.firmware.lower import (
     Lowered,
@@ -44,9 +51,8 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
-from rac_fw.domains.firmware.obligations.placement import buffer_needs
-from rac_fw.domains.firmware.obligations.quantities import clock_hz, dcache_active, extra, hardware_timer
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
+from rac_fw.domains.firmware.placement import buffer_needs
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
@@ -111,18 +117,18 @@ def _divider(parent: int, child: int, allowed: tuple[int, ...], what: str) -> in
     return ratio
 
 
-def _f4_pll(hse: int, sysclk: int, usb: int | None) -> dict[str, int]:
-    """PLLM/N/P/Q for SYSCLK (and the 48 MHz clock when stated): RM0090 §6.3.2 ranges, VCO input 2 MHz first."""
-    for m in range(2, 64):
+def _f4_pll(pll: Pll, hse: int, sysclk: int, usb: int | None) -> dict[str, int]:
+    """PLLM/N/P/Q for SYSCLK (and the 48 MHz clock when stated) within the chip's PLL ranges (``Target.pll``)."""
+    for m in range(pll.m[0], pll.m[1] + 1):
         vco_in = hse / m
-        if not 1e6 <= vco_in <= 2e6:
+        if not pll.vco_in_hz[0] <= vco_in <= pll.vco_in_hz[1]:
             continue
-        for p in (2, 4, 6, 8):
+        for p in pll.p:
             n = sysclk * p * m / hse
-            if n != int(n) or not 50 <= n <= 432 or not 100e6 <= vco_in * n <= 432e6:
+            if n != int(n) or not pll.n[0] <= n <= pll.n[1] or not pll.vco_hz[0] <= vco_in * n <= pll.vco_hz[1]:
                 continue
             vco = int(vco_in * n)
-            q = next((q for q in range(2, 16) if usb and vco == usb * q), None)
+            q = next((q for q in range(pll.q[0], pll.q[1] + 1) if usb and vco == usb * q), None)
             if usb and q is None:
                 continue
             return {"m": m, "n": int(n), "p": p, "q": q or 7}
@@ -137,15 +143,16 @@ def _clocks(target: Target, family: str) -> dict[str, Any]:
     hse = clock_hz(target, "HSE", "hal")
     if sysclk == hsi:
         clocks["source"] = "HSI"
-    elif hse and family == "STM32F4":
+    elif hse and family == "STM32F4" and target.pll is not None:
         clocks["source"] = "PLL"
         clocks["hse"] = int(hse)
-        clocks["pll"] = _f4_pll(int(hse), sysclk, clock_hz(target, "PLL48CK", "hal"))
+        clocks["pll"] = _f4_pll(target.pll, int(hse), sysclk, clock_hz(target, "PLL48CK", "hal"))
     else:
         raise _unsupported(None, f"{target.id}: only HSI or HSE-PLL (STM32F4) clock trees are generated; "
                             f"SYSCLK {sysclk} Hz is neither")  # fmt: skip
-    ahb = (1, 2, 4, 8, 16, 64, 128, 256, 512)
-    apb = (1, 2, 4, 8, 16)
+    if target.bus_prescalers is None:
+        raise _unsupported(None, f"{target.id}: no bus prescaler facts (bus_prescalers)")
+    ahb, apb = target.bus_prescalers.ahb, target.bus_prescalers.apb
     if family == "STM32H7":
         cpu = _hz(target, "CPU")
         clocks["d1cpre"] = _divider(sysclk, cpu, ahb, "SYSCLK/CPU")
@@ -196,7 +203,7 @@ class HalBuild(BoundBuild):
     @property
     def cache_on(self) -> bool:
         """Whether the generated main() enables the I/D-caches: the facts say so for framework ``hal``
-        (``extra.cache_enabled.hal``, as ST's Cube examples for the Cortex-M7 do); DMA buffers in
+        (``Target.cache_enabled``, as ST's Cube examples for the Cortex-M7 do); DMA buffers in
         cacheable regions then get clean/invalidate calls (``buffer_needs``)."""
         return dcache_active(self.target, "hal")
 
@@ -260,7 +267,7 @@ class HalBuild(BoundBuild):
             table[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pins": pins,
                                "hz": device.frequency_hz, "mode": getattr(op, "mode", 0)}  # fmt: skip
             if bus == "i2c":
-                # H7: TIMINGR from the kernel clock the facts name (extra.i2c.<instance>.clock);
+                # H7: TIMINGR from the kernel clock the facts name (i2c.instances.<instance>.clock);
                 # the F4 I2C takes ClockSpeed directly.
                 table[instance]["timing"] = (
                     _i2c_timing(_i2c_kernel(self, instance, where), device.frequency_hz) if self.h7 else None
@@ -296,7 +303,7 @@ class HalBuild(BoundBuild):
     def pwm_view(self, view: dict[str, Any], op: Any, where: str) -> dict[str, Any]:
         """The timer channel driving ``op.output`` at ``op.period_us``; returns the channel entry."""
         pin, active_low = self.io(op.output, "led", where)
-        timers = extra(self.target, "timers")
+        timers = self.target.timers
         signal = next((f.signal for f in self.target.pins[pin.name].functions
                        if (m := _TIM_CHANNEL.match(f.signal)) and m.group(1) in timers), None)  # fmt: skip
         if signal is None:
@@ -407,12 +414,12 @@ class HalBuild(BoundBuild):
 
     def timer(self, instance: str, where: str) -> dict[str, Any]:
         if instance not in self.timers:
-            facts = extra(self.target, "timers").get(instance)
-            if not isinstance(facts, dict):
+            facts = self.target.timers.get(instance)
+            if facts is None:
                 raise _unsupported(where, f"{instance} is not a timer in the {self.target.id} facts")
             self.modules.add("TIM")
             self.timers[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pwm": [],
-                                     "base": None, "irq": None, "bits": int(facts.get("bits", 16))}  # fmt: skip
+                                     "base": None, "irq": None, "bits": facts.bits}  # fmt: skip
         return self.timers[instance]
 
     def fit_timer(self, instance: str, period_s: float, where: str) -> tuple[int, int]:
@@ -430,22 +437,24 @@ class HalBuild(BoundBuild):
 
     def free_timer(self, where: str) -> str:
         """A timer for a plan timer with ``source: kernel``: basic timers first, then unused general ones."""
-        timers = extra(self.target, "timers")
-        ordered = sorted(timers, key=lambda n: (timers[n].get("kind") != "basic", -int(timers[n].get("bits", 16))))
+        timers = self.target.timers
+        ordered = sorted(timers, key=lambda n: (timers[n].kind != "basic", -timers[n].bits))
         for name in ordered:
-            if timers[name].get("kind") in ("basic", "general") and name not in self.timers:
+            if timers[name].kind in ("basic", "general") and name not in self.timers:
                 return str(name)
         raise _unsupported(where, "no free hardware timer left for a software timer")
 
     def adc(self, unit: str) -> dict[str, Any]:
         if unit not in self.adcs:
             self.modules.add("ADC")
-            facts = extra(self.target, "adc")
+            facts = self.target.adc
+            if facts is None:
+                raise _unsupported(None, f"{self.target.id}: no ADC facts")
             # Synchronous ADC clock: the bus clock the facts name over the smallest prescaler that keeps it
             # within the ADC's limit (/1 is excluded: on the H7 it needs HPRE = 2).
-            clock = _hz(self.target, str(facts.get("clock", "APB2")))
-            limit = int(facts.get("max_clock_hz", 36_000_000))
-            prescalers = sorted(int(p) for p in facts.get("clock_prescalers", (2, 4, 6, 8)) if int(p) > 1)
+            clock = _hz(self.target, facts.clock or "APB2")
+            limit = facts.max_clock_hz or 36_000_000
+            prescalers = sorted(p for p in facts.clock_prescalers or (2, 4, 6, 8) if p > 1)
             prescaler = next((p for p in prescalers if clock // p <= limit), prescalers[-1])
             divider = f"ADC_CLOCK_SYNC_PCLK_DIV{prescaler}"
             # H7 ADC1 and ADC2 share one bus clock gate (__HAL_RCC_ADC12_CLK_ENABLE).
@@ -453,7 +462,7 @@ class HalBuild(BoundBuild):
             # ``users``: the operations converting on this unit; ``scan``: the adc_scan view that owns its
             # sequence by DMA (then it is the only user).
             self.adcs[unit] = {"instance": unit, "handle": f"h{unit.lower()}", "prescaler": divider, "pins": [],
-                               "clock": gate, "vref_mv": int(facts.get("vref_mv", 3300)), "resolution": 12,
+                               "clock": gate, "vref_mv": facts.vref_mv or 3300, "resolution": 12,
                                "users": [], "scan": None}  # fmt: skip
         return self.adcs[unit]
 
@@ -586,25 +595,26 @@ def _i2c_timing(kernel_hz: int, scl_hz: int) -> int:
 
 
 def _i2c_kernel(build: HalBuild, instance: str, where: str) -> int:
-    """The I2C kernel clock of ``instance`` from ``extra.i2c`` (H7: rcc_pclk1 for I2C1-3, rcc_pclk4 for I2C4)."""
-    entry = extra(build.target, "i2c").get(instance)
-    if not isinstance(entry, dict) or "clock" not in entry:
-        raise _unsupported(where, f"the {build.target.id} facts give no kernel clock for {instance} (extra.i2c)")
-    return _hz(build.target, str(entry["clock"]))
+    """The I2C kernel clock of ``instance`` from ``Target.i2c`` (H7: rcc_pclk1 for I2C1-3, rcc_pclk4 for I2C4)."""
+    i2c = build.target.i2c
+    entry = i2c.instances.get(instance) if i2c is not None else None
+    if entry is None or entry.clock is None:
+        raise _unsupported(where, f"the {build.target.id} facts give no kernel clock for {instance} (i2c.instances)")
+    return _hz(build.target, entry.clock)
 
 
 def _spi_prescaler(build: HalBuild, instance: str, hz: int, where: str) -> int:
     """The smallest SPI baud prescaler whose SCK does not exceed the device's clock.
 
-    Kernel clock and prescalers from ``extra.spi`` (F4: SPI1 on APB2, SPI2/3 on APB1; H7: SPI1-3 on
+    Kernel clock and prescalers from ``Target.spi`` (F4: SPI1 on APB2, SPI2/3 on APB1; H7: SPI1-3 on
     per_ck, which SystemClock_Config selects, SPI4/5 on APB2, SPI6 on APB4).
     """
-    facts = extra(build.target, "spi")
-    entry = facts.get(instance)
-    if not isinstance(entry, dict) or "clock" not in entry:
-        raise _unsupported(where, f"the {build.target.id} facts give no kernel clock for {instance} (extra.spi)")
-    kernel = _hz(build.target, str(entry["clock"]))
-    for prescaler in sorted(int(p) for p in facts.get("prescalers", (2, 4, 8, 16, 32, 64, 128, 256))):
+    facts = build.target.spi
+    entry = facts.instances.get(instance) if facts is not None else None
+    if facts is None or entry is None or entry.clock is None:
+        raise _unsupported(where, f"the {build.target.id} facts give no kernel clock for {instance} (spi.instances)")
+    kernel = _hz(build.target, entry.clock)
+    for prescaler in sorted(facts.prescalers or (2, 4, 8, 16, 32, 64, 128, 256)):
         if kernel / prescaler <= hz:
             return prescaler
     raise _unsupported(where, f"{hz} Hz is below the slowest SCK of {instance} ({kernel / prescaler:.0f} Hz)")
@@ -612,15 +622,15 @@ def _spi_prescaler(build: HalBuild, instance: str, hz: int, where: str) -> int:
 
 def _iwdg(build: HalBuild, timeout_ms: int, where: str) -> dict[str, Any]:
     """IWDG prescaler and reload for ``timeout_ms`` from the watchdog facts (LSI clock, 12-bit reload)."""
-    watchdogs = extra(build.target, "watchdog")
+    watchdogs = build.target.watchdogs
     name = next((n for n in watchdogs if n.startswith("IWDG")), None)
     if name is None:
         raise _unsupported(where, f"no IWDG in the {build.target.id} watchdog facts")
     facts = watchdogs[name]
-    clock = int(facts.get("clock_hz") or _hz(build.target, str(facts.get("clock", "LSI"))))
-    for prescaler in facts.get("prescalers", (4, 8, 16, 32, 64, 128, 256)):
-        reload = round(timeout_ms / 1000 * clock / int(prescaler)) - 1
-        if 0 <= reload <= int(facts.get("reload_max", 4095)):
+    clock = int(facts.clock_hz or _hz(build.target, facts.clock or "LSI"))
+    for prescaler in facts.prescalers or (4, 8, 16, 32, 64, 128, 256):
+        reload = round(timeout_ms / 1000 * clock / prescaler) - 1
+        if 0 <= reload <= (facts.reload_max if facts.reload_max is not None else 4095):
             return {"instance": name, "prescaler": int(prescaler), "reload": reload, "clock_hz": clock}
     raise _unsupported(where, f"{timeout_ms} ms is outside the {name} range")
 

@@ -31,7 +31,7 @@ from rac_fw.domains.firmware.obligations import (
     uart,
     watchdog,
 )
-from rac_fw.domains.firmware.obligations.placement import BufferNeeds, buffer_controller, buffer_needs, placement
+from rac_fw.domains.firmware.placement import BufferNeeds, buffer_controller, buffer_needs, placement
 from rac_fw.domains.firmware.plan.model import Plan
 
 Rule = Callable[[Plan, Target, str], list[Evidence]]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, replace, violation
-from rac_fw.domains.firmware.obligations.quantities import extra
 from rac_fw.domains.firmware.ops.adc.adc_periodic import AdcPeriodic
 from rac_fw.domains.firmware.ops.adc.adc_read import AdcRead
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
@@ -14,7 +13,7 @@ from rac_fw.domains.firmware.plan.model import Plan
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     """Each ADC op's ``resolution_bits`` against the ADC's supported resolutions."""
-    offered = sorted(int(b) for b in extra(target, "adc").get("resolution_bits") or [])
+    offered = sorted(target.adc.resolution_bits) if target.adc is not None else []
     if not offered:
         return []
     found: list[Evidence] = []

@@ -2,8 +2,8 @@
 
 E_I2C_ADDRESS: 7-bit addresses 0x00-0x07 and 0x78-0x7F are reserved by the I2C specification
 (general call, CBUS, HS-mode master codes, 10-bit addressing); two devices on one bus need distinct
-addresses. E_CLOCK_RANGE: a device clock its bus controller cannot generate, from ``extra.i2c`` /
-``extra.spi`` (F4 I2C 400 kHz, H7 Fast-mode Plus 1 MHz, nRF TWIM only 100/250/400 kHz, SPI at most
+addresses. E_CLOCK_RANGE: a device clock its bus controller cannot generate, from ``Target.i2c`` /
+``Target.spi`` (F4 I2C 400 kHz, H7 Fast-mode Plus 1 MHz, nRF TWIM only 100/250/400 kHz, SPI at most
 the kernel clock over the smallest prescaler); the relaxation is the nearest rate the controller has.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import clock_hz
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, replace, violation
-from rac_fw.domains.firmware.obligations.quantities import clock_hz, extra
 from rac_fw.domains.firmware.plan.model import Plan
 
 RESERVED_LOW, RESERVED_HIGH = range(0x00, 0x08), range(0x78, 0x80)
@@ -47,26 +47,27 @@ class BusClock:
 
 
 def bus_clock(target: Target, bus: str, controller: str, framework: str) -> BusClock:
-    """The clock limits of ``controller`` from ``extra.i2c`` / ``extra.spi``.
+    """The clock limits of ``controller`` from ``Target.i2c`` / ``Target.spi``.
 
     Per instance first (``SPIM3: {max_hz, frequencies_hz}``, or ``SPI1: {clock: APB2}`` with the
     family's ``prescalers``, giving kernel clock / smallest prescaler under ``framework``; an I2C
     instance's ``clock`` is its timing kernel, not a limit), then the family-wide ``max_hz`` /
     ``frequencies_hz``. I2C without any facts falls back to fast mode (400 kHz).
     """
-    facts = extra(target, bus)
-    entry = facts.get(controller)
-    entry = entry if isinstance(entry, dict) else {}
-    settings = tuple(int(f) for f in entry.get("frequencies_hz", facts.get("frequencies_hz", ())))
+    facts = target.i2c if bus == "i2c" else target.spi
+    entry = facts.instances.get(controller) if facts is not None else None
+    settings = entry.frequencies_hz if entry is not None and entry.frequencies_hz else None
+    if settings is None:
+        settings = facts.frequencies_hz if facts is not None else ()
     exact = bus == "i2c"
-    if "max_hz" in entry:
-        return BusClock(int(entry["max_hz"]), settings, exact)
-    kernel = clock_hz(target, entry.get("clock"), framework)
-    if kernel and "prescalers" in facts:
-        return BusClock(kernel // min(int(p) for p in facts["prescalers"]), settings, exact)
-    if "max_hz" in facts:
-        return BusClock(int(facts["max_hz"]), settings, exact)
-    return BusClock(I2C_DEFAULT_MAX_HZ if bus == "i2c" and not facts else None, settings, exact)
+    if entry is not None and entry.max_hz is not None:
+        return BusClock(entry.max_hz, settings, exact)
+    kernel = clock_hz(target, entry.clock if entry is not None else None, framework)
+    if kernel and facts is not None and facts.prescalers:
+        return BusClock(kernel // min(facts.prescalers), settings, exact)
+    if facts is not None and facts.max_hz is not None:
+        return BusClock(facts.max_hz, settings, exact)
+    return BusClock(I2C_DEFAULT_MAX_HZ if bus == "i2c" and facts is None else None, settings, exact)
 
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:

@@ -18,7 +18,10 @@ from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import DmaController, MemoryRegion, Target
 from rac_fw.domains.firmware.facts.query import request_instance, serving_controllers
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, remove, replace, violation
-from rac_fw.domains.firmware.obligations.placement import (
+from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
+from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
+from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
+from rac_fw.domains.firmware.placement import (
     NOT_BUFFER_RAM,
     buffer_controller,
     buffer_needs,
@@ -26,10 +29,6 @@ from rac_fw.domains.firmware.obligations.placement import (
     controller_named,
     placement,
 )
-from rac_fw.domains.firmware.obligations.quantities import extra
-from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
-from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
-from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.resources import Buffer
 
@@ -84,9 +83,7 @@ def _kind(request: str) -> tuple[str, str]:
 
 def _known_requests(target: Target) -> list[str]:
     """Every DMA request the facts route: multiplexer request lines and fixed stream mappings."""
-    names = {
-        str(r) for mux in extra(target, "dmamux").values() if isinstance(mux, dict) for r in mux.get("requests") or {}
-    }
+    names = {r for mux in target.dmamux.values() for r in mux.requests}
     names |= {r for c in target.dma for r in c.requests}
     return sorted(names, key=lambda n: [int(t) if t.isdigit() else t for t in re.findall(r"\d+|\D+", n)])
 

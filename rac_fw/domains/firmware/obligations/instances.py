@@ -5,7 +5,7 @@ SVD at the *same base address*: on the nRF52840 SPI0, SPIM0, SPIS0, TWI0, TWIM0 
 instance (likewise instance 1; SPI2/SPIM2/SPIS2; UART0/UARTE0), and only one view can be enabled at
 a time (PS §4.6 "Peripheral interface": peripherals sharing an ID share registers and resources).
 The sharing is derived from the facts — SVD base addresses, and for devicetree names such as
-``i2c0`` the node's unit address (``extra.dt_reg``) — never from a list of chip names. Two uses of
+``i2c0`` the node's unit address (``Target.dt_reg``) — never from a list of chip names. Two uses of
 one block conflict when they use it as different kinds of bus (an I2C device on TWIM0 and an SPI
 device on SPIM0); two I2C devices on TWIM0 are one bus, not a conflict. Relaxations move the later
 use to an instance of its own kind whose block is free.
@@ -21,7 +21,6 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import normalized
 from rac_fw.domains.firmware.obligations.evidence import Path, relax, replace, violation
 from rac_fw.domains.firmware.obligations.peripherals import instances_like
-from rac_fw.domains.firmware.obligations.quantities import extra
 from rac_fw.domains.firmware.obligations.refs import uart_instance
 from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
@@ -49,11 +48,11 @@ class Use:
 
 def block_base(target: Target, name: str) -> int | None:
     """The base address of the block behind instance ``name``: its SVD peripheral, else the unit
-    address of the devicetree node of that label (``extra.dt_reg``), else None (unknown: not judged)."""
+    address of the devicetree node of that label (``Target.dt_reg``), else None (unknown: not judged)."""
     peripheral = target.peripherals.get(name) or target.peripherals.get(name.upper())
     if peripheral is not None:
         return peripheral.base
-    reg = extra(target, "dt_reg").get(normalized(name))
+    reg = target.dt_reg.get(normalized(name))
     return int(reg) if isinstance(reg, int) else None
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import irq_range
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, remove, replace, violation
-from rac_fw.domains.firmware.obligations.quantities import irq_range
 from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
 from rac_fw.domains.firmware.ops.log.log import Log
 from rac_fw.domains.firmware.plan.model import Plan

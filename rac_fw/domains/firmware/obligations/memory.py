@@ -13,7 +13,7 @@ from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS, MIN_MAIN_STACK_BYTES, WIFI_RAM_BYTES
-from rac_fw.domains.firmware.obligations.placement import buffer_controller, buffer_regions, default_ram, placement
+from rac_fw.domains.firmware.placement import buffer_controller, buffer_regions, default_ram, placement
 from rac_fw.domains.firmware.plan.model import Plan
 
 

@@ -10,9 +10,15 @@ from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import normalized, request_instance, serving_controllers
+from rac_fw.domains.firmware.facts.query import (
+    adc_units,
+    normalized,
+    request_instance,
+    serving_controllers,
+    timer_names,
+    uart_instances,
+)
 from rac_fw.domains.firmware.obligations.evidence import Path, add, relax, remove, replace, violation
-from rac_fw.domains.firmware.obligations.quantities import extra, timer_names
 from rac_fw.domains.firmware.obligations.refs import claims, describe_pin, free_pins, is_console
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
@@ -29,8 +35,7 @@ def has_peripheral(target: Target, name: str) -> bool:
     """The chip has instance ``name``: in its SVD, its fact tables, or (emulated) its devicetree labels."""
     if name in target.peripherals:
         return True
-    tables = (extra(target, "uart"), extra(target, "timers"))
-    if any(name in table for table in tables) or name in (extra(target, "adc").get("units") or []):
+    if name in uart_instances(target) or name in target.timers or name in adc_units(target):
         return True
     return normalized(name) in {normalized(label) for label in target.board.dt_node_labels}
 
@@ -42,7 +47,7 @@ def _family(name: str) -> str:
 def instances_like(target: Target, name: str, families: tuple[str, ...] = ()) -> list[str]:
     """Existing instances of the same kind as ``name`` (``USART7`` → ``USART1``, ``USART2``…)."""
     wanted = set(families) or {_family(name)}
-    pool = set(target.peripherals) | set(extra(target, "uart")) | set(extra(target, "timers"))
+    pool = set(target.peripherals) | uart_instances(target) | set(target.timers)
     pool |= {label.upper() for label in target.board.dt_node_labels}
     same = sorted((p for p in pool if _family(p) in wanted), key=lambda p: (len(p), p))
     close = difflib.get_close_matches(name, same, n=3, cutoff=0.5)
@@ -130,7 +135,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 found += _uart_pins(plan, target, op.uart, path, needs_rx=not isinstance(op, UartPrint))
         elif isinstance(op, TimerPeriodic | TimerOneshot) and op.source not in ("kernel", "systick"):
             path = [*base, "source"]
-            if op.source not in extra(target, "timers"):
+            if op.source not in target.timers:
                 options = [relax(f"use hardware timer {n}", replace(path, n)) for n in timer_names(target)[:3]]
                 found.append(_missing(target, op.source, path, [op.source], options))
         elif isinstance(op, DmaPeriphRx):

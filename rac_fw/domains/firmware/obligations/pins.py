@@ -13,9 +13,8 @@ import difflib
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Pin, Target
-from rac_fw.domains.firmware.facts.query import board_wiring, normalized
+from rac_fw.domains.firmware.facts.query import adc_unit_of, board_wiring, normalized, radio_blocked_adc
 from rac_fw.domains.firmware.obligations.evidence import add, relax, replace, violation
-from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, radio_blocked_adc
 from rac_fw.domains.firmware.obligations.refs import (
     Claim,
     carries,

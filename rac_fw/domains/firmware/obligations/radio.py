@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import adc_unit_of, adc_units, radio_blocked_adc
 from rac_fw.domains.firmware.obligations.evidence import Path, relax, replace, violation
-from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, extra, radio_blocked_adc
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.plan.model import Plan
@@ -40,7 +40,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 relaxations=[*options, no_wifi],
             )
         )
-    units = [u for u in extra(target, "adc").get("units") or [] if u != blocked]
+    units = [u for u in adc_units(target) if u != blocked]
     for i, op in enumerate(plan.operations):
         if isinstance(op, DmaPeriphRx) and op.peripheral == blocked:
             path: Path = ["operations", i, "peripheral"]

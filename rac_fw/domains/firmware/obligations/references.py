@@ -22,11 +22,6 @@ from rac_fw.domains.firmware.facts.query import (
 )
 from rac_fw.domains.firmware.obligations.evidence import Path, add, relax, remove, replace, violation
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.obligations.placement import (
-    buffer_controller,
-    buffer_regions,
-    controller_named,
-)
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.bus.i2c_transfer import I2cTransfer
@@ -40,6 +35,11 @@ from rac_fw.domains.firmware.ops.threads.lock_order import LockOrder
 from rac_fw.domains.firmware.ops.threads.producer_consumer import ProducerConsumer
 from rac_fw.domains.firmware.ops.threads.shared_state_mutex import SharedStateMutex
 from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
+from rac_fw.domains.firmware.placement import (
+    buffer_controller,
+    buffer_regions,
+    controller_named,
+)
 from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
 from rac_fw.domains.firmware.plan.registry import spec
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.obligations.evidence import Path, relax, remove, replace, violation
-from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.obligations.quantities import (
-    extra,
+from rac_fw.domains.firmware.facts.query import (
+    chip_table,
     systick,
     timer_names,
     watchdog_range,
 )
+from rac_fw.domains.firmware.obligations.evidence import Path, relax, remove, replace, violation
+from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.refs import claims, free_pins
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
@@ -34,9 +34,9 @@ CODE = "E_TARGET_UNSUPPORTED"
 def _hardware_missing(target: Target, framework: str, op: Operation) -> str | None:
     """Why the chip cannot do ``op`` at all (None when it can)."""
     needs = spec(op.op).needs
-    if needs == "adc" and not extra(target, "adc"):
+    if needs == "adc" and target.adc is None:
         return f"{target.id} has no ADC"
-    if needs == "pwm" and not (extra(target, "pwm") or extra(target, "timers")):
+    if needs == "pwm" and not (target.pwm or target.timers):
         return f"{target.id} has no PWM or timer outputs"
     if needs == "watchdog" and watchdog_range(target, framework) is None:
         return f"{target.id} has no watchdog usable with {framework}"
@@ -160,7 +160,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 relaxations=options,
             )
         )
-    protocols = extra(target, "radio").get("protocols") or []
+    protocols = chip_table(target, "radio").get("protocols") or []
     if plan.wifi and "wifi" not in protocols:
         found.append(
             violation(

@@ -13,18 +13,18 @@ import math
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import normalized
-from rac_fw.domains.firmware.obligations.evidence import Path, add, measure, relax, replace, violation
-from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.obligations.quantities import (
+from rac_fw.domains.firmware.facts.query import (
     TIMER_CHANNEL,
     Counter,
     hardware_timer,
     kernel_tick_hz,
+    normalized,
     pwm_unit,
     systick,
     timer_names,
 )
+from rac_fw.domains.firmware.obligations.evidence import Path, add, measure, relax, replace, violation
+from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.refs import claims, endpoint_pin, free_pins
 from rac_fw.domains.firmware.ops.pwm.pwm_fade import PwmFade
 from rac_fw.domains.firmware.ops.pwm.pwm_fixed import PwmFixed

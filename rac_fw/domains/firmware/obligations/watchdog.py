@@ -17,8 +17,8 @@ import math
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.query import WatchdogRange, watchdog_range
 from rac_fw.domains.firmware.obligations.evidence import Path, measure, relax, remove, replace, violation
-from rac_fw.domains.firmware.obligations.quantities import WatchdogRange, extra, watchdog_range
 from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
 from rac_fw.domains.firmware.ops.threads.lock_order import LockOrder
 from rac_fw.domains.firmware.ops.threads.producer_consumer import ProducerConsumer
@@ -45,8 +45,8 @@ def _waits_in(plan: Plan, thread: str) -> list[str]:
 
 def _shared_reload(plan: Plan, target: Target, limits: WatchdogRange | None) -> list[Evidence]:
     """Watchdog operations asking one shared-reload watchdog for different timeouts."""
-    entry = extra(target, "watchdog").get(limits.name) if limits is not None else None
-    if limits is None or not (isinstance(entry, dict) and entry.get("shared_reload")):
+    entry = target.watchdogs.get(limits.name) if limits is not None else None
+    if limits is None or entry is None or not entry.shared_reload:
         return []
     ops = [(i, op) for i, op in enumerate(plan.operations) if isinstance(op, Watchdog)]
     timeouts = sorted({op.timeout_ms for _, op in ops})

@@ -17,6 +17,8 @@ from rac_fw.domains.firmware.plan.registry import flagged, specs
 from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
 from rac_fw.domains.firmware.plan.spec import Flag
 from rac_fw.domains.firmware.sections.bootloader import Bootloader
+from rac_fw.domains.firmware.sections.config import Config
+from rac_fw.domains.firmware.sections.devicetree import Devicetree
 
 #: Every operation model, in catalog order (from the op registry).
 OPERATION_MODELS: tuple[type[Operation], ...] = tuple(s.model for s in specs())
@@ -68,6 +70,8 @@ class Plan(PlanModel):
     wifi: bool = Field(default=False, description="The application runs the Wi-Fi radio.")
     bootloader: Bootloader | None = None
     operations: list[AnyOperation] = Field(min_length=1, max_length=64)
+    config: Config | None = None
+    devicetree: Devicetree | None = None
 
     # --- look-ups used by obligations and lowerings ----------------------------------------------
     def buffer(self, name: str) -> Buffer | None:

@@ -18,7 +18,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, SectionSpec
 #: Families in catalog order (the schema index and ``targets show`` list operations in this order).
 FAMILY_ORDER = (
     "gpio", "uart", "bus", "adc", "pwm", "timer", "watchdog", "dma", "handoff", "threads", "sensor", "log",
-    "storage", "update",
+    "memory", "storage", "update",
 )  # fmt: skip
 
 

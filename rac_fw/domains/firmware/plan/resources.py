@@ -11,7 +11,7 @@ from rac_fw.domains.firmware.plan.fields import FactName, Name, PeripheralName, 
 
 
 class Buffer(PlanModel):
-    """A statically allocated RAM buffer. DMA buffers are placed by ``obligations.placement``."""
+    """A statically allocated RAM buffer. DMA buffers are placed by ``placement``."""
 
     name: Name
     size_bytes: int = Field(ge=1, le=1 << 20, description="Buffer length in bytes.")

@@ -31,6 +31,7 @@ import tree_sitter_devicetree
 from tree_sitter import Language, Node, Parser
 
 from rac_fw.contract import Evidence
+from rac_fw.domains.firmware.facts.devicetree import binding
 from rac_fw.domains.firmware.verify.sdk import Catalog, NameSet, Rules, split_top_level
 from rac_fw.domains.firmware.verify.static.model import Call, Program, finding
 from rac_fw.domains.firmware.verify.static.registry import register
@@ -113,7 +114,7 @@ def _sdk_calls(program: Program, catalog: Catalog) -> Iterator[Call]:
 
 
 @register(
-    "kconfig_consistent", "E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET"
+    "kconfig_consistent", "E_KCONFIG_CONFLICT", "E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET"
 )
 def check_kconfig(ctx: Context) -> list[Evidence]:
     files, program, rules, catalog, target = ctx.files, ctx.program, ctx.rules, ctx.catalog, ctx.target
@@ -184,6 +185,44 @@ def check_kconfig(ctx: Context) -> list[Evidence]:
                 )
             )
     found += _idf_target(conf, where, rules, target)
+    found += _conflicts(conf, where, spec)
+    return found
+
+
+def _conflicts(conf: dict[str, str], where: str, spec: Mapping[str, Any]) -> list[Evidence]:
+    """Two members of one Kconfig choice set ``y``, or a symbol beside one its ``depends on !X`` excludes.
+
+    Kconfig resolves either silently (the last choice member read wins; the excluded symbol stays n), so
+    the configuration the C was written for is not the one built — ``E_KCONFIG_CONFLICT``.
+    """
+    found: list[Evidence] = []
+    on = {s for s, v in conf.items() if v == "y"}
+    for members in spec.get("choices") or []:
+        chosen = [m for m in members if m in on]
+        if len(chosen) > 1:
+            names = [f"CONFIG_{m}" for m in chosen]
+            found.append(
+                finding(
+                    "E_KCONFIG_CONFLICT",
+                    f"{where} sets {' and '.join(f'{n}=y' for n in names)}, members of one Kconfig choice: "
+                    "only one can be selected",
+                    where,
+                    names,
+                    f"keep one of {', '.join(names)} and set the others to n",
+                )
+            )
+    for symbol, excluded in (spec.get("excludes") or {}).items():
+        clash = [x for x in excluded if symbol in on and x in on]
+        for other in clash:
+            found.append(
+                finding(
+                    "E_KCONFIG_CONFLICT",
+                    f"{where} sets CONFIG_{symbol}=y and CONFIG_{other}=y, but {symbol} depends on !{other}",
+                    where,
+                    [f"CONFIG_{symbol}", f"CONFIG_{other}"],
+                    f"drop CONFIG_{symbol} or CONFIG_{other}",
+                )
+            )
     return found
 
 
@@ -240,6 +279,8 @@ class Overlay:
     zephyr_user: dict[str, int] | None = None
     """Property → number of phandle entries of the ``zephyr,user`` node (None when absent)."""
     zephyr_user_where: str = ""
+    devices: list[tuple[str, frozenset[str], str]] = field(default_factory=list)
+    """(first compatible, property names, "path:line") of every overlay node that states a compatible."""
 
 
 _DTS_THREAD = threading.local()
@@ -303,6 +344,16 @@ def _parsed_overlays(overlays: tuple[tuple[str, str], ...]) -> Overlay:
                 overlay.labels.add(_dts_text(label))
             name = _node_name(node)
             props = [c for c in node.named_children if c.type == "property"]
+            compatible = next((p for p in props if _node_name(p) == "compatible"), None)
+            value = compatible.child_by_field_name("value") if compatible is not None else None
+            if value is not None and value.type == "string_literal":
+                overlay.devices.append(
+                    (
+                        _dts_text(value).strip('"'),
+                        frozenset(_node_name(p) for p in props),
+                        f"{path}:{node.start_point[0] + 1}",
+                    )
+                )
             if name == "aliases":
                 for prop in props:
                     value = prop.child_by_field_name("value")
@@ -496,6 +547,28 @@ def check_devicetree(ctx: Context) -> list[Evidence]:
                 [label],
                 f"use one of the board's node labels: {', '.join(sorted(board_labels)[:12])}",
             )
+    found += _binding_properties(overlay)
+    return found
+
+
+def _binding_properties(overlay: Overlay) -> list[Evidence]:
+    """Nodes of a compatible the binding facts know must carry ``reg`` and the binding's required properties."""
+    found: list[Evidence] = []
+    for compatible, props, where in overlay.devices:
+        facts = binding(compatible)
+        if facts is None:
+            continue
+        for required in ("reg", *(p.name for p in facts.required)):
+            if required not in props:
+                found.append(
+                    finding(
+                        "E_DT_PROPERTY_MISSING",
+                        f"the {compatible} node at {where} has no {required}, which its binding requires",
+                        where,
+                        [compatible, required],
+                        f"add {required} to the {compatible} node",
+                    )
+                )
     return found
 
 

@@ -107,10 +107,9 @@ def _read_word(elf: ELFFile, address: int) -> int | None:
 
 
 def boot_address(target: Target) -> int:
-    """Where the core fetches its vector table after reset: ``extra.boot_address`` or the first flash."""
-    explicit = target.extra.get("boot_address")
-    if isinstance(explicit, int):
-        return explicit
+    """Where the core fetches its vector table after reset: ``Target.boot_address`` or the first flash."""
+    if target.boot_address is not None:
+        return target.boot_address
     flash = [r for r in target.memory if r.kind == "flash"]
     return min(r.address for r in flash) if flash else 0
 

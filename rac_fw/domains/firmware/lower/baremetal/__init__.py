@@ -5,7 +5,7 @@ The tree it emits is self-contained (``build.json`` tells the gcc builder how to
 - ``include/device.h`` from the SVD facts, ``include/armv7m.h`` (architecture), ``include/rac.h``;
 - ``src/startup.c`` (vector table from the SVD interrupts, reset handler, fault handlers),
   ``src/rt.c`` (console formatting, semihosting exit), ``src/main.c`` (the plan's operations);
-- ``link.ld`` from the memory facts and ``obligations.placement``.
+- ``link.ld`` from the memory facts and ``placement``.
 
 Which register layout an operation is written for is asked of the facts (does the USART have ``SR``
 and ``DR``, or ``ISR`` and ``TDR``? is the ADC an ``SAADC``?), never of the target id. Every value
@@ -24,9 +24,10 @@ from typing import Any
 
 from rac_fw.contract import Evidence, Receipt, Relaxation
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan
+from rac_fw.domains.firmware.facts.chip import Watchdog
 from rac_fw.domains.firmware.facts.load import interrupts, peripheral
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import watchdog_instance
+from rac_fw.domains.firmware.facts.query import adc_unit_of, core_clock_hz, watchdog_instance
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -40,8 +41,7 @@ from rac_fw.domains.firmware.lower.baremetal import derive
 from rac_fw.domains.firmware.lower.baremetal.derive import DerivationError, PinRef
 from rac_fw.domains.firmware.lower.baremetal.header import c_ident, device_header, layout_name
 from rac_fw.domains.firmware.lower.baremetal.linker import DmaBufferLayout, linker_script
-from rac_fw.domains.firmware.obligations.placement import buffer_controller, buffer_needs, default_ram, placement
-from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, core_clock_hz
+from rac_fw.domains.firmware.placement import buffer_controller, buffer_needs, default_ram, placement
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.registry import spec
@@ -216,7 +216,7 @@ class BaremetalBuild(BoundBuild):
     def buffer_decl(layout: DmaBufferLayout) -> dict[str, str]:
         return _buffer_decl(layout)
 
-    def watchdog_instance(self) -> tuple[str, dict[str, Any]] | None:
+    def watchdog_instance(self) -> tuple[str, Watchdog] | None:
         return watchdog_instance(self.target)
 
     def budget_us(self, timeout_us: int) -> int:
@@ -345,7 +345,7 @@ def _uart_driver(build: BaremetalBuild, instance: str, baud: int | None, console
     if _group(target, instance) == "UARTE":
         ctx.update(template="ops/uart_uarte.c.j2", layout="uarte", baud=derive.uarte_baudrate(target, rate))
     elif regs.has("SR", "DR", "BRR"):
-        hz = derive.peripheral_clock_hz(target, instance, "uart")
+        hz = derive.uart_kernel_hz(target, instance)
         ctx.update(
             template="ops/uart_usart.c.j2",
             layout="sr",
@@ -355,10 +355,10 @@ def _uart_driver(build: BaremetalBuild, instance: str, baud: int | None, console
             gate=derive.clock_gate(target, instance),
             kernel_hz=hz,
             baud=derive.usart_brr(hz, rate),
-            clock=derive.chip_extra(target, "uart")[instance]["clock"],
+            clock=derive.uart_kernel_clock(target, instance),
         )
     elif regs.has("ISR", "TDR", "RDR", "BRR"):
-        hz = derive.peripheral_clock_hz(target, instance, "uart")
+        hz = derive.uart_kernel_hz(target, instance)
         ctx.update(
             template="ops/uart_usart.c.j2",
             layout="isr",
@@ -368,7 +368,7 @@ def _uart_driver(build: BaremetalBuild, instance: str, baud: int | None, console
             gate=derive.clock_gate(target, instance),
             kernel_hz=hz,
             baud=derive.usart_brr(hz, rate),
-            clock=derive.chip_extra(target, "uart")[instance]["clock"],
+            clock=derive.uart_kernel_clock(target, instance),
         )
     else:
         raise BaremetalError(f"{instance}: no UART register layout the baremetal templates know")
@@ -431,7 +431,7 @@ def _adc_common(target: Target, unit: str) -> str:
 
 
 def _dma_buffers(build: BaremetalBuild) -> None:
-    """Lay out every DMA buffer of the plan where ``obligations.placement`` put it."""
+    """Lay out every DMA buffer of the plan where ``placement`` put it."""
     plan, target = build.plan, build.target
     regions = placement(plan, target)
     dcache = target.core.dcache

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from rac_fw.domains.firmware.facts.chip import Watchdog
 from rac_fw.domains.firmware.facts.load import peripheral
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import chip_table as chip_extra
+from rac_fw.domains.firmware.facts.query import uart_clock
 
 #: Instructions one bounded-poll iteration takes at least (load, test, branch, decrement): turns a
 #: timeout in microseconds into an iteration budget that can only over-wait, never under-wait.
@@ -67,12 +67,17 @@ def clock_hz(target: Target, name: str, framework: str = "baremetal") -> int:
     return clock.default_hz[framework]
 
 
-def peripheral_clock_hz(target: Target, instance: str, family: str) -> int:
-    """The kernel clock of ``instance`` from ``extra.<family>.<instance>.clock`` (e.g. uart → APB1)."""
-    entry = chip_extra(target, family).get(instance)
-    if not isinstance(entry, dict) or "clock" not in entry:
-        raise DerivationError(f"{target.id}: facts give no clock for {instance} (extra.{family})")
-    return clock_hz(target, str(entry["clock"]))
+def uart_kernel_clock(target: Target, instance: str) -> str:
+    """The clock domain feeding UART ``instance`` (``Target.uart.instances``: USART2 → APB1)."""
+    clock = uart_clock(target, instance)
+    if clock is None:
+        raise DerivationError(f"{target.id}: facts give no clock for {instance} (uart.instances)")
+    return clock
+
+
+def uart_kernel_hz(target: Target, instance: str) -> int:
+    """The kernel clock frequency of UART ``instance`` under this framework."""
+    return clock_hz(target, uart_kernel_clock(target, instance))
 
 
 @dataclass(frozen=True)
@@ -104,15 +109,14 @@ def usart_brr(kernel_hz: int, baud: int) -> Baud:
 def uarte_baudrate(target: Target, baud: int) -> Baud:
     """nRF UARTE BAUDRATE register value for ``baud``: a look-up, not a formula (Nordic rounds per rate).
 
-    Register values come from ``extra.uart.baudrate_register`` (the SVD's enumerated values), the rate
-    each really produces from ``extra.uart.baud_table``.
+    Register values come from ``uart.baudrate_register`` (the SVD's enumerated values), the rate
+    each really produces from ``uart.baud_table``.
     """
-    facts = chip_extra(target, "uart")
-    registers = {int(rate): int(value) for rate, value in (facts.get("baudrate_register") or {}).items()}
+    registers = target.uart.baudrate_register if target.uart is not None else {}
     if baud not in registers:
         raise DerivationError(f"{target.id}: UARTE supports only {sorted(registers)} baud, not {baud}")
-    actual = {int(rate): float(value) for rate, value in (facts.get("baud_table") or {}).items()}
-    return Baud(registers[baud], actual.get(baud, float(baud)), baud)
+    actual = target.uart.baud_table if target.uart is not None else {}
+    return Baud(registers[baud], float(actual.get(baud, baud)), baud)
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,7 @@ def stm32_timer(clock_hz: int, period_s: float, counter_bits: int) -> TimerSetti
 def nrf_timer(base_hz: int, period_s: float, counter_bits: int, dividers: Sequence[int]) -> TimerSetting:
     """nRF TIMER: f = base/2^PRESCALER; compare value CC = ticks-1 (SHORTS clears on compare).
 
-    ``dividers`` are the timer's ``extra.timers.<TIMERn>.prescalers`` (1, 2, 4 … 512 on the nRF52840:
+    ``dividers`` are the timer's ``Timer.prescalers`` (1, 2, 4 … 512 on the nRF52840:
     PRESCALER 0..9, PS §6.30). ``prescaler`` in the result is the register value (the exponent);
     ``reload`` the CC value.
     """
@@ -172,25 +176,29 @@ class WatchdogSetting:
     timeout_ms: float
 
 
-def iwdg(timeout_ms: int, facts: dict[str, Any]) -> WatchdogSetting:
+def iwdg(timeout_ms: int, facts: Watchdog) -> WatchdogSetting:
     """STM32 IWDG: the smallest prescaler whose reload fits; PR code = index in the prescaler list.
 
     timeout = divider·(RLR+1)/f_LSI (RM0090 §19.3.3 / RM0433 §45.3).
     """
-    clock = float(facts["clock_hz"])
-    reload_max = int(facts["reload_max"])
-    for code, divider in enumerate(facts["prescalers"]):
+    if facts.clock_hz is None or facts.reload_max is None:
+        raise DerivationError("the IWDG facts give no clock_hz/reload_max")
+    clock = float(facts.clock_hz)
+    reload_max = facts.reload_max
+    for code, divider in enumerate(facts.prescalers):
         reload = round(timeout_ms / 1000 * clock / divider) - 1
         if 0 <= reload <= reload_max:
             return WatchdogSetting(code, int(divider), reload, divider * (reload + 1) / clock * 1000)
     raise DerivationError(f"watchdog timeout {timeout_ms} ms is outside the IWDG range")
 
 
-def nrf_wdt(timeout_ms: int, facts: dict[str, Any]) -> WatchdogSetting:
+def nrf_wdt(timeout_ms: int, facts: Watchdog) -> WatchdogSetting:
     """nRF WDT: timeout = (CRV+1)/32768 s, CRV ≥ ``crv_min`` (PS §6.36)."""
-    clock = float(facts["clock_hz"])
+    if facts.clock_hz is None or facts.crv_min is None:
+        raise DerivationError("the WDT facts give no clock_hz/crv_min")
+    clock = float(facts.clock_hz)
     crv = round(timeout_ms / 1000 * clock) - 1
-    if crv < int(facts["crv_min"]):
+    if crv < facts.crv_min:
         raise DerivationError(f"watchdog timeout {timeout_ms} ms is below the WDT minimum")
     return WatchdogSetting(0, 1, crv, (crv + 1) / clock * 1000)
 

@@ -1,6 +1,6 @@
 """Generate the GNU ld script from the memory facts and the DMA placement decided by the obligations.
 
-The script never decides where a DMA buffer goes: ``obligations.placement`` does (one rule, one
+The script never decides where a DMA buffer goes: ``placement`` does (one rule, one
 place); this module only turns each chosen region into an output section ``.dma_<REGION>`` that
 collects, each aligned, the buffers' own input sections (``.bss.rac_dma__<MASTER>__<buffer>`` under
 ``-fdata-sections``: the C needs no section attributes). These rules come before ``.bss`` so they win
@@ -56,7 +56,7 @@ def linker_script(
 ) -> str:
     """The ``link.ld`` text for ``target`` with ``buffers`` already placed.
 
-    ``ram`` is where .data, .bss, heap and stack go: ``obligations.placement.default_ram`` (the same
+    ``ram`` is where .data, .bss, heap and stack go: ``placement.default_ram`` (the same
     region every framework uses as its default RAM).
     """
     flash = flash_region(target)
@@ -78,7 +78,7 @@ def linker_script(
         {"name": r.name, "attrs": _attrs(r), "address": r.address, "size": r.size}
         for r in sorted(target.memory, key=lambda r: r.address)
     ]
-    explicit = target.extra.get("boot_address")
+    explicit = target.boot_address
     return (
         template_env("baremetal")
         .get_template("link.ld.j2")
@@ -87,7 +87,7 @@ def linker_script(
             regions=regions,
             flash=flash.name,
             ram=ram,
-            boot_address=explicit if isinstance(explicit, int) else flash.address,
+            boot_address=explicit if explicit is not None else flash.address,
             stack_bytes=stack_bytes,
             heap_bytes=heap_bytes,
             dma_sections=sections,

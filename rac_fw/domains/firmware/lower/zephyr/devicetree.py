@@ -2,7 +2,7 @@
 
 Which node a LED, button, UART, bus, ADC channel, PWM output or watchdog is; which overlay lines
 enable it; where a DMA buffer lives and whether it needs cache maintenance (asked of
-``obligations.placement``, the one place that decides). Board names and labels come from the facts;
+``placement``, the one place that decides). Board names and labels come from the facts;
 nothing here tests a target id.
 """
 
@@ -196,21 +196,17 @@ class DevicetreeFacts(BuilderCore):
         self.app.includes.add("zephyr/sys/atomic.h")
         return device, label
 
-    def adc_facts(self) -> dict[str, Any]:
-        adc = self.target.extra.get("adc")
-        return adc if isinstance(adc, dict) else {}
-
     def _adc_pin(self, where: str, pin_name: str | None) -> tuple[Pin, str] | None:
         """The analog pin and the analog signal it carries (``ADC1_INP15``, ``AIN1``).
 
         None for an emulated ADC without pins (native_sim's ``zephyr,adc-emul``). Without a pin in the
-        plan the board's default analog input (fact ``adc.board_default_pin``) is used, else the first
+        plan the board's default analog input (fact ``board.adc_default_pin``) is used, else the first
         analog pin the board does not wire to a LED, button or reserved function.
         """
-        facts = self.adc_facts()
+        facts = self.target.adc
         if pin_name is None:
-            default = facts.get("board_default_pin")
-            if isinstance(default, str):
+            default = self.target.board.adc_default_pin
+            if default is not None:
                 pin_name = default
             else:
                 board = self.target.board
@@ -225,7 +221,7 @@ class DevicetreeFacts(BuilderCore):
                     )
                 )
                 if not usable:
-                    if facts.get("units"):
+                    if facts is not None and facts.units:
                         return None
                     raise unsupported(where, "the target has no analog input pin", [self.target.id], [])
                 pin_name = usable[0]
@@ -244,20 +240,19 @@ class DevicetreeFacts(BuilderCore):
         else:
             slot, pin_name = None, channel.pin
         found = self._adc_pin(where, pin_name)
-        facts = self.adc_facts()
+        facts = self.target.adc
         pin, signal = found if found is not None else (None, "")
         nrf = re.fullmatch(r"AIN(\d+)", signal)
         stm = re.fullmatch(r"ADC(\d+)_INP?(\d+)", signal)
         fixed = re.fullmatch(r"ADC(\d+)_CH(\d+)", signal)  # ESP32: each channel has one fixed pin
-        units = facts.get("units") or ["adc"]
-        mapped = facts.get("zephyr_nodes")
-        unit_nodes: dict[str, Any] = mapped if isinstance(mapped, dict) else {}
+        units = (facts.units if facts is not None else ()) or ("adc",)
+        unit_nodes = facts.zephyr_nodes if facts is not None else {}
         numbered = stm or fixed
         unit = f"ADC{numbered.group(1)}" if numbered is not None else None
         if unit is not None:
             node = str(unit_nodes.get(unit, unit.lower()))
         else:
-            node = str(facts.get("zephyr_node", str(units[0]).lower()))
+            node = (facts.zephyr_node if facts is not None else None) or units[0].lower()
         if node not in self.labels:
             raise unsupported(where, f"ADC node {node!r} is not in the {self.board} devicetree", [node], [])
         if found is None:
@@ -272,7 +267,7 @@ class DevicetreeFacts(BuilderCore):
             raise unsupported(
                 where, f"io-channels[{slot}] is already {self.app.io_channels[slot].split('|')[0]}", [str(slot)], []
             )
-        gain = str(facts.get("zephyr_gain", "ADC_GAIN_1_6" if nrf else "ADC_GAIN_1"))
+        gain = "ADC_GAIN_1_6" if nrf else "ADC_GAIN_1"
         lines = [
             f'zephyr,gain = "{gain}";',
             'zephyr,reference = "ADC_REF_INTERNAL";',
@@ -293,10 +288,10 @@ class DevicetreeFacts(BuilderCore):
             reg = slot
         lines.append(f"zephyr,resolution = <{resolution}>;")
         self.app.okay(node, "#address-cells = <1>;", "#size-cells = <0>;")
-        reference = facts.get("reference")
-        if isinstance(reference, dict) and reference.get("zephyr_property"):
+        reference = facts.reference if facts is not None else None
+        if reference is not None and reference.zephyr_property:
             # The controller's node states the internal reference voltage the channels above select.
-            self.app.okay(node, f"{reference['zephyr_property']} = <{int(reference['internal_mv'])}>;")
+            self.app.okay(node, f"{reference.zephyr_property} = <{reference.internal_mv}>;")
         child = f"channel@{reg:x} {{\n\treg = <{reg}>;\n" + "".join(f"\t{line}\n" for line in lines) + "};"
         block = self.app.label_blocks[node]
         if not any(line.startswith(f"channel@{reg:x} ") for line in block):
@@ -348,14 +343,14 @@ class DevicetreeFacts(BuilderCore):
         raise unsupported("operations", f"{self.board} has no watchdog node", [self.target.id], [])
 
     def dma_buffer(self, name: str, where: str, nocache: bool = False, pieces: int = 1) -> dict[str, Any]:
-        """Declaration facts for a DMA buffer, all from ``obligations.placement.buffer_needs`` (the one
+        """Declaration facts for a DMA buffer, all from ``placement.buffer_needs`` (the one
         place deciding region, alignment and cache maintenance): section, alignment, padding.
 
         ``nocache``: the caller cannot clean/invalidate around the transfer (a driver starts the DMA),
         so a D-cached buffer is declared ``__nocache`` instead — Zephyr's non-cacheable MPU region inside
         the default RAM. ``pieces``: the buffer is used as that many equal, line-aligned parts.
         """
-        from rac_fw.domains.firmware.obligations.placement import buffer_needs, default_ram
+        from rac_fw.domains.firmware.placement import buffer_needs, default_ram
 
         buffer = self.plan.buffer(name)
         needs = buffer_needs(self.plan, self.target, "zephyr", name)
@@ -409,8 +404,8 @@ class DevicetreeFacts(BuilderCore):
         }
 
     def dma_controller(self, index: int, op: Any) -> str:
-        """The controller ``obligations.placement.buffer_controller`` assigns (the one place that decides)."""
-        from rac_fw.domains.firmware.obligations.placement import buffer_controller
+        """The controller ``placement.buffer_controller`` assigns (the one place that decides)."""
+        from rac_fw.domains.firmware.placement import buffer_controller
 
         controller = buffer_controller(self.plan, self.target, op.src)
         label = controller.name.lower() if controller is not None else ""

@@ -53,7 +53,9 @@ def _baremetal(b: BaremetalBuild, index: int, op: AdcRead) -> None:
     if digits is None:
         raise b.error(f"cannot read a channel number from {signal}")
     channel = int(digits[1])
-    adc = b.derive.chip_extra(target, "adc")
+    adc = target.adc
+    if adc is None:
+        raise b.error(f"{target.id}: no ADC facts")
     bits = op.resolution_bits
     ctx = b.base(index, op) | {
         "signal": signal,
@@ -83,11 +85,11 @@ def _baremetal(b: BaremetalBuild, index: int, op: AdcRead) -> None:
             pin=b.pin(pin_name, "ANALOG"),
             smpr=smpr,
             smp_shift=regs.field(smpr, f"SMP{channel}")[0],
-            full_scale_mv=int(adc.get("vref_mv", 3300)),
+            full_scale_mv=adc.vref_mv or 3300,
         )
-        bus_hz = b.derive.clock_hz(target, str(adc.get("clock", "HCLK")))
-        limit = int(adc.get("max_clock_hz", bus_hz))
-        divider = next((int(d) for d in adc.get("clock_prescalers", [1]) if bus_hz // int(d) <= limit), 0)
+        bus_hz = b.derive.clock_hz(target, adc.clock or "HCLK")
+        limit = adc.max_clock_hz or bus_hz
+        divider = next((d for d in adc.clock_prescalers or (1,) if bus_hz // d <= limit), 0)
         if not divider:
             raise b.error(f"{unit}: no ADC clock prescaler keeps {bus_hz} Hz under {limit} Hz")
         ctx.update(bus_hz=bus_hz, adc_hz=bus_hz // divider, divider=divider)
@@ -107,12 +109,11 @@ def _baremetal(b: BaremetalBuild, index: int, op: AdcRead) -> None:
         else:
             raise b.error(f"{unit}: no ADC register layout the baremetal templates know")
     else:
-        instance = str((adc.get("units") or ["SAADC"])[0])
+        instance = (adc.units or ("SAADC",))[0]
         regs = b.regs(instance)
         res_codes = {8: 0, 10: 1, 12: 2, 14: 3}
         if bits not in res_codes:
             raise b.error(f"{instance} converts with 8, 10, 12 or 14 bits, not {bits}")
-        reference = adc.get("reference") or {}
         ctx.update(
             layout="saadc",
             inst=instance,
@@ -120,7 +121,7 @@ def _baremetal(b: BaremetalBuild, index: int, op: AdcRead) -> None:
             p=regs.p,
             res_code=res_codes[bits],
             pin={"name": pin_name},
-            full_scale_mv=int(reference.get("internal_mv", 600)) * 6,
+            full_scale_mv=(adc.reference.internal_mv if adc.reference is not None else 600) * 6,
         )
     b.emit("ops/adc_read", ctx)
 

@@ -6,21 +6,28 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.contract import Relaxation
+from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+from rac_fw.domains.firmware.sections.devicetree import DeviceNode, node_label, node_of
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.devicetree import Binding
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class SensorRead(Operation):
     """Fetch a sample from ``device`` then read ``channel``, with error handling, every ``interval_ms``."""
 
     op: Literal["sensor_read"]
-    device: Name = Field(description="A device declared in resources.devices, or a board devicetree node label.")
+    device: Name = Field(
+        description="A board devicetree sensor node label, or a device in resources.devices that the plan's "
+        "devicetree block describes (its compatible names the driver)."
+    )
     channel: Literal[
         "ambient_temp",
         "die_temp",
@@ -33,6 +40,13 @@ class SensorRead(Operation):
         "voltage",
     ] = Field(description="Sensor channel (Zephyr SENSOR_CHAN_* in lowercase).")
     interval_ms: int = Field(default=1000, ge=1, le=3_600_000)
+    sampling_hz: int | None = Field(
+        default=None,
+        ge=1,
+        le=100_000,
+        description="Sampling frequency to set before the first read (SENSOR_ATTR_SAMPLING_FREQUENCY); "
+        "None = the driver's default. Needs a driver that takes the attribute.",
+    )
 
 
 #: Board devicetree node labels of on-chip sensors the Zephyr sensor API reads (die temperature, Vref, Vbat).
@@ -41,6 +55,9 @@ SENSOR_LABELS = ("die_temp", "temp", "vref", "vbat")
 
 def _zephyr(b: ZephyrBuilder, index: int, op: SensorRead) -> dict[str, Any]:
 
+    external = node_of(b.plan, op.device)
+    if external is not None:
+        return _external(b, op, *external)
     aliases = b.target.board.dt_aliases
     name = op.device
     dashed = name.replace("_", "-")
@@ -66,16 +83,90 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SensorRead) -> dict[str, Any]:
     b.app.includes.update({"zephyr/drivers/sensor.h", "zephyr/sys/atomic.h"})
     for symbol in SENSOR_DRIVER_KCONFIG.get(label, ()):
         b.app.kconfig.setdefault(symbol, "sensor")
-    if label in ("die_temp", "vref", "vbat") and b.adc_facts().get("internal_channels"):
+    if label in ("die_temp", "vref", "vbat") and b.target.adc is not None and b.target.adc.internal_channels:
         # These sensors are internal ADC channels on this chip: their driver samples through the ADC.
         b.app.kconfig.setdefault("CONFIG_ADC", "sensor")
     return {
         "node": label,
         "channel": f"SENSOR_CHAN_{op.channel.upper()}",
         "axes": 3 if op.channel.endswith("_xyz") else 1,
+        "sampling_hz": None,
         "setup": True,
         "step": {"period_ms": op.interval_ms},
     }
+
+
+def _external(b: ZephyrBuilder, op: SensorRead, node: DeviceNode, facts: Binding) -> dict[str, Any]:
+    """A device the devicetree block adds: its node label, its driver and the attribute to set first."""
+    b.app.includes.update({"zephyr/drivers/sensor.h", "zephyr/sys/atomic.h"})
+    b.app.need("sensor", *facts.kconfig)
+    return {
+        "node": node_label(node.device),
+        "channel": f"SENSOR_CHAN_{op.channel.upper()}",
+        "axes": 3 if op.channel.endswith("_xyz") else 1,
+        "sampling_hz": op.sampling_hz,
+        "setup": True,
+        "step": {"period_ms": op.interval_ms},
+    }
+
+
+def _served(plan: Plan, target: Target, framework: str, index: int, op: SensorRead) -> list[Evidence]:
+    """An external sensor's channel and sampling frequency must be what its driver serves."""
+    from rac_fw.domains.firmware.obligations.evidence import measure, relax, remove, replace, violation
+
+    where: list[str | int] = ["operations", index]
+    external = node_of(plan, op.device)
+    if external is None:
+        if op.sampling_hz is None:
+            return []
+        return [
+            violation(
+                ATTRIBUTE,
+                f"{op.device} is a board sensor node; the plan states no driver taking a sampling frequency",
+                [*where, "sampling_hz"],
+                [op.device, "sampling_frequency"],
+                relaxations=[relax("keep the driver's sampling rate", remove([*where, "sampling_hz"]))],
+            )
+        ]
+    node, facts = external
+    found = []
+    if op.channel not in facts.channels:
+        found.append(
+            violation(
+                CHANNEL,
+                f"the {node.compatible} driver fills {', '.join(facts.channels)}, not {op.channel}",
+                [*where, "channel"],
+                [op.device, node.compatible, op.channel],
+                relaxations=[relax(f"read {c}", replace([*where, "channel"], c)) for c in facts.channels],
+            )
+        )
+    asked = op.sampling_hz
+    if asked is not None and asked not in facts.sampling_hz:
+        rates = facts.sampling_hz if "sampling_frequency" in facts.attributes else ()
+        nearest = sorted(rates, key=lambda r: abs(r - asked))[:2]
+        found.append(
+            violation(
+                ATTRIBUTE,
+                f"the {node.compatible} driver "
+                + (f"samples at {', '.join(map(str, rates))} Hz" if rates else "takes no sampling frequency")
+                + f"; {op.name or op.device} asks {asked} Hz",
+                [*where, "sampling_hz"],
+                [op.device, node.compatible, "sampling_frequency"],
+                [measure("requested", asked, "Hz")],
+                [relax(f"sample at {r} Hz", replace([*where, "sampling_hz"], r)) for r in nearest]
+                + [relax("keep the driver's sampling rate", remove([*where, "sampling_hz"]))],
+            )
+        )
+    return found
+
+
+CHANNEL = "E_SENSOR_CHANNEL"
+ATTRIBUTE = "E_SENSOR_ATTRIBUTE"
+
+
+def _available(target: Target) -> bool:
+    """Board sensor nodes, or a bus an external sensor node can sit on."""
+    return has_dt_label(target, *SENSOR_LABELS, r"i2c\d*", r"spi\d*")
 
 
 #: A plan's sensor name → the node labels Zephyr's SoC devicetrees give that sensor, in preference
@@ -92,6 +183,8 @@ SPEC = OpSpec(
     family="sensor",
     flags=frozenset({Flag.VALUE}),
     realizations={
-        "zephyr": Realization(template="sensor", view=_zephyr, available=lambda t: has_dt_label(t, *SENSOR_LABELS)),
+        "zephyr": Realization(template="sensor", view=_zephyr, available=_available),
     },
+    checks=(_served,),
+    codes=(CHANNEL, ATTRIBUTE),
 )

@@ -97,9 +97,9 @@ def _baremetal(b: BaremetalBuild, index: int, op: TimedOperation) -> None:
             raise b.error(f"{instance} is already used by {b.claimed[instance]}")
         b.claimed[instance] = ctx["label"]
         regs = b.regs(instance)
-        facts = b.derive.chip_extra(target, "timers").get(instance)
-        if not isinstance(facts, dict):
-            raise b.error(f"{target.id}: no timer facts for {instance} (extra.timers)")
+        facts = target.timers.get(instance)
+        if facts is None or facts.clock is None:
+            raise b.error(f"{target.id}: no timer facts for {instance} (timers)")
         irq, handler = b.irq(instance)
         ctx.update(
             inst=instance,
@@ -107,17 +107,17 @@ def _baremetal(b: BaremetalBuild, index: int, op: TimedOperation) -> None:
             irq=irq,
             handler=handler,
             priority=b.priority(op.irq_priority),
-            clock=facts["clock"],
+            clock=facts.clock,
         )
-        hz = b.derive.clock_hz(target, str(facts["clock"]))
+        hz = b.derive.clock_hz(target, facts.clock)
         if regs.has("PSC", "ARR"):
             ctx.update(
                 kind="stm32_tim",
                 gate=b.derive.clock_gate(target, instance),
-                setting=b.derive.stm32_timer(hz, period_us / 1e6, int(facts["bits"])),
+                setting=b.derive.stm32_timer(hz, period_us / 1e6, facts.bits),
             )
         elif b.group(instance) == "TIMER":
-            setting = b.derive.nrf_timer(hz, period_us / 1e6, int(facts["bits"]), facts.get("prescalers", (1,)))
+            setting = b.derive.nrf_timer(hz, period_us / 1e6, facts.bits, facts.prescalers or (1,))
             ctx.update(kind="nrf_timer", setting=setting)
         else:
             raise b.error(f"{instance}: no timer register layout the baremetal templates know")

@@ -55,9 +55,9 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Watchdog) -> dict[str, Any]:
 
 
 def _espidf(b: EspIdfBuild, index: int, op: Watchdog) -> dict[str, Any]:
-    facts = b.chip_table("watchdog").get("TASK_WDT", {})
-    high = int(facts.get("max_timeout_ms", 60_000))
-    low = int(facts.get("min_timeout_ms", 1000))
+    facts = b.target.watchdogs.get("TASK_WDT")
+    high = int(facts.max_timeout_ms if facts is not None and facts.max_timeout_ms is not None else 60_000)
+    low = int(facts.min_timeout_ms if facts is not None and facts.min_timeout_ms is not None else 1000)
     seconds = min(max(math.ceil(op.timeout_ms / 1000), low // 1000), high // 1000)
     b.sdkconfig.update({
         "CONFIG_ESP_TASK_WDT_EN": "y", "CONFIG_ESP_TASK_WDT_INIT": "y", "CONFIG_ESP_TASK_WDT_PANIC": "y",
@@ -91,7 +91,7 @@ def _baremetal(b: BaremetalBuild, index: int, op: Watchdog) -> None:
         "m": regs.m,
         "kind": kind,
         "setting": setting,
-        "clock_hz": facts.get("clock_hz"),
+        "clock_hz": facts.clock_hz,
         "feed_ms": op.feed_interval_ms,
         "budget": b.budget_us(b.PERIPHERAL_TIMEOUT_US),
     }

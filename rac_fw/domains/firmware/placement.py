@@ -2,7 +2,10 @@
 
 This is the single place deciding buffer placement: lowerings (section attributes, Zephyr
 ``memory-region`` nodes), the bare-metal linker script and the ELF verifier's expectations all ask
-:func:`placement` and :func:`buffer_needs`; the DMA obligations judge the same answers.
+:func:`placement` and :func:`buffer_needs`; the DMA obligations judge the same answers. It lives beside
+``bind`` rather than in ``obligations``: it is a rule over the plan and the facts (both lowering and
+judging need the same answer), not a judgement, so the lowerings import it without importing the
+obligations. It is not in ``facts`` either, because it reads the plan (its buffers and DMA operations).
 
 Rule: a DMA buffer goes to a RAM region (not flash/ROM/ITCM/backup) that both the CPU and its DMA
 master reach; among those, a region the D-cache does not cover is preferred (no maintenance needed),
@@ -15,8 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rac_fw.domains.firmware.facts.model import DmaController, MemoryRegion, Target
-from rac_fw.domains.firmware.facts.query import serving_controllers
-from rac_fw.domains.firmware.obligations.quantities import adc_unit_of, dcache_active, extra
+from rac_fw.domains.firmware.facts.query import adc_unit_of, adc_units, dcache_active, serving_controllers
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
@@ -40,8 +42,7 @@ def scan_request(target: Target, op: AdcScan) -> str:
             pin = target.pins.get(channel.pin)
             if pin is not None and pin.analog:
                 return adc_unit_of(pin.analog[0])
-    units = extra(target, "adc").get("units") or ["ADC"]
-    return str(units[0])
+    return (adc_units(target) or ("ADC",))[0]
 
 
 def buffer_controller(plan: Plan, target: Target, name: str) -> DmaController | None:

@@ -1,0 +1,1 @@
+"""Memory operations: fixed-block slabs and stack-usage reporting."""
