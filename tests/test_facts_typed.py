@@ -100,6 +100,19 @@ def test_typed_board_facts_parse_strictly(tmp_path: Path) -> None:
     assert "boards/stm32h743/board.yaml:board.pwm_leds.0" in info.value.location
 
 
+def test_a_key_given_twice_is_refused_with_its_line(tmp_path: Path) -> None:
+    """YAML keeps the last of two equal keys silently: a second ``extra:`` (as a merge can leave) would drop
+    every fact of the first. The loader refuses it, located at the repeated key."""
+    boards, _ = _packs(tmp_path)
+    board = boards / "esp32s3" / "board.yaml"
+    text = board.read_text(encoding="utf-8")
+    board.write_text(text + "\nextra:\n  flash: {}\n", encoding="utf-8")
+    with pytest.raises(TargetFileError) as info:
+        load_pack(boards / "esp32s3")
+    assert "key extra is given twice" in str(info.value)
+    assert info.value.location == f"{board}:{len(text.splitlines()) + 2}", info.value.location
+
+
 def test_typed_facts_carry_the_values_the_packs_cite() -> None:
     f4, h7, nrf, esp = (load_target(t) for t in ("stm32f407", "stm32h743", "nrf52840", "esp32s3"))
     assert f4.uart is not None and f4.uart.instances["USART2"].clock == "APB1" and f4.uart.oversampling[0] == 16

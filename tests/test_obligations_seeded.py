@@ -44,6 +44,11 @@ def res(**kinds: list[dict[str, Any]]) -> dict[str, Any]:
     return dict(kinds)
 
 
+KV = {"op": "kv_record", "name": "rec", "key": "rec", "value_bytes": 32}
+SELFTEST = {"op": "kv_record", "name": "selftest", "key": "selftest", "value_bytes": 16}
+CONFIRM = {"op": "image_confirm", "self_test": "selftest"}
+MOVE = {"mode": "swap_move"}
+
 CASES = [
     # power (ops/power/sleep.py) and crypto (ops/crypto/) obligations
     Case("power-wake-source", "nrf52840", plan({"op": "sleep", "state": "system_off", "wake": ["rtc"], "after_ms": 500,
@@ -396,6 +401,39 @@ CASES = [
         framework="zephyr",
         resources=res(threads=[{"name": n, "priority": 5, "stack_bytes": 1024} for n in ("t", "g")]),
     ), "E_LOCK_TIMEOUT", ["m", "t", "g"], ["ms"]),
+    # storage and update (ops/storage, ops/update, sections/bootloader)
+    Case("storage-no-partition", "stm32f407", plan(KV, framework="zephyr"), "E_PARTITION_MISSING",
+         ["storage", "stm32f407"]),
+    Case("storage-two-sectors", "native_sim", plan({**KV, "sector_bytes": 16384}), "E_PARTITION_TOO_SMALL",
+         ["rec", "storage_partition"], ["bytes", "count"]),
+    Case("storage-sector-not-erase-multiple", "nrf52840", plan({**KV, "sector_bytes": 6144}), "E_SECTOR_SIZE",
+         ["rec", "storage_partition"], ["bytes"]),
+    Case("storage-record-too-large", "nrf52840", plan({**KV, "value_bytes": 4090}), "E_RECORD_TOO_LARGE",
+         ["rec", "storage_partition"], ["bytes"]),
+    Case("storage-endurance-10ms", "nrf52840", plan({**KV, "save_period_ms": 10}), "E_FLASH_ENDURANCE",
+         ["rec", "nrf52840"], ["ms", "saves/day", "cycles", "years"]),
+    Case("storage-esp-key-too-long", "esp32s3", plan({**KV, "key": "a_very_long_record_key"}, framework="espidf"),
+         "E_KEY_TOO_LONG", ["a_very_long_record_key"], ["characters"]),
+    Case("storage-misaligned-h743", "stm32h743", plan({"op": "flash_store", "offset_bytes": 8, "length_bytes": 100}),
+         "E_WRITE_ALIGNMENT", ["offset_bytes", "stm32h743"], ["bytes"], fully_valid_after=False),
+    Case("storage-erase-destroys-records", "nrf52840", plan(KV, {"op": "flash_store", "length_bytes": 64}),
+         "E_PARTITION_SHARED", ["storage_partition", "kv_record", "flash_store"]),
+    Case("update-no-bootloader", "nrf52840", plan(SELFTEST, CONFIRM), "E_BOOTLOADER_MISSING",
+         ["image_confirm", "nrf52840"]),
+    Case("update-self-test-unknown", "nrf52840", plan(SELFTEST, {**CONFIRM, "self_test": "nope"}, bootloader=MOVE),
+         "E_SELFTEST", ["nope", "image_confirm"]),
+    Case("update-image-larger-than-slot", "nrf52840", plan(
+        {"op": "image_stream", "image_bytes": 500_000}, bootloader=MOVE), "E_IMAGE_TOO_LARGE",
+         ["slot1_partition", "nrf52840"], ["bytes"]),
+    Case("update-swap-without-secondary-slot", "stm32f407", plan(framework="zephyr", bootloader=MOVE),
+         "E_BOOTLOADER_MODE", ["swap_move", "stm32f407"]),
+    Case("update-swap-move-equal-slots", "native_sim", plan(bootloader=MOVE), "E_SLOT_MISMATCH",
+         ["slot0_partition", "slot1_partition"], ["bytes"]),
+    Case("update-direct-xip-downgrade", "native_sim", plan(bootloader={"mode": "direct_xip",
+                                                                     "downgrade_prevention": True}),
+         "E_BOOTLOADER_CONFLICT", ["downgrade_prevention", "direct_xip"]),
+    Case("update-too-few-image-sectors", "nrf52840", plan(bootloader={**MOVE, "max_image_sectors": 64}),
+         "E_BOOT_SECTORS", ["max_image_sectors", "nrf52840"], ["sectors"]),
 ]  # fmt: skip
 
 # The periph blocks' and operations' own codes, one case each (their whole seeded suite: test_op_periph.py).

@@ -28,6 +28,7 @@ PINNED = {
     "isr_handoff", "producer_consumer", "shared_state_mutex", "lock_order",
     "sensor_read", "sensor_trigger",
     "log",
+    "kv_record", "settings_value", "flash_store", "image_confirm", "image_stream",
     "mem_slab", "stack_report",
     "ble_advertise", "ble_gatt_service",
     "wifi_station",
@@ -80,7 +81,7 @@ def test_op_schema_is_the_models_schema_with_its_support_row() -> None:
     assert schema["x-realized"]["stm32f407"] == frameworks_for("adc_scan", load_target("stm32f407"))
     assert "buffers" in schema_for("firmware", part="resources")["properties"]
     with pytest.raises(catalog.UnknownOperation):
-        catalog.op_schema("flash_store")
+        catalog.op_schema("no_such_op")
 
 
 def test_cli_schema_op_and_index() -> None:

@@ -41,6 +41,21 @@ PINS_JSON_FORMAT = 1
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _duplicate_keys(node: yaml.Node, path: Path, trail: str = "") -> None:
+    """A mapping key written twice (YAML keeps the last one silently, dropping facts a merge left above)."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[object] = set()
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else None
+            if name in seen:
+                raise TargetFileError(f"{path}:{key.start_mark.line + 1}", f"key {trail}{name} is given twice")
+            seen.add(name)
+            _duplicate_keys(value, path, f"{trail}{name}.")
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _duplicate_keys(item, path, trail)
+
+
 class UnknownTarget(LookupError):
     """No fact pack with this id; carries the known ids and the closest matches."""
 
@@ -184,7 +199,11 @@ EXTRA_KEYS = frozenset({"flash", "radio", "network"})
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+        text = path.read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=_Loader)
+        if node is not None:
+            _duplicate_keys(node, path)
+        raw = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""

@@ -35,7 +35,6 @@ from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
 from rac_fw.domains.firmware.facts.chip import Pll
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
-    chip_table,
     clock_hz,
     dcache_active,
     dmamux_line,
@@ -43,6 +42,7 @@ from rac_fw.domains.firmware.facts.query import (
     hardware_timer,
     request_routable,
 )
+from rac_fw.domains.firmware.facts.storage import flash
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -165,7 +165,8 @@ def _clocks(target: Target, family: str) -> dict[str, Any]:
         clocks["hpre"] = _divider(sysclk, hclk, ahb, "SYSCLK/HCLK")
         clocks["apb1"] = _divider(hclk, _hz(target, "APB1"), apb, "HCLK/APB1")
         clocks["apb2"] = _divider(hclk, _hz(target, "APB2"), apb, "HCLK/APB2")
-    bounds = [int(b) for b in chip_table(target, "flash").get("wait_states_hclk_max_hz", ())]
+    geometry = flash(target)
+    bounds = list(geometry.wait_states_hclk_max_hz) if geometry is not None else []
     if not bounds:
         raise _unsupported(None, f"{target.id}: no flash wait states in the facts (flash.wait_states_hclk_max_hz)")
     clocks["latency"] = next((i for i, top in enumerate(bounds) if hclk <= top), len(bounds))

@@ -15,6 +15,7 @@ from pydantic import Field, StringConstraints, model_validator
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.registry import flagged, specs
 from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
+from rac_fw.domains.firmware.plan.sections.bootloader import Bootloader
 from rac_fw.domains.firmware.plan.sections.config import Config
 from rac_fw.domains.firmware.plan.sections.devicetree import Devicetree
 from rac_fw.domains.firmware.plan.spec import Flag
@@ -72,6 +73,7 @@ class Plan(PlanModel):
         "wifi_psk from configuration), appended on load (the flag then reads false). Declare the operation "
         "instead to set its fields.",
     )
+    bootloader: Bootloader | None = None
     operations: list[AnyOperation] = Field(min_length=1, max_length=64)
     config: Config | None = None
     devicetree: Devicetree | None = None

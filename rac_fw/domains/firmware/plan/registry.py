@@ -18,7 +18,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, SectionSpec
 #: Families in catalog order (the schema index and ``targets show`` list operations in this order).
 FAMILY_ORDER = (
     "gpio", "uart", "bus", "adc", "pwm", "timer", "watchdog", "dma", "handoff", "threads", "sensor", "log",
-    "memory", "ble", "wifi", "net",
+    "memory", "storage", "update", "ble", "wifi", "net",
     "power", "crypto",
     "events", "kernel",
 )  # fmt: skip
@@ -81,7 +81,7 @@ def flagged(flag: Flag) -> frozenset[str]:
 
 @cache
 def sections() -> tuple[SectionSpec, ...]:
-    """Every plan-level block spec (``sections/<name>.py`` defining ``SECTION``), by field name."""
+    """Every plan-level block spec (``plan/sections/<name>.py`` defining ``SECTION``), by field name."""
     package = importlib.import_module(SECTIONS_PACKAGE)
     found = []
     for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):

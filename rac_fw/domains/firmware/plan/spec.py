@@ -142,7 +142,7 @@ class SectionSpec:
     rather than an operation, declared once like an op spec.
 
     The block's model is a field of ``Plan`` called ``name``; the registry finds the spec by walking
-    ``sections/``. A framework absent from ``realizations`` cannot realize the block: the obligations
+    ``plan/sections/``. A framework absent from ``realizations`` cannot realize the block: the obligations
     answer ``E_TARGET_UNSUPPORTED`` with the frameworks that can.
     """
 

@@ -1,0 +1,226 @@
+"""Storage facts: the internal flash's geometry, the board's partition maps and the boot modes they allow.
+
+These are the numbers storage and update obligations compare against: the erase block holding an
+offset, the program unit every write must be a multiple of, how many erase cycles a block survives,
+where the board's ``storage`` / ``slot0`` / ``slot1`` / ``scratch`` partitions lie (Zephyr's board
+devicetree ``fixed-partitions``) and ESP-IDF's partition tables (the default single-app table and the
+two-OTA table an updatable application uses). Which MCUboot modes apply is *derived* from the map
+(a swap needs a secondary slot, swap-scratch a scratch partition), never listed per board.
+
+The pack holds them as data in one ``flash`` table: the geometry in the chip facts, ``partitions`` and
+``idf_partition_tables`` in the board facts (the loader merges a board's table over its chip's), each
+with its source; :func:`storage` parses them once per target into the typed :class:`Storage` below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import TypeAdapter, ValidationError
+
+from rac_fw.domains.firmware.facts.model import Target
+
+McubootMode = Literal["swap_scratch", "swap_move", "overwrite_only", "direct_xip"]
+"""MCUboot image-upgrade strategies (``SB_CONFIG_MCUBOOT_MODE_*``)."""
+
+MCUBOOT_MODES: tuple[McubootMode, ...] = ("swap_scratch", "swap_move", "overwrite_only", "direct_xip")
+
+
+@dataclass(frozen=True)
+class EraseBlocks:
+    """A run of ``count`` equal erase blocks (pages, sectors) of ``size`` bytes."""
+
+    count: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Flash:
+    """The chip's internal (or module) flash as its controller programs it."""
+
+    region: str
+    """The memory region (``Target.memory``) this geometry describes."""
+    erase_blocks: tuple[EraseBlocks, ...]
+    """Erase units from offset 0 upwards (STM32F4: 4 × 16 KB, 1 × 64 KB, 7 × 128 KB sectors)."""
+    write_block_bytes: int
+    """Program unit: every write's offset and length are multiples of it (STM32H7: a 32-byte flash word)."""
+    endurance_cycles: int
+    """Erase/program cycles each block is specified to survive (data-sheet minimum)."""
+    erased_value: int = 0xFF
+    driver_write_block_bytes: int | None = None
+    """The Zephyr driver's ``write-block-size`` where it is coarser than the hardware's (ESP32-S3: 4)."""
+    encrypted_write_block_bytes: int | None = None
+    """Program unit with flash encryption on (ESP32-S3: 16 bytes)."""
+    max_writes_per_word: int | None = None
+    """Writes allowed to one word between erases (nRF52 NVMC: nWRITE = 2)."""
+    banks: int = 1
+    wait_states_hclk_max_hz: tuple[int, ...] = ()
+    """Highest HCLK each number of flash wait states allows (index = wait states), for clock set-up."""
+
+    @property
+    def size(self) -> int:
+        return sum(b.count * b.size for b in self.erase_blocks)
+
+    def block_at(self, offset: int) -> tuple[int, int] | None:
+        """``(start, size)`` of the erase block holding ``offset`` (None beyond the flash)."""
+        start = 0
+        for run in self.erase_blocks:
+            for _ in range(run.count):
+                if start <= offset < start + run.size:
+                    return start, run.size
+                start += run.size
+        return None
+
+    def blocks_in(self, offset: int, size: int) -> list[tuple[int, int]]:
+        """Every erase block ``(start, size)`` overlapping ``[offset, offset + size)``."""
+        found, start = [], 0
+        for run in self.erase_blocks:
+            for _ in range(run.count):
+                if start < offset + size and offset < start + run.size:
+                    found.append((start, run.size))
+                start += run.size
+        return found
+
+    def write_unit(self, framework: str) -> int:
+        """The program unit a write through ``framework``'s flash driver must respect."""
+        if framework == "zephyr" and self.driver_write_block_bytes:
+            return max(self.write_block_bytes, self.driver_write_block_bytes)
+        return self.write_block_bytes
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One partition of a board's flash map (a devicetree ``fixed-partitions`` child or an IDF table row)."""
+
+    name: str
+    """Zephyr: the node label (``storage_partition``); ESP-IDF: the table's name column (``nvs``)."""
+    offset: int
+    """Offset from the start of the flash device, in bytes."""
+    size: int
+    label: str = ""
+    """Zephyr: the ``label`` property (``image-1``); ESP-IDF: ``type/subtype`` (``data/nvs``)."""
+    read_only: bool = False
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+
+@dataclass(frozen=True)
+class Storage:
+    """Everything the storage and update obligations know about one target."""
+
+    flash: Flash
+    partitions: tuple[Partition, ...] = ()
+    """Zephyr board devicetree ``fixed-partitions`` of the flash (empty: the board defines none)."""
+    idf_tables: dict[str, tuple[Partition, ...]] = field(default_factory=dict)
+    """ESP-IDF partition tables by name: ``default`` (what a project gets) and ``ota`` (two OTA slots)."""
+
+    def partition_map(self, framework: str, ota: bool = False) -> tuple[Partition, ...]:
+        """The partitions an application of ``framework`` sees (ESP-IDF: the OTA table when ``ota``)."""
+        if framework == "espidf":
+            return self.idf_tables.get("ota" if ota else "default", ())
+        if framework == "zephyr":
+            return self.partitions
+        return ()
+
+    def find(self, framework: str, name: str, ota: bool = False) -> Partition | None:
+        return next((p for p in self.partition_map(framework, ota) if p.name == name), None)
+
+
+# --- the roles update code asks for, by the names each framework gives them --------------------------
+#: Zephyr's MCUboot partitions (node labels the MCUboot and DFU code require by name).
+ZEPHYR_ROLES = {"boot": "boot_partition", "slot0": "slot0_partition", "slot1": "slot1_partition",
+                "scratch": "scratch_partition", "storage": "storage_partition"}  # fmt: skip
+#: ESP-IDF: the application slots of the OTA table and its data partitions.
+IDF_ROLES = {"slot0": "ota_0", "slot1": "ota_1", "otadata": "otadata", "storage": "nvs"}
+
+
+def role(storage: Storage, framework: str, name: str, ota: bool = False) -> Partition | None:
+    """The partition playing ``name`` (boot, slot0, slot1, scratch, storage) for ``framework``."""
+    names = IDF_ROLES if framework == "espidf" else ZEPHYR_ROLES
+    return storage.find(framework, names[name], ota) if name in names else None
+
+
+def mcuboot_modes(storage: Storage) -> dict[McubootMode, str | None]:
+    """Each MCUboot mode → why this board's partition map cannot run it (None: it can).
+
+    MCUboot needs its own partition and a primary slot; every upgrade mode needs a secondary slot;
+    swap-scratch also needs the scratch partition it swaps through.
+    """
+    lacking = [ZEPHYR_ROLES[k] for k in ("boot", "slot0", "slot1") if role(storage, "zephyr", k) is None]
+    base = None
+    if lacking:
+        secondary = " (no secondary slot)" if "slot1_partition" in lacking else ""
+        base = f"the board's flash map has no {', no '.join(lacking)}{secondary}"
+    result: dict[McubootMode, str | None] = {m: base for m in MCUBOOT_MODES}
+    if base is None and role(storage, "zephyr", "scratch") is None:
+        result["swap_scratch"] = "the board's flash map has no scratch_partition"
+    return result
+
+
+# --- loading ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Pack:
+    """The shape of the pack's ``flash`` table (validated with pydantic, then converted): the chip's
+    geometry keys, and the board's ``partitions`` / ``idf_partition_tables`` merged into the same table."""
+
+    region: str
+    erase_blocks: tuple[EraseBlocks, ...]
+    write_block_bytes: int
+    endurance_cycles: int
+    erased_value: int = 0xFF
+    driver_write_block_bytes: int | None = None
+    encrypted_write_block_bytes: int | None = None
+    max_writes_per_word: int | None = None
+    banks: int = 1
+    wait_states_hclk_max_hz: tuple[int, ...] = ()
+    partitions: tuple[Partition, ...] = ()
+    idf_partition_tables: dict[str, tuple[Partition, ...]] = field(default_factory=dict)
+
+
+_ADAPTER = TypeAdapter(_Pack)
+_GEOMETRY = tuple(f for f in Flash.__dataclass_fields__)
+
+
+class StorageFactsError(ValueError):
+    """The pack's storage facts are malformed (located at the key)."""
+
+
+def _flash_table(target: Target) -> dict[str, Any] | None:
+    """The pack's ``flash`` table (the one place that knows where the loader put it)."""
+    table = target.extra.get("flash")
+    return table if isinstance(table, dict) else None
+
+
+#: Parsed facts by target object (a ``Target`` holds dicts, so it cannot key ``functools.cache``).
+_PARSED: dict[int, tuple[Target, Storage | None]] = {}
+
+
+def _parse(target: Target) -> Storage | None:
+    hit = _PARSED.get(id(target))
+    if hit is not None and hit[0] is target:
+        return hit[1]
+    table = _flash_table(target)
+    parsed = None
+    if table is not None:
+        try:
+            pack = _ADAPTER.validate_python(table)
+        except ValidationError as exc:
+            raise StorageFactsError(f"{target.id}: extra.flash: {exc}") from exc
+        geometry = Flash(**{name: getattr(pack, name) for name in _GEOMETRY})
+        parsed = Storage(geometry, pack.partitions, dict(pack.idf_partition_tables))
+    _PARSED[id(target)] = (target, parsed)
+    return parsed
+
+
+def storage(target: Target) -> Storage | None:
+    """The target's storage facts (None when the pack describes no flash)."""
+    return _parse(target)
+
+
+def flash(target: Target) -> Flash | None:
+    """The target's flash geometry (None when the pack describes none)."""
+    found = storage(target)
+    return None if found is None else found.flash

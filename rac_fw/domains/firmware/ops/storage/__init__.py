@@ -1,0 +1,1 @@
+"""Storage operations: key-value records and raw flash-area writes, checked against the flash facts."""
