@@ -94,7 +94,6 @@ class BleAdvertise(Operation):
 
 # --- obligations --------------------------------------------------------------------------------
 def _budget(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     found = op.ad_fields()
@@ -159,7 +158,6 @@ def _budget(plan: Plan, target: Target, framework: str, index: int, op: BleAdver
 
 
 def _interval(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.interval_min_ms <= op.interval_max_ms:
@@ -184,7 +182,6 @@ def _interval(plan: Plan, target: Target, framework: str, index: int, op: BleAdv
 
 
 def _connections(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     stack = ble_stack(target, framework)
@@ -207,7 +204,6 @@ def _connections(plan: Plan, target: Target, framework: str, index: int, op: Ble
 
 def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
     """BLE on a chip without a Bluetooth LE radio: name the targets that have one."""
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 
     if ble(target) is not None:
@@ -225,7 +221,6 @@ def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleAdvert
 
 
 def _single(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 
     first = next(i for i, o in enumerate(plan.operations) if isinstance(o, BleAdvertise))
@@ -335,7 +330,6 @@ def _espidf(b: EspIdfBuild, index: int, op: BleAdvertise) -> dict[str, Any]:
 
 def _legacy_only(plan: Plan, target: Target, index: int, op: BleAdvertise) -> list[Evidence]:
     """The NimBLE realization advertises with the legacy PDUs only."""
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
 
     if not op.extended:

@@ -82,7 +82,6 @@ def _advertiser(plan: Plan) -> tuple[int, BleAdvertise] | None:
 
 # --- obligations --------------------------------------------------------------------------------
 def _mtu(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     stack = ble_stack(target, framework)
@@ -130,7 +129,6 @@ def _mtu(plan: Plan, target: Target, framework: str, index: int, op: BleGattServ
 
 
 def _notify(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     found: list[Evidence] = []
@@ -176,7 +174,6 @@ def _notify(plan: Plan, target: Target, framework: str, index: int, op: BleGattS
 
 
 def _security(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import add, measure, relax, remove, replace, violation
 
     found: list[Evidence] = []

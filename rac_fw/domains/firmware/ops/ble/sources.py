@@ -20,7 +20,6 @@ def producers(plan: Plan) -> list[str]:
 
 def value_source(plan: Plan, name: str | None, path: Path) -> list[Evidence]:
     """E_UNKNOWN_RESOURCE when ``name`` is not a value-producing operation of the plan."""
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
 
     if name is None or name in producers(plan):

@@ -44,7 +44,6 @@ ALIGNMENT = "E_SLAB_ALIGNMENT"
 
 
 def _alignment(plan: Plan, target: Target, framework: str, index: int, op: MemSlab) -> list[Evidence]:
-    # The obligations package imports the plan model, which imports every op: import lazily.
     from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     found = []

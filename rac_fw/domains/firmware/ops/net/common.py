@@ -92,7 +92,6 @@ def available(framework: str) -> Any:
 def check_interface(plan: Plan, target: Target, framework: str, index: int, op: Operation) -> list[Evidence]:
     """The interface exists on that board (naming the targets that have one), and a Wi-Fi interface has
     its station in the plan."""
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import add, relax, remove, violation
 
     path: Path = ["operations", index]

@@ -82,7 +82,6 @@ class MqttPublish(Operation):
 
 
 def _qos(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.qos <= 2:

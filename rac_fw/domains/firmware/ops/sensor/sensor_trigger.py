@@ -59,7 +59,6 @@ def _free_gpio(plan: Plan, target: Target) -> str | None:
 
 
 def _wired(plan: Plan, target: Target, framework: str, index: int, op: SensorTrigger) -> list[Evidence]:
-    # The obligations package imports the plan model, which imports every op: import lazily.
     from rac_fw.domains.firmware.plan.evidence import add, relax, replace, violation
 
     where: list[str | int] = ["operations", index]

@@ -77,7 +77,6 @@ def plan_credentials(plan: Plan) -> list[str]:
 
 
 def _backoff(plan: Plan, target: Target, framework: str, index: int, op: WifiStation) -> list[Evidence]:
-    # Imported here: obligations import the plan model, which walks ops/ when it loads.
     from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.retry_ms <= op.retry_max_ms:

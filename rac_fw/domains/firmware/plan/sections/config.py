@@ -122,14 +122,12 @@ def _path(*parts: str) -> Path:
 
 
 def _off(*parts: str) -> dict[str, Any]:
-    # The obligations package imports the plan model, which imports this block: import lazily.
     from rac_fw.domains.firmware.plan.evidence import replace
 
     return replace(_path(*parts), False)
 
 
 def _logging(config: Config, target: Target, framework: str) -> list[Evidence]:
-    # The obligations package imports the plan model, which imports this block: import lazily.
     from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 
     log = config.logging
@@ -195,7 +193,6 @@ def _logging(config: Config, target: Target, framework: str) -> list[Evidence]:
 
 
 def _console(config: Config, target: Target, framework: str) -> list[Evidence]:
-    # The obligations package imports the plan model, which imports this block: import lazily.
     from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     if config.console != "usb_cdc_acm" or _usb_device(target, framework):
@@ -212,7 +209,6 @@ def _console(config: Config, target: Target, framework: str) -> list[Evidence]:
 
 
 def _hardening(config: Config, target: Target, framework: str) -> list[Evidence]:
-    # The obligations package imports the plan model, which imports this block: import lazily.
     from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     hard = config.hardening

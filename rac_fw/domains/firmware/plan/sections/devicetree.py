@@ -103,7 +103,6 @@ def _valid(prop: BindingProperty, value: PropertyValue) -> bool:
 
 
 def _node(plan: Plan, target: Target, index: int, node: DeviceNode) -> list[Evidence]:
-    # The obligations package imports the plan model, which imports this block: import lazily.
     from rac_fw.domains.firmware.plan.evidence import add, relax, remove, replace, violation
 
     where: list[str | int] = ["devicetree", "nodes", index]
