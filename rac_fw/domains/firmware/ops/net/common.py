@@ -8,6 +8,7 @@ into ``SO_RCVTIMEO`` / ``K_MSEC`` / ``pdMS_TO_TICKS`` and only ``forever`` into 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
@@ -18,6 +19,7 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.network import NetInterface, interfaces, net_stack
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.plan.evidence import Path
@@ -196,3 +198,26 @@ def espidf_base(b: Any) -> dict[str, Any]:
         )
     sym = b.symbol(station, b.plan.operations[station]) if station is not None else None
     return {"station": sym}
+
+
+def socket_spec(model: type[Operation], view: Callable[[Any], dict[str, Any]], *, period: str, setup: bool) -> OpSpec:
+    """The spec the socket operations share: on Zephyr a step every ``period`` (a field, ms) after an
+    optional setup, on ESP-IDF a task of its own; both only where the board has an interface."""
+
+    def zephyr(b: Any, index: int, op: Any) -> dict[str, Any]:
+        zephyr_base(b, index)
+        return view(op) | {"setup": setup, "step": {"period_ms": getattr(op, period), "count": None}}
+
+    def espidf(b: Any, index: int, op: Any) -> dict[str, Any]:
+        return view(op) | espidf_base(b) | {"task": b.thread(None, b.symbol(index, op))}
+
+    return OpSpec(
+        model=model,
+        family="net",
+        realizations={
+            "zephyr": Realization(template="net", view=zephyr, available=available("zephyr")),
+            "espidf": Realization(template="net", view=espidf, available=available("espidf")),
+        },
+        checks=CHECKS,
+        codes=CODES,
+    )

@@ -11,11 +11,9 @@ from rac_fw.domains.firmware.ops.net.common import Host, Port, Retry, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Message
-from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
-    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    pass
 
 
 class TcpClient(Operation):
@@ -50,22 +48,4 @@ def view(op: Any) -> dict[str, Any]:
     }
 
 
-def _zephyr(b: ZephyrBuilder, index: int, op: TcpClient) -> dict[str, Any]:
-    common.zephyr_base(b, index)
-    return view(op) | {"setup": False, "step": {"period_ms": op.interval_ms, "count": None}}
-
-
-def _espidf(b: EspIdfBuild, index: int, op: TcpClient) -> dict[str, Any]:
-    return view(op) | common.espidf_base(b) | {"task": b.thread(None, b.symbol(index, op))}
-
-
-SPEC = OpSpec(
-    model=TcpClient,
-    family="net",
-    realizations={
-        "zephyr": Realization(template="net", view=_zephyr, available=common.available("zephyr")),
-        "espidf": Realization(template="net", view=_espidf, available=common.available("espidf")),
-    },
-    checks=common.CHECKS,
-    codes=common.CODES,
-)
+SPEC = common.socket_spec(TcpClient, view, period="interval_ms", setup=False)

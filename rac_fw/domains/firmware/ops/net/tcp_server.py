@@ -9,11 +9,9 @@ from pydantic import Field
 from rac_fw.domains.firmware.ops.net import common
 from rac_fw.domains.firmware.ops.net.common import Port, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
-    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    pass
 
 
 class TcpServer(Operation):
@@ -38,22 +36,4 @@ def _view(op: TcpServer) -> dict[str, Any]:
     return {"port": op.port, "rx_bytes": op.rx_buffer_bytes, "timeout_ms": common.ms(op.idle_timeout_ms)}
 
 
-def _zephyr(b: ZephyrBuilder, index: int, op: TcpServer) -> dict[str, Any]:
-    common.zephyr_base(b, index)
-    return _view(op) | {"setup": True, "step": {"period_ms": op.poll_ms, "count": None}}
-
-
-def _espidf(b: EspIdfBuild, index: int, op: TcpServer) -> dict[str, Any]:
-    return _view(op) | common.espidf_base(b) | {"task": b.thread(None, b.symbol(index, op))}
-
-
-SPEC = OpSpec(
-    model=TcpServer,
-    family="net",
-    realizations={
-        "zephyr": Realization(template="net", view=_zephyr, available=common.available("zephyr")),
-        "espidf": Realization(template="net", view=_espidf, available=common.available("espidf")),
-    },
-    checks=common.CHECKS,
-    codes=common.CODES,
-)
+SPEC = common.socket_spec(TcpServer, _view, period="poll_ms", setup=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
@@ -11,11 +11,9 @@ from rac_fw.domains.firmware.ops.net.common import Host, Port, Timeout
 from rac_fw.domains.firmware.ops.net.tcp_client import view
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Message
-from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
-    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    pass
 
 
 class UdpSend(Operation):
@@ -32,22 +30,4 @@ class UdpSend(Operation):
     rx_buffer_bytes: int = Field(default=128, ge=16, le=1472, description="At most one Ethernet-MTU datagram.")
 
 
-def _zephyr(b: ZephyrBuilder, index: int, op: UdpSend) -> dict[str, Any]:
-    common.zephyr_base(b, index)
-    return view(op) | {"setup": False, "step": {"period_ms": op.interval_ms, "count": None}}
-
-
-def _espidf(b: EspIdfBuild, index: int, op: UdpSend) -> dict[str, Any]:
-    return view(op) | common.espidf_base(b) | {"task": b.thread(None, b.symbol(index, op))}
-
-
-SPEC = OpSpec(
-    model=UdpSend,
-    family="net",
-    realizations={
-        "zephyr": Realization(template="net", view=_zephyr, available=common.available("zephyr")),
-        "espidf": Realization(template="net", view=_espidf, available=common.available("espidf")),
-    },
-    checks=common.CHECKS,
-    codes=common.CODES,
-)
+SPEC = common.socket_spec(UdpSend, view, period="interval_ms", setup=False)
