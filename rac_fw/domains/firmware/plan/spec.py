@@ -158,11 +158,6 @@ class SectionSpec:
     checks: tuple[SectionCheck, ...] = ()
     codes: tuple[str, ...] = ()
 
-    @property
-    def summary(self) -> str:
-        paragraph = " ".join((self.model.__doc__ or self.name).strip().split("\n\n")[0].split())
-        return re.split(r"(?<!e\.g)(?<!i\.e)\. (?=[A-Z])", paragraph)[0].rstrip(".").replace("``", "")
-
     def realizes(self, framework: str, target: Target) -> bool:
         if framework not in self.realizations:
             return False

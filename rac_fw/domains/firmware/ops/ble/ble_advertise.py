@@ -15,13 +15,13 @@ from rac_fw.domains.firmware.ops.ble.payload import DeviceName, HexBytes, Placem
 from rac_fw.domains.firmware.ops.ble.sources import value_source
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
-    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 IoCapabilities = Literal["none", "display_only"]
@@ -94,7 +94,6 @@ class BleAdvertise(Operation):
 
 # --- obligations --------------------------------------------------------------------------------
 def _budget(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     found = op.ad_fields()
     used, limit = payload.size(found, "advertising"), op.budget()
@@ -158,7 +157,6 @@ def _budget(plan: Plan, target: Target, framework: str, index: int, op: BleAdver
 
 
 def _interval(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.interval_min_ms <= op.interval_max_ms:
         return []
@@ -182,7 +180,6 @@ def _interval(plan: Plan, target: Target, framework: str, index: int, op: BleAdv
 
 
 def _connections(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     stack = ble_stack(target, framework)
     if stack is None or op.max_connections <= stack.max_connections:
@@ -204,7 +201,6 @@ def _connections(plan: Plan, target: Target, framework: str, index: int, op: Ble
 
 def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
     """BLE on a chip without a Bluetooth LE radio: name the targets that have one."""
-    from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 
     if ble(target) is not None:
         return []
@@ -221,7 +217,6 @@ def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleAdvert
 
 
 def _single(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 
     first = next(i for i, o in enumerate(plan.operations) if isinstance(o, BleAdvertise))
     if first == index:
@@ -330,7 +325,6 @@ def _espidf(b: EspIdfBuild, index: int, op: BleAdvertise) -> dict[str, Any]:
 
 def _legacy_only(plan: Plan, target: Target, index: int, op: BleAdvertise) -> list[Evidence]:
     """The NimBLE realization advertises with the legacy PDUs only."""
-    from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
 
     if not op.extended:
         return []

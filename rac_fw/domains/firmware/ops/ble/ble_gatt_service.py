@@ -15,13 +15,13 @@ from rac_fw.domains.firmware.ops.ble.payload import Uuid
 from rac_fw.domains.firmware.ops.ble.sources import producers, value_source
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
-    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 #: ATT_MTU every connection starts with (Core Vol 3 Part F §3.2.8); a notification carries MTU − 3.
@@ -82,7 +82,6 @@ def _advertiser(plan: Plan) -> tuple[int, BleAdvertise] | None:
 
 # --- obligations --------------------------------------------------------------------------------
 def _mtu(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     stack = ble_stack(target, framework)
     found: list[Evidence] = []
@@ -129,7 +128,6 @@ def _mtu(plan: Plan, target: Target, framework: str, index: int, op: BleGattServ
 
 
 def _notify(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     found: list[Evidence] = []
     for j, ch in enumerate(op.characteristics):
@@ -174,7 +172,6 @@ def _notify(plan: Plan, target: Target, framework: str, index: int, op: BleGattS
 
 
 def _security(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import add, measure, relax, remove, replace, violation
 
     found: list[Evidence] = []
     advertiser = _advertiser(plan)

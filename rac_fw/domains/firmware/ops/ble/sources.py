@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rac_fw.contract import Evidence
+from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 
@@ -20,7 +20,6 @@ def producers(plan: Plan) -> list[str]:
 
 def value_source(plan: Plan, name: str | None, path: Path) -> list[Evidence]:
     """E_UNKNOWN_RESOURCE when ``name`` is not a value-producing operation of the plan."""
-    from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
 
     if name is None or name in producers(plan):
         return []

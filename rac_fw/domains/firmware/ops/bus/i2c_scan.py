@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 
 from rac_fw.domains.firmware.facts.query import dt_labels, has_dt_label
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import PeripheralName
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
@@ -55,7 +56,6 @@ def _label(target: Target, controller: str) -> str | None:
 
 def _controller(plan: Plan, target: Target, framework: str, index: int, op: I2cScan) -> list[Evidence]:
     """The controller must be an I2C node the board's devicetree enables."""
-    from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     if framework != "zephyr" or _label(target, op.controller) is not None:
         return []

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ ALIGNMENT = "E_SLAB_ALIGNMENT"
 
 
 def _alignment(plan: Plan, target: Target, framework: str, index: int, op: MemSlab) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     found = []
     where: list[str | int] = ["operations", index]

@@ -18,11 +18,11 @@ from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.network import NetInterface, interfaces, net_stack
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
+from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 Host = Annotated[
@@ -94,7 +94,6 @@ def available(framework: str) -> Any:
 def check_interface(plan: Plan, target: Target, framework: str, index: int, op: Operation) -> list[Evidence]:
     """The interface exists on that board (naming the targets that have one), and a Wi-Fi interface has
     its station in the plan."""
-    from rac_fw.domains.firmware.plan.evidence import add, relax, remove, violation
 
     path: Path = ["operations", index]
     found = interface(target, framework)
@@ -128,7 +127,6 @@ def check_interface(plan: Plan, target: Target, framework: str, index: int, op: 
 
 
 def check_retry(plan: Plan, target: Target, framework: str, index: int, op: Operation) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     retry = getattr(op, "retry", None)
     if retry is None or retry.retry_ms <= retry.retry_max_ms:
@@ -148,7 +146,6 @@ def check_retry(plan: Plan, target: Target, framework: str, index: int, op: Oper
 
 def check_heap(plan: Plan, target: Target, framework: str, index: int, op: Operation) -> list[Evidence]:
     """Zephyr's getaddrinfo allocates its results from the heap: a host name needs one."""
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     host = getattr(op, "host", None)
     if framework != "zephyr" or host is None or is_ipv4(host) or plan.heap_bytes >= RESOLVER_HEAP_BYTES:

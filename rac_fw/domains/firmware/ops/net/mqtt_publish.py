@@ -14,13 +14,13 @@ from rac_fw.domains.firmware.ops.net.common import Host, Port, Retry
 from rac_fw.domains.firmware.ops.wifi.wifi_station import credentials_kconfig, kconfig_name, plan_credentials
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
-    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 Topic = Annotated[
@@ -82,7 +82,6 @@ class MqttPublish(Operation):
 
 
 def _qos(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.qos <= 2:
         return []
@@ -101,7 +100,6 @@ def _qos(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish
 
 
 def _buffer(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     found: list[Evidence] = []
     path: Path = ["operations", index]
@@ -124,7 +122,6 @@ def _buffer(plan: Plan, target: Target, framework: str, index: int, op: MqttPubl
 def _keep_alive(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish) -> list[Evidence]:
     """The client must talk to the broker within 1.5 keep-alive periods (MQTT 3.1.1 §3.1.2.10), and it
     only runs once per ``interval_ms``."""
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.keep_alive_s == 0 or op.interval_ms <= op.keep_alive_s * 1000:
         return []

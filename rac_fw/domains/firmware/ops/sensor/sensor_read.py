@@ -9,6 +9,7 @@ from pydantic import Field
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.sections.devicetree import DeviceNode, node_label, node_of
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -112,7 +113,6 @@ def _external(b: ZephyrBuilder, op: SensorRead, node: DeviceNode, facts: Binding
 
 def _served(plan: Plan, target: Target, framework: str, index: int, op: SensorRead) -> list[Evidence]:
     """An external sensor's channel and sampling frequency must be what its driver serves."""
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 
     where: list[str | int] = ["operations", index]
     external = node_of(plan, op.device)

@@ -15,6 +15,7 @@ from rac_fw.domains.firmware.facts.devicetree import bindings
 from rac_fw.domains.firmware.facts.query import free_pins, has_dt_label
 from rac_fw.domains.firmware.ops.sensor.sensor_read import SensorRead
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import add, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.sections.devicetree import node_label, node_of
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -59,7 +60,6 @@ def _free_gpio(plan: Plan, target: Target) -> str | None:
 
 
 def _wired(plan: Plan, target: Target, framework: str, index: int, op: SensorTrigger) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import add, relax, replace, violation
 
     where: list[str | int] = ["operations", index]
     poll = SensorRead(op="sensor_read", name=op.name, device=op.device, channel=op.channel, sampling_hz=op.sampling_hz)

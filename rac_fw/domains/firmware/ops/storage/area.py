@@ -16,6 +16,7 @@ from typing import Any
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.storage import Partition, Storage, role, storage
+from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 
 MISSING = "E_PARTITION_MISSING"
 TOO_SMALL = "E_PARTITION_TOO_SMALL"
@@ -62,7 +63,6 @@ def erase_block(facts: Storage, part: Partition) -> int | None:
 def missing(plan: Any, target: Target, framework: str, index: int, name: str, what: str) -> list[Evidence]:
     """E_PARTITION_MISSING when ``framework``'s map of this board has no ``name`` partition (a framework
     that does not realize the operation at all is the support rule's answer, not this one's)."""
-    from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
     from rac_fw.domains.firmware.plan.registry import spec
 
     kind = plan.operations[index].op
@@ -88,7 +88,6 @@ def missing(plan: Any, target: Target, framework: str, index: int, name: str, wh
 
 def aligned(index: int, field: str, value: int, unit: int, what: str, objects: list[str]) -> list[Evidence]:
     """E_WRITE_ALIGNMENT when ``value`` (an offset or length, bytes) is not a multiple of the program unit."""
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if value % unit == 0:
         return []

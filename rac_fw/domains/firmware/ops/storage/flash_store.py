@@ -25,6 +25,7 @@ from rac_fw.domains.firmware.ops.storage.area import (
     zephyr_flash_writer,
 )
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -71,7 +72,6 @@ def _exists(plan: Plan, target: Target, framework: str, index: int, op: FlashSto
 
 
 def _fits(plan: Plan, target: Target, framework: str, index: int, op: FlashStore) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     part = _area(plan, target, framework)
     end = op.offset_bytes + op.length_bytes
@@ -107,7 +107,6 @@ def _alignment(plan: Plan, target: Target, framework: str, index: int, op: Flash
 
 
 def _shared(plan: Plan, target: Target, framework: str, index: int, op: FlashStore) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 
     if framework == "baremetal":
         return []

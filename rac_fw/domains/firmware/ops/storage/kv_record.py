@@ -27,6 +27,7 @@ from rac_fw.domains.firmware.ops.storage.area import (
 )
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -142,7 +143,6 @@ def _partition(plan: Plan, target: Target, framework: str, index: int, op: Recor
 
 
 def _sectors(plan: Plan, target: Target, framework: str, index: int, op: Record) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 
     facts, part, geometry = (
         storage(target),
@@ -203,7 +203,6 @@ def _sectors(plan: Plan, target: Target, framework: str, index: int, op: Record)
 def _raw_instead(target: Target, framework: str, index: int, op: Record) -> Relaxation:
     """Where NVS cannot run (erase blocks above its 16-bit sector size), keep the bytes raw in the
     storage partition instead: a ``flash_store`` of the record's length rounded to the write block."""
-    from rac_fw.domains.firmware.plan.evidence import relax, replace
 
     facts = storage(target)
     unit = facts.flash.write_unit(framework) if facts else 1
@@ -213,7 +212,6 @@ def _raw_instead(target: Target, framework: str, index: int, op: Record) -> Rela
 
 
 def _record(plan: Plan, target: Target, framework: str, index: int, op: Record) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     geometry, part = _sector(op, target, framework, plan), area(plan, target, framework, "storage")
     if geometry is None or part is None:
@@ -249,7 +247,6 @@ def _record(plan: Plan, target: Target, framework: str, index: int, op: Record) 
 
 def _endurance(plan: Plan, target: Target, framework: str, index: int, op: Record) -> list[Evidence]:
     """saves/day × lifetime ≤ endurance × sectors × records per sector erase."""
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 
     facts, geometry = storage(target), _sector(op, target, framework, plan)
     if op.save_period_ms is None or facts is None or geometry is None:
@@ -298,7 +295,6 @@ def _endurance(plan: Plan, target: Target, framework: str, index: int, op: Recor
 
 
 def _key_length(plan: Plan, target: Target, framework: str, index: int, op: KvRecord) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if framework != "espidf" or len(op.key) <= IDF_KEY_MAX:
         return []

@@ -26,6 +26,7 @@ from rac_fw.domains.firmware.ops.storage.kv_record import (
 )
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -63,7 +64,6 @@ class SettingsValue(Operation):
 
 
 def _value_limit(plan: Plan, target: Target, framework: str, index: int, op: SettingsValue) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.value_bytes <= SETTINGS_MAX_VAL_LEN:
         return []
@@ -88,7 +88,6 @@ def _value_limit(plan: Plan, target: Target, framework: str, index: int, op: Set
 
 
 def _shared(plan: Plan, target: Target, framework: str, index: int, op: SettingsValue) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 
     others = [i for i, other in enumerate(plan.operations) if other.op in FILE_SYSTEMS]
     if not others:

@@ -8,6 +8,7 @@ from typing import Any
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.storage import mcuboot_modes, role, storage
+from rac_fw.domains.firmware.plan.evidence import add, relax, remove, violation
 
 MISSING = "E_BOOTLOADER_MISSING"
 
@@ -35,7 +36,6 @@ def has_slots(framework: str) -> Callable[[Target], bool]:
 def needs_bootloader(plan: Any, target: Target, framework: str, index: int, what: str) -> list[Evidence]:
     """E_BOOTLOADER_MISSING when the plan has no ``bootloader`` block (an image needs one to be swapped,
     confirmed or rolled back); the relaxations add one in each mode the board allows."""
-    from rac_fw.domains.firmware.plan.evidence import add, relax, remove, violation
 
     if plan.bootloader is not None:
         return []

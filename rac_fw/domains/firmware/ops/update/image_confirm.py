@@ -16,6 +16,7 @@ from rac_fw.domains.firmware.ops.storage.area import zephyr_flash_writer
 from rac_fw.domains.firmware.ops.update.boot import MISSING, has_slots, needs_bootloader
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -46,7 +47,6 @@ def _bootloader(plan: Plan, target: Target, framework: str, index: int, op: Imag
 
 
 def _self_test(plan: Plan, target: Target, framework: str, index: int, op: ImageConfirm) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     position = next((i for i, other in enumerate(plan.operations) if other.name == op.self_test), None)
     if position is not None and position < index:

@@ -18,6 +18,7 @@ from rac_fw.domains.firmware.facts.storage import Partition, storage
 from rac_fw.domains.firmware.ops.storage.area import aligned, area, missing, zephyr_flash_writer
 from rac_fw.domains.firmware.ops.update.boot import MISSING, has_slots, needs_bootloader
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -70,7 +71,6 @@ def _secondary(plan: Plan, target: Target, framework: str, index: int, op: Image
 
 
 def _size(plan: Plan, target: Target, framework: str, index: int, op: ImageStream) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     slot = _slot(plan, target, framework)
     if slot is None:

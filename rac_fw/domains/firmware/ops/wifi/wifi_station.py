@@ -12,13 +12,13 @@ from rac_fw.domains.firmware.facts.network import interfaces
 from rac_fw.domains.firmware.facts.radio import wifi
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
-    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 
@@ -77,7 +77,6 @@ def plan_credentials(plan: Plan) -> list[str]:
 
 
 def _backoff(plan: Plan, target: Target, framework: str, index: int, op: WifiStation) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 
     if op.retry_ms <= op.retry_max_ms:
         return []
@@ -95,7 +94,6 @@ def _backoff(plan: Plan, target: Target, framework: str, index: int, op: WifiSta
 
 
 def _single(plan: Plan, target: Target, framework: str, index: int, op: WifiStation) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 
     first = next(i for i, o in enumerate(plan.operations) if isinstance(o, WifiStation))
     if first == index:

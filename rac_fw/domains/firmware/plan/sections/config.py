@@ -24,12 +24,12 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.plan.base import PlanModel
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
-    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 LogLevel = Literal["off", "error", "warning", "info", "debug"]
@@ -122,13 +122,11 @@ def _path(*parts: str) -> Path:
 
 
 def _off(*parts: str) -> dict[str, Any]:
-    from rac_fw.domains.firmware.plan.evidence import replace
 
     return replace(_path(*parts), False)
 
 
 def _logging(config: Config, target: Target, framework: str) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 
     log = config.logging
     if log is None:
@@ -193,7 +191,6 @@ def _logging(config: Config, target: Target, framework: str) -> list[Evidence]:
 
 
 def _console(config: Config, target: Target, framework: str) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     if config.console != "usb_cdc_acm" or _usb_device(target, framework):
         return []
@@ -209,7 +206,6 @@ def _console(config: Config, target: Target, framework: str) -> list[Evidence]:
 
 
 def _hardening(config: Config, target: Target, framework: str) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 
     hard = config.hardening
     found: list[Evidence] = []

@@ -28,6 +28,7 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.devicetree import Binding, BindingProperty, binding, bindings
 from rac_fw.domains.firmware.facts.query import pin_free
 from rac_fw.domains.firmware.plan.base import PlanModel
+from rac_fw.domains.firmware.plan.evidence import add, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name, PinName
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
@@ -103,7 +104,6 @@ def _valid(prop: BindingProperty, value: PropertyValue) -> bool:
 
 
 def _node(plan: Plan, target: Target, index: int, node: DeviceNode) -> list[Evidence]:
-    from rac_fw.domains.firmware.plan.evidence import add, relax, remove, replace, violation
 
     where: list[str | int] = ["devicetree", "nodes", index]
     device = plan.device(node.device)
