@@ -157,6 +157,11 @@ SEEDED = [
 def test_seeded_storage_violation(
     case: str, plan: dict[str, Any], code: str, objects: set[str], units: dict[str, str]
 ) -> None:
+    assert_seeded(plan, code, objects, units)
+
+
+def assert_seeded(plan: dict[str, Any], code: str, objects: set[str], units: dict[str, str]) -> None:
+    """The plan is invalid with ``code`` naming ``objects``, magnitudes in ``units``, every relaxation holding."""
     result = run_plan(plan)
     assert result.status is Status.INVALID
     found = [e for e in result.evidence if e.code == code]

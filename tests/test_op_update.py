@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_op_storage import relaxations_hold
+from test_op_storage import assert_seeded
 
 from rac_fw.contract import Status
 from rac_fw.domains.firmware.facts.load import load_target
@@ -72,15 +72,7 @@ SEEDED = [
 def test_seeded_update_violation(
     case: str, plan: dict[str, Any], code: str, objects: set[str], units: dict[str, str]
 ) -> None:
-    result = run_plan(plan)
-    assert result.status is Status.INVALID
-    found = [e for e in result.evidence if e.code == code]
-    assert found, [(e.code, e.message) for e in result.evidence]
-    evidence = found[0]
-    assert objects <= set(evidence.objects) and evidence.location
-    magnitudes = {m.name: m.unit for m in evidence.magnitudes}
-    assert all(magnitudes.get(name) == unit for name, unit in units.items()), magnitudes
-    assert relaxations_hold(plan) == []
+    assert_seeded(plan, code, objects, units)
 
 
 def test_image_too_large_in_numbers() -> None:
