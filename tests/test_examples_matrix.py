@@ -50,6 +50,8 @@ FAMILIES = {
     "kernel": ("semaphore", "work_item", "event_flags", "mutex_lock"),
     "isr-thread state and timing": ("spinlock_state", "event_latency"),
     "watchdog supervision": ("task_watchdog",),
+    "message queues": ("msg_queue",),
+    "heaps": ("heap_region",),
 }
 
 
