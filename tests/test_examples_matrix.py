@@ -52,6 +52,7 @@ FAMILIES = {
     "watchdog supervision": ("task_watchdog",),
     "message queues": ("msg_queue",),
     "heaps": ("heap_region",),
+    "isr-thread double buffers": ("ping_pong",),
 }
 
 
