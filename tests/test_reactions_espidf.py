@@ -107,7 +107,10 @@ def test_the_verifier_refuses_a_reaction_that_prints_in_the_isr() -> None:
 
 @pytest.mark.parametrize(
     ("name", "code"),
-    [("kernel_notify_take_in_isr", "E_ISR_UNSAFE_CALL"), ("kernel_send_front_from_isr_unchecked", "E_UNCHECKED_RETURN")],
+    [
+        ("kernel_notify_take_in_isr", "E_ISR_UNSAFE_CALL"),
+        ("kernel_send_front_from_isr_unchecked", "E_UNCHECKED_RETURN"),
+    ],
 )
 def test_espidf_kernel_rules(name: str, code: str) -> None:
     text = (BAD / f"{name}.c").read_text()
@@ -118,4 +121,5 @@ def test_espidf_kernel_rules(name: str, code: str) -> None:
 
 
 def test_every_espidf_kernel_bad_source_is_exercised() -> None:
-    assert {p.stem for p in BAD.glob("kernel_*.c")} == {"kernel_notify_take_in_isr", "kernel_send_front_from_isr_unchecked"}
+    rules = {"kernel_notify_take_in_isr", "kernel_send_front_from_isr_unchecked"}
+    assert {p.stem for p in BAD.glob("kernel_*.c")} == rules

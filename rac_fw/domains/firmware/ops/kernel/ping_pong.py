@@ -81,7 +81,9 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: PingPong)
                 [*base, "source"],
                 [label, op.source],
                 relaxations=[
-                    relax(f"fill it from {o.name}'s {e}", replace([*base, "source"], o.name), replace([*base, "event"], e))
+                    relax(
+                        f"fill it from {o.name}'s {e}", replace([*base, "source"], o.name), replace([*base, "event"], e)
+                    )
                     for o in plan.operations
                     if o.name and o is not source and (e := _isr_event(o)) is not None
                 ],
