@@ -53,6 +53,7 @@ FAMILIES = {
     "message queues": ("msg_queue",),
     "heaps": ("heap_region",),
     "isr-thread double buffers": ("ping_pong",),
+    "direct and zero-latency interrupts": ("direct_irq",),
 }
 
 

@@ -27,6 +27,7 @@ CASES = {
     "kernel_task_wdt_no_kconfig": ("prj.conf", "prj.conf"),
     "kernel_lifo_get_unchecked": (None, "kernel_prj.conf"),
     "kernel_lifo_not_initialized": (None, "kernel_prj.conf"),
+    "kernel_zero_latency_no_kconfig": ("prj.conf", "kernel_prj.conf"),
 }
 
 
