@@ -54,6 +54,7 @@ FAMILIES = {
     "heaps": ("heap_region",),
     "isr-thread double buffers": ("ping_pong",),
     "direct and zero-latency interrupts": ("direct_irq",),
+    "cycle-counter timing": ("cycle_timing",),
 }
 
 
