@@ -443,6 +443,26 @@ CASES += [
     for c in {c.code: c for c in reversed(PERIPH_SEEDED)}.values()
 ]  # fmt: skip
 
+# Issue 13 (kernel2): message queues, heaps, double buffers, direct IRQs, cycle-counter timing.
+_T2 = res(threads=[{"name": n, "priority": 5, "stack_bytes": 4096} for n in ("a", "b")])
+_TICK = {"op": "timer_periodic", "name": "tick", "period_ms": 2}
+CASES += [
+    Case("queue-same-thread", "nrf52840", plan({"op": "msg_queue", "name": "q", "producer": "a", "consumer": "a",
+         "depth": 4, "put_timeout_ms": 0, "get_timeout_ms": 100}, framework="zephyr", resources=_T2),
+         "E_QUEUE_SAME_THREAD", ["q", "a"]),
+    Case("heap-too-small", "nrf52840", plan({"op": "heap_region", "name": "h", "heap_bytes": 1024, "blocks": 10,
+         "block_bytes": 100, "alloc_timeout_ms": 0}, framework="zephyr"), "E_HEAP_TOO_SMALL", ["h"], ["bytes"]),
+    Case("ping-pong-overrun", "nrf52840", plan(_TICK, {"op": "ping_pong", "name": "pp", "source": "tick",
+         "event": "expiry", "consumer": "a", "half_items": 16, "process_ms": 40, "wait_timeout_ms": 100},
+         framework="zephyr", resources=_T2), "E_PINGPONG_OVERRUN", ["pp", "a", "tick"], ["ms"]),
+    Case("direct-irq-line-taken", "nrf52840", plan(
+         {"op": "direct_irq", "name": "fast", "irq": "SWI0_EGU0", "zero_latency": True},
+         {"op": "direct_irq", "name": "slow", "irq": "SWI0_EGU0", "priority": 3}, framework="zephyr"),
+         "E_IRQ_IN_USE", ["fast", "slow", "SWI0_EGU0"]),
+    Case("cycle-counter-wrap", "nrf52840", plan({"op": "cycle_timing", "name": "t", "deadline_us": 70_000_000},
+         framework="baremetal"), "E_CYCLE_COUNTER_WRAP", ["t", "DWT"], ["us"]),
+]  # fmt: skip
+
 
 def _validate(data: dict[str, Any], target_id: str) -> list[Any]:
     return check(parse_plan(data), load_target(target_id))
