@@ -55,6 +55,7 @@ FAMILIES = {
     "isr-thread double buffers": ("ping_pong",),
     "direct and zero-latency interrupts": ("direct_irq",),
     "cycle-counter timing": ("cycle_timing",),
+    "barriers": ("barrier",),
 }
 
 

@@ -459,6 +459,8 @@ CASES += [
          {"op": "direct_irq", "name": "fast", "irq": "SWI0_EGU0", "zero_latency": True},
          {"op": "direct_irq", "name": "slow", "irq": "SWI0_EGU0", "priority": 3}, framework="zephyr"),
          "E_IRQ_IN_USE", ["fast", "slow", "SWI0_EGU0"]),
+    Case("barrier-one-party", "nrf52840", plan({"op": "barrier", "name": "sync", "threads": ["a"],
+         "wait_timeout_ms": 100}, framework="zephyr", resources=_T2), "E_BARRIER_PARTIES", ["sync", "a"]),
     Case("cycle-counter-wrap", "nrf52840", plan({"op": "cycle_timing", "name": "t", "deadline_us": 70_000_000},
          framework="baremetal"), "E_CYCLE_COUNTER_WRAP", ["t", "DWT"], ["us"]),
 ]  # fmt: skip
