@@ -71,7 +71,9 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Barrier) 
             options.append(
                 relax(
                     f"declare thread {new} and let it meet {unique[0]}",
-                    add(["resources", "threads", -1], {"name": new, "priority": 5, "stack_bytes": DECLARED_STACK_BYTES}),
+                    add(
+                        ["resources", "threads", -1], {"name": new, "priority": 5, "stack_bytes": DECLARED_STACK_BYTES}
+                    ),
                     replace([*base, "threads"], [*unique, new]),
                 )
             )
