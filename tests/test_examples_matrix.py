@@ -56,6 +56,7 @@ FAMILIES = {
     "direct and zero-latency interrupts": ("direct_irq",),
     "cycle-counter timing": ("cycle_timing",),
     "barriers": ("barrier",),
+    "memory domains": ("memory_domain",),
 }
 
 

@@ -461,6 +461,10 @@ CASES += [
          "E_IRQ_IN_USE", ["fast", "slow", "SWI0_EGU0"]),
     Case("barrier-one-party", "nrf52840", plan({"op": "barrier", "name": "sync", "threads": ["a"],
          "wait_timeout_ms": 100}, framework="zephyr", resources=_T2), "E_BARRIER_PARTIES", ["sync", "a"]),
+    Case("memory-domain-region", "nrf52840", plan({"op": "memory_domain", "name": "box", "partition_bytes": 300},
+         framework="zephyr", config={"user_mode": True}), "E_MPU_REGION", ["box", "partition_bytes"], ["bytes"]),
+    Case("memory-domain-user-mode-off", "nrf52840", plan({"op": "memory_domain", "name": "box",
+         "partition_bytes": 256}, framework="zephyr"), "E_USER_MODE_OFF", ["box"]),
     Case("cycle-counter-wrap", "nrf52840", plan({"op": "cycle_timing", "name": "t", "deadline_us": 70_000_000},
          framework="baremetal"), "E_CYCLE_COUNTER_WRAP", ["t", "DWT"], ["us"]),
 ]  # fmt: skip

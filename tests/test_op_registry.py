@@ -38,7 +38,7 @@ PINNED = {
     "react", "react_led",
     "semaphore", "work_item", "spinlock_state", "event_latency", "event_flags", "mutex_lock",
     "task_watchdog",
-    "msg_queue", "heap_region", "ping_pong", "direct_irq", "cycle_timing", "barrier",
+    "msg_queue", "heap_region", "ping_pong", "direct_irq", "cycle_timing", "barrier", "memory_domain",
 }  # fmt: skip
 
 
