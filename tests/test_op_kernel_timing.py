@@ -1,4 +1,5 @@
-"""``cycle_timing``: the core's cycle counter on bare metal, from the core facts, never trusted blindly.
+"""``cycle_timing``: the core's cycle counter (bare metal: DWT from the core facts; Zephyr: its timing API),
+never trusted blindly.
 
 The counter's registers come from ``facts/cycle_counters.yaml`` (DWT on Cortex-M3/M4/M7); cores without
 one are not offered the realization. The wrap obligation is seeded with its relaxation validated. The
@@ -17,7 +18,9 @@ from seeded_kernel import seeded
 from rac_fw.contract import Status
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.facts.timing import cycle_counter
+from rac_fw.domains.firmware.lower import lower
 from rac_fw.domains.firmware.pipeline import run_plan
+from rac_fw.domains.firmware.plan.load import load_plan
 from rac_fw.domains.firmware.plan.matrix import frameworks_for
 from rac_fw.resources import data_dir
 
@@ -29,7 +32,7 @@ def test_the_counter_is_a_core_fact() -> None:
     f407 = cycle_counter(load_target("stm32f407"))
     assert f407 is not None and (f407.ctrl, f407.counter, f407.demcr) == (0xE0001000, 0xE0001004, 0xE000EDFC)
     assert cycle_counter(load_target("esp32s3")) is None
-    assert frameworks_for("cycle_timing", load_target("stm32h743")) == ["baremetal"]
+    assert set(frameworks_for("cycle_timing", load_target("stm32h743"))) == {"zephyr", "baremetal"}
     assert frameworks_for("cycle_timing", load_target("esp32s3")) == []
 
 
@@ -60,3 +63,15 @@ def test_qemu_does_not_model_the_dwt_and_the_firmware_says_so(tmp_path: Path) ->
     assert "rac: boot stm32f407" in console
     assert "rac: loop_1000 FAIL cycle counter does not count" in console
     assert "min_cycles=" not in console
+
+
+def test_zephyr_times_with_the_timing_api_and_enables_it() -> None:
+    files = lower(load_plan(EXAMPLE), load_target("stm32f407"), "zephyr").files
+    main = files["src/main.c"]
+    assert "CONFIG_TIMING_FUNCTIONS=y" in files["prj.conf"].splitlines()
+    step = main[main.index("static int app_loop_1000_step(void)") :]
+    step = step[: step.index("\n}\n")]
+    order = [step.index(s) for s in ("timing_init();", "timing_start();", "timing_counter_get();", "timing_stop();")]
+    assert order == sorted(order)
+    assert "timing_cycles_get(&start, &end)" in step and "return -ENOTSUP;" in step
+    assert "timing_cycles_to_ns(cycles) > 2000000ULL" in step

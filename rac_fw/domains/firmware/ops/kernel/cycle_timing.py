@@ -1,6 +1,8 @@
 """The ``cycle_timing`` operation: time a section with the core's cycle counter and report min/max.
 
-Bare metal reads the counter the core facts describe (``facts/timing.py``: DWT CYCCNT on Cortex-M3/M4/M7,
+Zephyr uses its timing API (include/zephyr/timing/timing.h @1714a88861db: timing_init, timing_start,
+timing_counter_get, timing_cycles_get, timing_cycles_to_ns, timing_stop; CONFIG_TIMING_FUNCTIONS), which
+reads the same DWT counter on Cortex-M. Bare metal reads the counter the core facts describe (``facts/timing.py``: DWT CYCCNT on Cortex-M3/M4/M7,
 none on ARMv6-M or non-Arm cores, where the realization is not offered). The section is a calibrated
 busy loop of ``iterations`` volatile turns (0: the cost of reading the counter itself, what a
 measurement subtracts). Obligation of its own: a 32-bit counter wraps every 2^32 cycles — 268 s at
@@ -11,7 +13,7 @@ answered with the longest deadline that fits).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
 WRAP = "E_CYCLE_COUNTER_WRAP"
@@ -84,6 +87,17 @@ def _baremetal(b: BaremetalBuild, index: int, op: CycleTiming) -> None:
     b.emit("ops/cycle_timing", ctx)
 
 
+def _zephyr(b: ZephyrBuilder, index: int, op: CycleTiming) -> dict[str, Any]:
+    b.app.includes.add("zephyr/timing/timing.h")
+    b.app.need("kernel", "CONFIG_TIMING_FUNCTIONS")
+    return {
+        "iterations": op.iterations,
+        "samples": op.samples,
+        "deadline_ns": None if op.deadline_us is None else op.deadline_us * 1000,
+        "step": {"period_ms": None},
+    }
+
+
 def _has_counter(target: Target) -> bool:
     return cycle_counter(target) is not None
 
@@ -91,7 +105,10 @@ def _has_counter(target: Target) -> bool:
 SPEC = OpSpec(
     model=CycleTiming,
     family="kernel",
-    realizations={"baremetal": Realization(template="ops/cycle_timing", view=_baremetal, available=_has_counter)},
+    realizations={
+        "zephyr": Realization(template="kernel", view=_zephyr, available=_has_counter),
+        "baremetal": Realization(template="ops/cycle_timing", view=_baremetal, available=_has_counter),
+    },
     checks=(_check,),
     codes=(WRAP,),
 )
