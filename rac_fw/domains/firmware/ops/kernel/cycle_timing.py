@@ -2,8 +2,9 @@
 
 Zephyr uses its timing API (include/zephyr/timing/timing.h @1714a88861db: timing_init, timing_start,
 timing_counter_get, timing_cycles_get, timing_cycles_to_ns, timing_stop; CONFIG_TIMING_FUNCTIONS), which
-reads the same DWT counter on Cortex-M. Bare metal reads the counter the core facts describe (``facts/timing.py``: DWT CYCCNT on Cortex-M3/M4/M7,
-none on ARMv6-M or non-Arm cores, where the realization is not offered). The section is a calibrated
+reads the same DWT counter on Cortex-M. Bare metal reads the counter the core facts describe
+(``facts/timing.py``: DWT CYCCNT on Cortex-M3/M4/M7, none on ARMv6-M or non-Arm cores, where neither
+realization is offered). The section is a calibrated
 busy loop of ``iterations`` volatile turns (0: the cost of reading the counter itself, what a
 measurement subtracts). Obligation of its own: a 32-bit counter wraps every 2^32 cycles — 268 s at
 the F407's 16 MHz reset clock, 67 s at 64 MHz, 8.9 s at 480 MHz — so a deadline at or beyond one wrap
