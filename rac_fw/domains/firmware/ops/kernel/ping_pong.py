@@ -24,6 +24,7 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.ops.events import Reaction, check_source, raised_in_isr
 from rac_fw.domains.firmware.ops.kernel import Timeout, timeout_expr, unknown_threads
+from rac_fw.domains.firmware.ops.timer import TimedOperation
 from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -61,10 +62,9 @@ class PingPong(Reaction):
 
 
 def _period_ms(plan: Plan, op: PingPong) -> float | None:
-    """The source's event period in ms when it is periodic (a timer), else None."""
+    """The source's event period in ms when it is a periodic timer, else None (an edge has no period)."""
     source = plan.operation(op.source)
-    period = getattr(source, "period_s", None)
-    return period * 1000 if isinstance(period, float) and getattr(source, "op", "") == "timer_periodic" else None
+    return source.period_s * 1000 if isinstance(source, TimedOperation) and not source.oneshot else None
 
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: PingPong) -> list[Evidence]:
