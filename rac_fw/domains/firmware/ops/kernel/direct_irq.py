@@ -26,7 +26,7 @@ from pydantic import Field
 from rac_fw.domains.firmware.facts.load import interrupts
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
-from rac_fw.domains.firmware.plan.fields import IrqPriority
+from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class DirectIrq(Operation):
     """
 
     op: Literal["direct_irq"]
-    irq: str = Field(description="The NVIC line by its vector name in the chip facts (SWI0_EGU0, EXTI0…).")
+    irq: FactName = Field(description="The NVIC line by its vector name in the chip facts (SWI0_EGU0, EXTI0…).")
     priority: IrqPriority | None = None
     zero_latency: bool = Field(default=False, description="Run above irq_lock() (never calls the kernel).")
     trigger_period_ms: int = Field(default=100, ge=1, le=3_600_000, description="How often software pends it.")
