@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.clock import clock_tree, core_limit_hz, pll_setting, reachable_mhz
-from rac_fw.domains.firmware.facts.query import core_clock_hz
+from rac_fw.domains.firmware.facts.query import clock_hz, core_clock_hz
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -90,17 +90,19 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: CoreClock
                 [relax(f"run at {f} MHz", replace(where, f)) for f in options],
             )
         ]
+    source = clock_tree(target)
+    if source is None or not clock_hz(target, source.source_clock, framework):
+        return []  # the framework's oscillator is not stated: no judgement on what its PLL can reach
     if pll_setting(target, framework, asked) is not None:
         return []
     options = reachable_mhz(target, framework, op.mhz, limit or asked)[:3]
-    source = clock_tree(target)
     return [
         violation(
             UNREACHABLE,
             f"no PLL setting of {target.id} gives exactly {op.mhz} MHz from the board's "
-            f"{source.source_clock if source else 'oscillator'} within the PLL's ranges and the bus limits",
+            f"{source.source_clock} within the PLL's ranges and the bus limits",
             where,
-            [label, target.id, source.pll_node if source else "pll"],
+            [label, target.id, source.pll_node],
             [measure("requested", op.mhz, "MHz")],
             [relax(f"run at {f} MHz", replace(where, f)) for f in options],
         )

@@ -82,6 +82,59 @@ class DeviceNode(PlanModel):
     )
 
 
+SensorChannel = Literal["ambient_temp", "die_temp", "humidity", "press", "light", "voltage", "current", "distance"]
+
+
+class RegisterChannel(PlanModel):
+    """One sensor channel read from consecutive data registers: raw = the bytes in ``order``, shifted right,
+    sign-extended when ``signed``; the channel's value = raw × ``scale_micro`` / 10⁶ + ``offset_micro`` / 10⁶
+    in the channel's SI unit (°C, %RH, kPa, lux, V, A, m)."""
+
+    channel: SensorChannel
+    reg: int = Field(ge=0, le=0xFF, description="First data register address (the device auto-increments).")
+    bytes: Literal[1, 2, 3] = Field(default=2, description="Data bytes read from ``register`` on.")
+    order: Literal["big", "little"] = Field(default="big", description="Byte order: big = MSB first.")
+    shift: int = Field(default=0, ge=0, le=7, description="Right shift of the assembled value (unused low bits).")
+    signed: bool = Field(default=False, description="Two's complement value.")
+    scale_micro: int = Field(ge=1, le=100_000_000, description="Channel units per LSB, in millionths.")
+    offset_micro: int = Field(default=0, ge=-1_000_000_000, le=1_000_000_000, description="Added after scaling.")
+
+
+class RegisterWrite(PlanModel):
+    """One configuration register write at driver init (after the identity check)."""
+
+    reg: int = Field(ge=0, le=0xFF, description="Register address.")
+    value: int = Field(ge=0, le=0xFF, description="Byte written.")
+
+
+class RegisterDriver(PlanModel):
+    """A register-level Zephyr sensor driver the app carries, for a device without an upstream driver.
+
+    The tool generates the driver (``DT_DRV_COMPAT``, ``SENSOR_DEVICE_DT_INST_DEFINE`` with a
+    ``sensor_driver_api`` whose ``sample_fetch`` reads each channel's registers with ``i2c_write_read_dt``)
+    and its binding YAML under the app's ``dts/bindings``; a devicetree node with this ``compatible`` then
+    binds to it and ``sensor_read`` reads it like any sensor. No C in the plan: only the registers.
+    """
+
+    compatible: Compatible = Field(description="The compatible the driver serves (vendor,part), e.g. acme,th02.")
+    id_register: int | None = Field(default=None, ge=0, le=0xFF, description="Identity (WHO_AM_I) register.")
+    id_value: int | None = Field(default=None, ge=0, le=0xFF, description="The value the identity register reads.")
+    init: list[RegisterWrite] = Field(default_factory=list, max_length=8, description="Writes at init, in order.")
+    channels: list[RegisterChannel] = Field(min_length=1, max_length=4)
+
+    @model_validator(mode="after")
+    def _identity(self) -> RegisterDriver:
+        if (self.id_register is None) != (self.id_value is None):
+            raise ValueError("id_register and id_value go together")
+        if len({c.channel for c in self.channels}) != len(self.channels):
+            raise ValueError("each channel once per driver")
+        return self
+
+    def binding(self) -> Binding:
+        """The binding facts of the generated driver (an I2C device serving its channels)."""
+        return Binding(compatible=self.compatible, buses=("i2c",), channels=tuple(c.channel for c in self.channels))
+
+
 PinRole = Literal["tx", "rx", "rts", "cts", "scl", "sda", "sck", "miso", "mosi", "nss"]
 
 
@@ -113,12 +166,18 @@ class Devicetree(PlanModel):
     nodes: list[DeviceNode] = Field(default_factory=list, max_length=16)
     pinctrl: list[PinGroup] = Field(default_factory=list, max_length=8)
     dmas: list[DmaChannel] = Field(default_factory=list, max_length=8)
+    drivers: list[RegisterDriver] = Field(default_factory=list, max_length=4)
 
     @model_validator(mode="after")
     def _not_empty(self) -> Devicetree:
         if not (self.nodes or self.pinctrl or self.dmas):
             raise ValueError("a devicetree block needs nodes, pinctrl groups or dmas")
         return self
+
+    def binding_of(self, compatible: str) -> Binding | None:
+        """Binding facts of ``compatible``: harvested from Zephyr, or of a driver the block generates."""
+        own = next((d.binding() for d in self.drivers if d.compatible == compatible), None)
+        return own or binding(compatible)
 
     def group_of(self, peripheral: str) -> PinGroup | None:
         """The pin group the block gives ``peripheral``, if any."""
@@ -134,7 +193,7 @@ def node_of(plan: Plan, device: str) -> tuple[DeviceNode, Binding] | None:
     if block is None:
         return None
     node = next((n for n in block.nodes if n.device == device), None)
-    facts = binding(node.compatible) if node is not None else None
+    facts = block.binding_of(node.compatible) if node is not None else None
     return (node, facts) if node is not None and facts is not None else None
 
 
@@ -150,6 +209,7 @@ UNKNOWN_BINDING = "E_DT_BINDING_UNKNOWN"
 REQUIRED = "E_DT_REQUIRED_PROPERTY"
 INVALID = "E_DT_PROPERTY_INVALID"
 PINCTRL = "E_DT_PINCTRL"
+DRIVER = "E_DT_DRIVER"
 DMA = "E_DT_DMA"
 
 
@@ -180,7 +240,7 @@ def _node(plan: Plan, target: Target, index: int, node: DeviceNode) -> list[Evid
                 + [relax(f"drop the node for {node.device}", remove(where))],
             )
         ]
-    facts = binding(node.compatible)
+    facts = plan.devicetree.binding_of(node.compatible) if plan.devicetree else binding(node.compatible)
     if facts is None or device.bus not in facts.buses:
         fitting = sorted(c for c, b in bindings().items() if device.bus in b.buses)
         why = "no binding facts" if facts is None else f"a driver for {', '.join(facts.buses)} only"
@@ -381,12 +441,34 @@ def _dmas(target: Target, block: Devicetree) -> list[Evidence]:
     return found
 
 
+def _drivers(block: Devicetree) -> list[Evidence]:
+    """A generated driver must be needed: no upstream binding for its compatible, and a node using it."""
+    found: list[Evidence] = []
+    used = {n.compatible for n in block.nodes}
+    for index, driver in enumerate(block.drivers):
+        where: list[str | int] = ["devicetree", "drivers", index]
+        problem = (
+            f"Zephyr has a driver for {driver.compatible} (binding facts): the app needs no register-level copy"
+            if binding(driver.compatible) is not None
+            else f"no devicetree node uses {driver.compatible}: the generated driver would bind to nothing"
+            if driver.compatible not in used
+            else None
+        )
+        if problem is None:
+            continue
+        found.append(
+            violation(DRIVER, problem, [*where, "compatible"], [driver.compatible],
+                      relaxations=[_drop(block, where, f"the {driver.compatible} driver")])  # fmt: skip
+        )
+    return found
+
+
 def check(plan: Plan, target: Target, framework: str, block: Devicetree) -> list[Evidence]:
     """Every node against its binding facts, every pin group against the pins, every DMA entry against the
     request routes."""
     found = [e for i, node in enumerate(block.nodes) for e in _node(plan, target, i, node)]
     found += [e for i, group in enumerate(block.pinctrl) for e in _group(plan, target, i, group, block)]
-    return found + _dmas(target, block)
+    return found + _dmas(target, block) + _drivers(block)
 
 
 # --- realization -------------------------------------------------------------------------------------
@@ -405,7 +487,7 @@ def _zephyr(b: ZephyrBuilder, block: Devicetree) -> None:
     chip_selects: dict[str, list[str]] = {}
     for node in block.nodes:
         device: Device | None = b.plan.device(node.device)
-        facts = binding(node.compatible)
+        facts = block.binding_of(node.compatible)
         if device is None or facts is None:
             continue
         bus = b.node_label(device.controller)
@@ -440,6 +522,36 @@ def _zephyr(b: ZephyrBuilder, block: Devicetree) -> None:
     for group in block.pinctrl:
         _pinctrl(b, group)
     _dma_entries(b, block)
+    for driver in block.drivers:
+        _driver(b, driver)
+
+
+def _driver(b: ZephyrBuilder, driver: RegisterDriver) -> None:
+    """The driver source under src/drivers/ and its binding under dts/bindings/ (the app's DTS root)."""
+    vendor, part = driver.compatible.split(",", 1)
+    ident = re.sub(r"\W", "_", f"{vendor}_{part}")
+    channels = []
+    for i, c in enumerate(driver.channels):
+        bits = c.bytes * 8 - c.shift
+        order = range(c.bytes) if c.order == "big" else range(c.bytes - 1, -1, -1)
+        channels.append({
+            "index": i,
+            "channel": f"SENSOR_CHAN_{c.channel.upper()}",
+            "reg": c.reg,
+            "bytes": c.bytes,
+            "assemble": " | ".join(f"((uint32_t)buf[{k}] << {8 * (c.bytes - 1 - n)}U)" for n, k in enumerate(order)),
+            "shift": c.shift,
+            "sign": (1 << (bits - 1)) if c.signed else None,
+            "full": 1 << bits,
+            "scale": c.scale_micro,
+            "offset": c.offset_micro,
+        })  # fmt: skip
+    view = {"compatible": driver.compatible, "ident": ident, "drv_compat": ident, "driver": driver,
+            "channels": channels}  # fmt: skip
+    b.app.files[f"src/drivers/{ident}.c"] = b.env.get_template("sensor_driver.c.j2").render(v=view)
+    b.app.files[f"dts/bindings/{driver.compatible}.yaml"] = b.env.get_template("sensor_binding.yaml.j2").render(v=view)
+    b.app.need("sensor")
+    b.app.need("i2c")
 
 
 def _psel(pin: str, function: str) -> str:
