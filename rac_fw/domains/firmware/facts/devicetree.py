@@ -57,6 +57,13 @@ class Binding:
     """Sensor attributes the driver accepts at run time (``SENSOR_ATTR_*`` in lowercase)."""
     sampling_hz: tuple[int, ...] = ()
     """Sampling frequencies the device supports (when ``sampling_frequency`` is an attribute)."""
+    trigger_routing: dict[str, str] = field(default_factory=dict, hash=False)
+    """Trigger → the boolean property that routes it to the wired interrupt line (LIS2DH any-motion:
+    ``anym-on-int1``); a trigger not listed uses the line the interrupt property wires first."""
+    slope_th_max: float | None = None
+    """Largest ``SENSOR_ATTR_SLOPE_TH`` the driver accepts (channel units: m/s² for acceleration)."""
+    slope_dur_max: int | None = None
+    """Largest ``SENSOR_ATTR_SLOPE_DUR`` (samples)."""
     kconfig: tuple[str, ...] = ()
     """The driver's Kconfig symbols."""
     trigger_kconfig: tuple[str, ...] = ()
@@ -82,6 +89,9 @@ def _binding(compatible: str, raw: dict[str, Any]) -> Binding:
         triggers=tuple(raw.get("triggers", ())),
         attributes=tuple(raw.get("attributes", ())),
         sampling_hz=tuple(raw.get("sampling_hz", ())),
+        trigger_routing=dict(raw.get("trigger_routing") or {}),
+        slope_th_max=raw.get("slope_th_max"),
+        slope_dur_max=raw.get("slope_dur_max"),
         kconfig=tuple(raw.get("kconfig", ())),
         trigger_kconfig=tuple(raw.get("trigger_kconfig", ())),
     )
