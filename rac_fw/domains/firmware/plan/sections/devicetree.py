@@ -170,8 +170,8 @@ class Devicetree(PlanModel):
 
     @model_validator(mode="after")
     def _not_empty(self) -> Devicetree:
-        if not (self.nodes or self.pinctrl or self.dmas):
-            raise ValueError("a devicetree block needs nodes, pinctrl groups or dmas")
+        if not (self.nodes or self.pinctrl or self.dmas or self.drivers):
+            raise ValueError("a devicetree block needs nodes, pinctrl groups, dmas or drivers")
         return self
 
     def binding_of(self, compatible: str) -> Binding | None:
@@ -312,7 +312,7 @@ def _node(plan: Plan, target: Target, index: int, node: DeviceNode) -> list[Evid
 
 def _drop(block: Devicetree, where: list[str | int], what: str) -> Relaxation:
     """Drop one entry of the block, or the whole block when it is its only content (an empty block is invalid)."""
-    alone = len(block.nodes) + len(block.pinctrl) + len(block.dmas) == 1
+    alone = len(block.nodes) + len(block.pinctrl) + len(block.dmas) + len(block.drivers) == 1
     return relax(f"drop {what}" + (" (and the now empty devicetree block)" if alone else ""),
                  remove(["devicetree"] if alone else where))  # fmt: skip
 
@@ -617,5 +617,5 @@ SECTION = SectionSpec(
     family="devicetree",
     realizations={"zephyr": _zephyr},
     checks=(check,),
-    codes=(UNKNOWN_DEVICE, UNKNOWN_BINDING, REQUIRED, INVALID, PINCTRL, DMA),
+    codes=(UNKNOWN_DEVICE, UNKNOWN_BINDING, REQUIRED, INVALID, PINCTRL, DMA, DRIVER),
 )
