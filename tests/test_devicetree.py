@@ -126,9 +126,7 @@ SEEDED = [
         ("limit", "MHz"),
     ),
     Seeded(
-        # 8 MHz HSE: VCO input 1-2 MHz, N 50-432, P 2/4/6/8 reach whole MHz only where (MHz x P) fits the
-        # VCO and divides 1 or 2 MHz steps; 13 MHz x 8 = 104 MHz VCO would do but the Q output cannot stay
-        # at or under 48 MHz with Q <= 15? It can (Q = 3): so ask 49 MHz x P, out of VCO range for every P.
+        # RM0090: the VCO runs 100-432 MHz and P is 2, 4, 6 or 8, so 11 MHz needs a VCO of 22-88 MHz: none.
         "core-clock-the-pll-cannot-make",
         _clock("stm32f407", 11),
         "E_CLOCK_UNREACHABLE",
