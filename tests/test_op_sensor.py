@@ -74,7 +74,9 @@ SEEDED = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("case", "plan", "code", "location", "objects", "magnitude"), SEEDED, ids=[c[0] for c in SEEDED])
+@pytest.mark.parametrize(
+    ("case", "plan", "code", "location", "objects", "magnitude"), SEEDED, ids=[c[0] for c in SEEDED]
+)
 def test_seeded_violation_names_its_objects_and_every_relaxation_validates(
     case: str, plan: dict[str, Any], code: str, location: str, objects: tuple[str, ...], magnitude: Any
 ) -> None:
@@ -128,7 +130,8 @@ def test_register_driver_is_generated_with_its_binding_and_node() -> None:
     files = lower(plan, load_target("nrf52840"), "zephyr").files
     driver = files["src/drivers/acme_th06.c"]
     assert "#define DT_DRV_COMPAT acme_th06" in driver
-    assert "SENSOR_DEVICE_DT_INST_DEFINE(inst, acme_th06_init" in driver and ".bus = I2C_DT_SPEC_INST_GET(inst)" in driver
+    assert "SENSOR_DEVICE_DT_INST_DEFINE(inst, acme_th06_init" in driver
+    assert ".bus = I2C_DT_SPEC_INST_GET(inst)" in driver
     # Identity check, the init write, one i2c_write_read_dt per channel, every result checked.
     assert "i2c_reg_read_byte_dt(&cfg->bus, 0xfcU, &id)" in driver and "if (id != 0x06U)" in driver
     assert "i2c_reg_write_byte_dt(&cfg->bus, 0xe6U, 0x3aU)" in driver

@@ -23,8 +23,8 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.facts.can import CanController, bit_timing, can_controller, can_controllers
 from rac_fw.domains.firmware.facts.can import reachable_bitrates as reachable
-from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.facts.query import free_pins
+from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import add, measure, relax, replace, violation
 
 if TYPE_CHECKING:
@@ -129,7 +129,9 @@ def check(plan: Plan, target: Target, framework: str, index: int, op: CanOperati
                         f"already runs it at {getattr(lead, field)}",
                         [*where, field],
                         [label, controller.instance, field],
-                        relaxations=[relax(f"use {getattr(lead, field)}", replace([*where, field], getattr(lead, field)))],
+                        relaxations=[
+                            relax(f"use {getattr(lead, field)}", replace([*where, field], getattr(lead, field)))
+                        ],
                     )
                 )
     return found

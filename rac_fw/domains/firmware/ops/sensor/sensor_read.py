@@ -206,8 +206,8 @@ def _burst(plan: Plan, target: Target, framework: str, index: int, op: SensorRea
     return [
         violation(
             BURST,
-            f"{op.burst} samples at {op.sampling_hz} Hz take {span_us / 1000:g} ms, not less than the {op.interval_ms} ms "
-            "read interval",
+            f"{op.burst} samples at {op.sampling_hz} Hz take {span_us / 1000:g} ms, not less than the "
+            f"{op.interval_ms} ms read interval",
             [*where, "burst"],
             [op.name or op.device, "burst", "interval_ms"],
             [measure("burst_span", span_us / 1000, "ms"), measure("interval", op.interval_ms, "ms")],

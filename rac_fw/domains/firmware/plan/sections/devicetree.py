@@ -51,7 +51,7 @@ from rac_fw.domains.firmware.facts.devicetree import (
     peripheral_kind,
     pin_signal,
 )
-from rac_fw.domains.firmware.facts.query import board_wiring, dt_labels, free_pins, pin_free
+from rac_fw.domains.firmware.facts.query import board_wiring, free_pins, pin_free
 from rac_fw.domains.firmware.plan.base import PlanModel
 from rac_fw.domains.firmware.plan.evidence import add, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name, PeripheralName, PinName
@@ -141,7 +141,9 @@ PinRole = Literal["tx", "rx", "rts", "cts", "scl", "sda", "sck", "miso", "mosi",
 class PinGroup(PlanModel):
     """A peripheral's signals on chosen pins: its ``pinctrl-0`` (default state)."""
 
-    peripheral: PeripheralName = Field(description="Peripheral instance: USART1, I2C2, SPI3, CAN1, FDCAN1, UARTE1, TWIM0.")
+    peripheral: PeripheralName = Field(
+        description="Peripheral instance: USART1, I2C2, SPI3, CAN1, FDCAN1, UARTE1, TWIM0."
+    )
     pins: dict[PinRole, PinName] = Field(
         min_length=1, max_length=4, description="Role → pin, e.g. {tx: PA9, rx: PA10}; {scl: P0.27, sda: P0.26}."
     )
