@@ -142,6 +142,14 @@ SEEDED = [
         ("cpu", "nrf52840"),
         ("fixed", "MHz"),
     ),
+    Seeded(
+        "core-clock-requested-twice",
+        {**_clock("stm32h743", 400), "operations": [{"op": "core_clock", "name": "cpu", "mhz": 400},
+                                                     {"op": "core_clock", "name": "again", "mhz": 400}]},  # fmt: skip
+        "E_CLOCK_CONFLICT",
+        "operations[1]",
+        ("again",),
+    ),
     # --- CAN -------------------------------------------------------------------------------------------------
     Seeded(
         "can-bitrate-the-clock-cannot-divide",

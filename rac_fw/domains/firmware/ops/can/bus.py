@@ -146,7 +146,8 @@ def _pins(plan: Plan, target: Target, index: int, op: CanOperation, controller: 
     taken = {p.pin for p in plan.resources.pins}
     pins: dict[str, str] = {}
     for role in ("tx", "rx"):
-        free = free_pins(target, taken | set(pins.values()), f"{controller.instance}_{role.upper()}")
+        near = pins.get("tx")  # RX on the TX pin's port when it can be: the pair stays on one connector
+        free = free_pins(target, taken | set(pins.values()), f"{controller.instance}_{role.upper()}", near=near)
         if free:
             pins[role] = free[0].name
     group = {"peripheral": controller.instance, "pins": pins}
