@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from test_devicetree import Seeded
 
 from rac_fw.contract import Status, apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
@@ -38,6 +39,8 @@ def _motion(props: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any
 def _burst(**fields: Any) -> dict[str, Any]:
     plan = yaml.safe_load((data_dir("examples") / "sensor_external.yaml").read_text())
     plan["operations"][0] |= fields
+    if plan["operations"][0].get("burst", 1) > 1 and "sampling_hz" not in fields:
+        del plan["operations"][0]["sampling_hz"]
     return {"framework": "zephyr", **plan}
 
 
@@ -45,6 +48,11 @@ def _driver(**fields: Any) -> dict[str, Any]:
     plan = yaml.safe_load((data_dir("examples") / "sensor_register_driver.yaml").read_text())
     plan["devicetree"]["drivers"][0] |= fields
     return {"framework": "zephyr", **plan}
+
+
+def _without(plan: dict[str, Any], field: str) -> dict[str, Any]:
+    del plan["operations"][0][field]
+    return plan
 
 
 def _upstream_copy() -> dict[str, Any]:
@@ -57,44 +65,36 @@ def _upstream_copy() -> dict[str, Any]:
 
 
 SEEDED = [
-    ("delta-not-routed-to-the-wired-line", _motion({}), "E_SENSOR_TRIGGER", "devicetree.nodes[0].properties",
-     ("accel", "anym-on-int1", "delta"), None),
-    ("slope-threshold-above-full-scale", _motion(slope_threshold=30.0), "E_SENSOR_THRESHOLD",
-     "operations[0].slope_threshold", ("accel", "st,lis2dh", "slope_th"), ("limit", "m/s2")),
-    ("slope-duration-above-127-samples", _motion(slope_duration=200), "E_SENSOR_THRESHOLD",
-     "operations[0].slope_duration", ("accel", "slope_dur"), ("requested", "samples")),
-    ("slope-on-a-data-ready-trigger", _motion(trigger="data_ready", slope_duration=None), "E_SENSOR_THRESHOLD",
-     "operations[0].slope_threshold", ("accel", "slope_th"), None),
-    ("burst-longer-than-the-interval", _burst(burst=20, sampling_hz=25), "E_SENSOR_BURST", "operations[0].burst",
-     ("tilt", "burst", "interval_ms"), ("burst_span", "ms")),
-    ("burst-without-a-sampling-period", _burst(burst=4, sampling_hz=None), "E_SENSOR_BURST",
-     "operations[0].sampling_hz", ("tilt", "burst", "sampling_hz"), None),
-    ("driver-for-a-device-zephyr-supports", _upstream_copy(), "E_DT_DRIVER",
-     "devicetree.drivers[0].compatible", ("ti,tmp116",), None),
+    Seeded("delta-not-routed-to-the-wired-line", _motion({}), "E_SENSOR_TRIGGER", "devicetree.nodes[0].properties",
+           ("accel", "anym-on-int1", "delta")),
+    Seeded("slope-threshold-above-full-scale", _motion(slope_threshold=30.0), "E_SENSOR_THRESHOLD",
+           "operations[0].slope_threshold", ("accel", "st,lis2dh", "slope_th"), ("limit", "m/s2")),
+    Seeded("slope-duration-above-127-samples", _motion(slope_duration=200), "E_SENSOR_THRESHOLD",
+           "operations[0].slope_duration", ("accel", "slope_dur"), ("requested", "samples")),
+    Seeded("slope-on-a-data-ready-trigger", _without(_motion(trigger="data_ready"), "slope_duration"),
+           "E_SENSOR_THRESHOLD", "operations[0].slope_threshold", ("accel", "slope_th")),
+    Seeded("burst-longer-than-the-interval", _burst(burst=20, sampling_hz=25), "E_SENSOR_BURST",
+           "operations[0].burst", ("tilt", "burst", "interval_ms"), ("burst_span", "ms")),
+    Seeded("burst-without-a-sampling-period", _burst(burst=4), "E_SENSOR_BURST", "operations[0].sampling_hz",
+           ("tilt", "burst", "sampling_hz")),
+    Seeded("driver-for-a-device-zephyr-supports", _upstream_copy(), "E_DT_DRIVER",
+           "devicetree.drivers[0].compatible", ("ti,tmp116",)),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("case", "plan", "code", "location", "objects", "magnitude"), SEEDED, ids=[c[0] for c in SEEDED]
-)
-def test_seeded_violation_names_its_objects_and_every_relaxation_validates(
-    case: str, plan: dict[str, Any], code: str, location: str, objects: tuple[str, ...], magnitude: Any
-) -> None:
-    plan = {k: v for k, v in plan.items()}
-    for op in plan["operations"]:
-        for key in [k for k, v in op.items() if v is None]:
-            del op[key]
-    result = run_plan(copy.deepcopy(plan))
+@pytest.mark.parametrize("case", SEEDED, ids=lambda c: c.id)
+def test_seeded_violation_names_its_objects_and_every_relaxation_validates(case: Seeded) -> None:
+    result = run_plan(copy.deepcopy(case.plan))
     assert result.status is Status.INVALID
-    matching = [e for e in result.evidence if e.code == code and e.location == location]
+    matching = [e for e in result.evidence if e.code == case.code and e.location == case.location]
     assert matching, [(e.code, e.location, e.message) for e in result.evidence]
     evidence = matching[0]
-    assert set(objects) <= set(evidence.objects), evidence.objects
-    if magnitude is not None:
-        assert tuple(magnitude) in {(m.name, m.unit) for m in evidence.magnitudes}
-    assert evidence.relaxations and code in CODES
+    assert set(case.objects) <= set(evidence.objects), evidence.objects
+    if case.magnitude is not None:
+        assert case.magnitude in {(m.name, m.unit) for m in evidence.magnitudes}
+    assert evidence.relaxations and case.code in CODES
     for relaxation in evidence.relaxations:
-        after = run_plan(apply_patch(copy.deepcopy(plan), relaxation.patch))
+        after = run_plan(apply_patch(copy.deepcopy(case.plan), relaxation.patch))
         assert after.status is Status.PASS, (relaxation.description, [(e.code, e.message) for e in after.evidence])
 
 
