@@ -22,6 +22,7 @@ from rac_fw.domains.firmware.facts.clock import pll_setting
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.lower import lower
 from rac_fw.domains.firmware.obligations import CODES
+from rac_fw.domains.firmware.ops.clock.core_clock import planned_clock_hz
 from rac_fw.domains.firmware.pipeline import run_plan
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
 from rac_fw.domains.firmware.verify.config import parse_kconfig, parse_overlays
@@ -156,6 +157,18 @@ SEEDED = [
         _can("stm32f407", bitrate=333_333),
         "E_CAN_BITRATE",
         "operations[0].bitrate",
+        ("tx", "CAN2"),
+        ("kernel_clock", "Hz"),
+    ),
+    Seeded(
+        # core_clock 100 MHz → APB1 /4 = 25 MHz: 500 kbit/s is 50 quanta, and no prescaler of 25 MHz keeps the
+        # sample point within 50 permille of 87.5 % with TSEG1 <= 16, TSEG2 <= 8 (Zephyr's calculation).
+        "can-bitrate-after-a-core-clock-request",
+        {**_can("stm32f407", bitrate=500_000), "operations": [
+            {"op": "core_clock", "name": "cpu", "mhz": 100},
+            {"op": "can_send", "name": "tx", "id": 0x123, "timeout_ms": 100, "bitrate": 500_000}]},  # fmt: skip
+        "E_CAN_BITRATE",
+        "operations[1].bitrate",
         ("tx", "CAN2"),
         ("kernel_clock", "Hz"),
     ),
@@ -303,6 +316,15 @@ def test_can_bit_timing_is_zephyrs_calculation() -> None:
     assert timing is not None and timing.prescaler * timing.quanta * 500_000 == 42_000_000
     assert abs(timing.sample_point - 875) <= 50
     assert bit_timing(controller, 42_000_000, 333_333) is None
+
+
+def test_a_core_clock_request_moves_the_bus_clocks_other_checks_read() -> None:
+    target = load_target("stm32f407")
+    plan = parse_plan({"target": "stm32f407", "operations": [{"op": "core_clock", "mhz": 100}]})
+    assert planned_clock_hz(plan, target, "zephyr", "APB1") == 25_000_000
+    assert planned_clock_hz(plan, target, "hal", "APB1") == 42_000_000  # HAL keeps its own clock tree
+    assert planned_clock_hz(parse_plan({"target": "stm32f407", "operations": [BLINK]}), target, "zephyr",
+                            "APB1") == 42_000_000  # fmt: skip
 
 
 def test_can_on_native_sims_loopback_controller() -> None:

@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from rac_fw.domains.firmware.facts.query import clock_hz
-
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.facts.model import Target
 
@@ -44,16 +42,13 @@ class CanController:
     """Highest nominal bitrate the driver accepts (bit/s)."""
     kconfig: str
     clock: str | None = None
-    """The chip clock domain feeding it (``APB1``), or None when ``clock_hz`` states it."""
+    """The chip clock domain feeding it (``APB1``: ask ``core_clock.planned_clock_hz``), or None when
+    ``clock_hz`` states it."""
     clock_hz: int | None = None
     board_pins: dict[str, str] = field(default_factory=dict, hash=False)
     """Role → pin the board DTS routes to the controller (empty: the plan must give a pin group)."""
     virtual: bool = False
     """A software controller (native_sim loopback): frames loop back in memory, there is no bus timing."""
-
-    def kernel_hz(self, target: Target, framework: str) -> int | None:
-        """The controller's kernel clock under ``framework`` (None when the facts do not state it)."""
-        return self.clock_hz if self.clock is None else clock_hz(target, self.clock, framework)
 
 
 @cache

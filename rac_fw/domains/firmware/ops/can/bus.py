@@ -24,6 +24,7 @@ from pydantic import Field
 from rac_fw.domains.firmware.facts.can import CanController, bit_timing, can_controller, can_controllers
 from rac_fw.domains.firmware.facts.can import reachable_bitrates as reachable
 from rac_fw.domains.firmware.facts.query import free_pins
+from rac_fw.domains.firmware.ops.clock.core_clock import planned_clock_hz
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import add, measure, relax, replace, violation
 
@@ -98,13 +99,15 @@ def check(plan: Plan, target: Target, framework: str, index: int, op: CanOperati
                 ],
             )
         )
-    clock = controller.kernel_hz(target, framework)
+    # A core_clock request re-divides the bus clocks: the bxCAN kernel clock is then its APB1.
+    clock = planned_clock_hz(plan, target, framework, controller.clock) if controller.clock else controller.clock_hz
     if clock is not None and bit_timing(controller, clock, op.bitrate) is None:
         options = reachable(controller, clock, op.bitrate)[:3]
         found.append(
             violation(
                 BITRATE,
-                f"{controller.instance} cannot run at {op.bitrate} bit/s from its {clock / 1e6:g} MHz kernel clock: "
+                f"{controller.instance} cannot run at {op.bitrate} bit/s from its {clock / 1e6:g} MHz kernel clock"
+                f"{f' ({controller.clock} as the plan runs it)' if controller.clock else ''}: "
                 f"no prescaler gives a whole number of time quanta with the segments in range and the sample "
                 f"point within 5 % (Zephyr can_set_bitrate)",
                 [*where, "bitrate"],

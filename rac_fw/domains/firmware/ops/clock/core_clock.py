@@ -125,6 +125,18 @@ def _one(plan: Plan, target: Target, framework: str, index: int, op: CoreClock) 
     ]
 
 
+def planned_clock_hz(plan: Plan, target: Target, framework: str, name: str) -> int | None:
+    """Clock domain ``name`` as the plan runs it: the bus clock a ``core_clock`` request's PLL and prescaler
+    setting gives, else the framework's default (``facts.query.clock_hz``). Operations whose timing derives
+    from a bus clock (a CAN bitrate) ask this, so a core clock request moves their checks with it."""
+    request = next((o for o in plan.operations if isinstance(o, CoreClock)), None)
+    if request is not None and framework in REALIZED:
+        setting = pll_setting(target, framework, request.mhz * 1_000_000)
+        if setting is not None and name in setting.clocks_hz:
+            return setting.clocks_hz[name]
+    return clock_hz(target, name, framework)
+
+
 def _zephyr(b: ZephyrBuilder, index: int, op: CoreClock) -> dict[str, Any]:
     """The PLL and rcc nodes of the overlay; a fixed clock needs no node, only the start-up check."""
     hz = op.mhz * 1_000_000
@@ -147,6 +159,10 @@ def _zephyr(b: ZephyrBuilder, index: int, op: CoreClock) -> dict[str, Any]:
 def _available(target: Target) -> bool:
     """A Cortex-M core (CMSIS ``SystemCoreClock``) with a stated core clock."""
     return target.core.arch.startswith("cortex-m") and core_limit_hz(target) is not None
+
+
+#: Frameworks whose lowering sets the PLL from the request (the others keep their default clock tree).
+REALIZED = frozenset({"zephyr"})
 
 
 SPEC = OpSpec(
