@@ -151,6 +151,14 @@ SEEDED = [
         "operations[1]",
         ("again",),
     ),
+    Seeded(
+        "core-clock-not-an-esp-idf-cpu-choice",
+        {**_clock("esp32s3", 200), "framework": "espidf"},
+        "E_CLOCK_UNREACHABLE",
+        "operations[0].mhz",
+        ("cpu", "esp32s3"),
+        ("requested", "MHz"),
+    ),
     # --- CAN -------------------------------------------------------------------------------------------------
     Seeded(
         "can-bitrate-the-clock-cannot-divide",
@@ -303,6 +311,16 @@ def test_core_clock_lowers_into_the_pll_and_rcc_nodes() -> None:
         assert line in overlay, line
     assert 8_000_000 // setting.m * setting.n // setting.p == 120_000_000
     assert "SystemCoreClock == 120000000U" in files["src/main.c"]
+
+
+def test_core_clock_on_esp_idf_is_the_kconfig_choice_read_back_at_start_up() -> None:
+    plan = {**_clock("esp32s3", 240), "framework": "espidf"}
+    assert run_plan(copy.deepcopy(plan)).status is Status.PASS
+    files = _files(plan)
+    conf = parse_kconfig(files["sdkconfig.defaults"])
+    assert conf["ESP_DEFAULT_CPU_FREQ_MHZ_240"] == "y"
+    assert conf["ESP_DEFAULT_CPU_FREQ_MHZ_160"] == "n" and conf["ESP_DEFAULT_CPU_FREQ_MHZ_80"] == "n"
+    assert "if (esp_rom_get_cpu_ticks_per_us() != 240U) {" in files["main/main.c"]
 
 
 # --- CAN ---------------------------------------------------------------------------------------------------

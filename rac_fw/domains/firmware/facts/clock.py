@@ -60,9 +60,42 @@ class ClockTree:
     """Where the names come from (binding and SoC dtsi, with commit)."""
 
 
+@dataclass(frozen=True)
+class CpuChoice:
+    """A CPU clock a framework sets from one member of a Kconfig choice (ESP-IDF ``ESP_DEFAULT_CPU_FREQ_MHZ``)."""
+
+    framework: str
+    choices_mhz: tuple[int, ...]
+    symbol: str
+    """The member's symbol, ``{mhz}`` the frequency (``CONFIG_ESP_DEFAULT_CPU_FREQ_MHZ_{mhz}``)."""
+
+    def member(self, mhz: int) -> str:
+        return self.symbol.format(mhz=mhz)
+
+
+@cache
+def _raw() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(Path(__file__).with_name("clock_trees.yaml").read_text(encoding="utf-8"))
+    return data
+
+
+@cache
+def _choices() -> dict[str, CpuChoice]:
+    return {
+        chip: CpuChoice(entry["framework"], tuple(entry["choices_mhz"]), entry["symbol"])
+        for chip, entry in (_raw().get("kconfig") or {}).items()
+    }
+
+
+def cpu_choice(target: Target, framework: str) -> CpuChoice | None:
+    """The Kconfig choice that sets the chip's CPU clock under ``framework``, if it has one."""
+    found = _choices().get(target.chip)
+    return found if found is not None and found.framework == framework else None
+
+
 @cache
 def _trees() -> dict[str, ClockTree]:
-    raw: dict[str, Any] = yaml.safe_load(Path(__file__).with_name("clock_trees.yaml").read_text(encoding="utf-8"))
+    raw: dict[str, Any] = _raw().get("pll") or {}
     return {
         chip: ClockTree(
             pll_node=entry["pll_node"],

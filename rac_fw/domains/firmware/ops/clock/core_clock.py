@@ -11,7 +11,9 @@ Its own obligations:
 * ``E_CLOCK_FIXED`` — the chip's clock tree cannot be changed by the plan (no PLL facts: nRF52840 runs
   at 64 MHz); relaxations: request the fixed clock, or drop the operation.
 
-Zephyr realizes it in the devicetree (``&pll`` M/N/P/Q and ``&rcc`` clock-frequency and the bus
+ESP-IDF realizes it as the member of its ``ESP_DEFAULT_CPU_FREQ_MHZ`` choice (80/160/240 MHz on the ESP32-S3;
+another request is ``E_CLOCK_UNREACHABLE``) and checks ``esp_rom_get_cpu_ticks_per_us()``. Zephyr realizes it
+in the devicetree (``&pll`` M/N/P/Q and ``&rcc`` clock-frequency and the bus
 prescalers that keep every bus under its limit); the app then checks CMSIS ``SystemCoreClock``, which the
 STM32 clock driver sets from the ``rcc`` node, against the request and prints it.
 """
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.facts.clock import clock_tree, core_limit_hz, pll_setting, reachable_mhz
+from rac_fw.domains.firmware.facts.clock import clock_tree, core_limit_hz, cpu_choice, pll_setting, reachable_mhz
 from rac_fw.domains.firmware.facts.query import clock_hz, core_clock_hz
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
@@ -31,6 +33,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -58,6 +61,22 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: CoreClock
     where: list[str | int] = ["operations", index, "mhz"]
     asked = op.mhz * 1_000_000
     label = op.name or "core_clock"
+    choice = cpu_choice(target, framework)
+    if choice is not None:
+        if op.mhz in choice.choices_mhz:
+            return []
+        options = sorted(choice.choices_mhz, key=lambda f: abs(f - op.mhz))[:2]
+        return [
+            violation(
+                UNREACHABLE,
+                f"{framework} runs the {target.id} CPU at {', '.join(map(str, choice.choices_mhz))} MHz "
+                f"({choice.member(0).rsplit('_', 1)[0]}_*); {label} asks {op.mhz} MHz",
+                where,
+                [label, target.id],
+                [measure("requested", op.mhz, "MHz")],
+                [relax(f"run at {f} MHz", replace(where, f)) for f in options],
+            )
+        ]
     if clock_tree(target) is None:
         fixed = core_clock_hz(target, framework)
         if fixed is None or fixed == asked:
@@ -156,19 +175,32 @@ def _zephyr(b: ZephyrBuilder, index: int, op: CoreClock) -> dict[str, Any]:
     return {"hz": hz, "setup": True, "step": {"period_ms": None}}
 
 
+def _espidf(b: EspIdfBuild, index: int, op: CoreClock) -> dict[str, Any]:
+    """The member of the CPU-frequency choice, the others switched off (sdkconfig.defaults keeps one)."""
+    choice = cpu_choice(b.target, "espidf")
+    if choice is None or op.mhz not in choice.choices_mhz:  # the obligation refused this plan
+        raise b.unsupported(f"operations[{index}].mhz", f"{op.mhz} MHz is not a CPU frequency choice")
+    for mhz in choice.choices_mhz:
+        b.sdkconfig[choice.member(mhz)] = "y" if mhz == op.mhz else "n"
+    return {"mhz": op.mhz, "symbol": choice.member(op.mhz)}
+
+
 def _available(target: Target) -> bool:
     """A Cortex-M core (CMSIS ``SystemCoreClock``) with a stated core clock."""
     return target.core.arch.startswith("cortex-m") and core_limit_hz(target) is not None
 
 
 #: Frameworks whose lowering sets the PLL from the request (the others keep their default clock tree).
-REALIZED = frozenset({"zephyr"})
+REALIZED = frozenset({"zephyr", "espidf"})
 
 
 SPEC = OpSpec(
     model=CoreClock,
     family="clock",
-    realizations={"zephyr": Realization(template="clock", view=_zephyr, available=_available)},
+    realizations={
+        "zephyr": Realization(template="clock", view=_zephyr, available=_available),
+        "espidf": Realization(template="clock", view=_espidf, available=lambda t: cpu_choice(t, "espidf") is not None),
+    },
     checks=(_check, _one),
     codes=(LIMIT, UNREACHABLE, FIXED, CONFLICT),
 )
