@@ -50,6 +50,8 @@ FAMILIES = {
     "kernel": ("semaphore", "work_item", "event_flags", "mutex_lock"),
     "isr-thread state and timing": ("spinlock_state", "event_latency"),
     "watchdog supervision": ("task_watchdog",),
+    "core clock": ("core_clock",),
+    "can": ("can_send", "can_receive"),
 }
 
 

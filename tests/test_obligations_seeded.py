@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from test_devicetree import SEEDED as DEVICETREE_SEEDED
 from test_op_periph import SEEDED as PERIPH_SEEDED
+from test_op_sensor import SEEDED as SENSOR_SEEDED
 
 from rac_fw.contract import apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
@@ -441,6 +443,14 @@ CASES += [
     Case(c.id, c.plan["target"], {k: v for k, v in c.plan.items() if k != "target"}, c.code, list(c.objects),
          [c.magnitude[1]] if c.magnitude else [])
     for c in {c.code: c for c in reversed(PERIPH_SEEDED)}.values()
+]  # fmt: skip
+
+# The devicetree block's pin/DMA/driver codes, core_clock's, the CAN operations' and the sensor depth codes, one
+# case each (their whole seeded suites: test_devicetree.py, test_op_sensor.py).
+CASES += [
+    Case(c.id, c.plan["target"], {k: v for k, v in c.plan.items() if k != "target"}, c.code, list(c.objects),
+         [c.magnitude[1]] if c.magnitude else [])
+    for c in {c.code: c for c in reversed([*DEVICETREE_SEEDED, *SENSOR_SEEDED])}.values()
 ]  # fmt: skip
 
 

@@ -39,6 +39,7 @@ PINNED = {
     "react", "react_led",
     "semaphore", "work_item", "spinlock_state", "event_latency", "event_flags", "mutex_lock",
     "task_watchdog",
+    "core_clock", "can_send", "can_receive",
 }  # fmt: skip
 
 
