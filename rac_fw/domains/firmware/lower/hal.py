@@ -32,7 +32,7 @@ from typing import Any
 from rac_fw.contract import Evidence, Receipt
 from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
-from rac_fw.domains.firmware.facts.chip import Pll
+from rac_fw.domains.firmware.facts.chip import HalDriver, Pll
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     clock_hz,
@@ -53,14 +53,10 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
-from rac_fw.domains.firmware.obligations.refs import claims
 from rac_fw.domains.firmware.placement import buffer_needs
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
-
-#: STM32Cube HAL driver releases the templates are written against (also in templates/hal/VERSION).
-HAL_VERSIONS = {"STM32F4": "STM32Cube HAL F4 v1.8.3", "STM32H7": "STM32Cube HAL H7 v1.11.3"}
 
 _PIN = re.compile(r"^P([A-K])(\d+)$")
 _ANALOG = re.compile(r"^ADC(\d)_INP?(\d+)$")
@@ -137,25 +133,26 @@ def _f4_pll(pll: Pll, hse: int, sysclk: int, usb: int | None) -> dict[str, int]:
     raise _unsupported(None, f"no PLL setting gives {sysclk} Hz from a {hse} Hz HSE")
 
 
-def _clocks(target: Target, family: str) -> dict[str, Any]:
-    """The SystemClock_Config parameters that reproduce the target's ``hal`` clock facts."""
+def _clocks(target: Target, hal: HalDriver) -> dict[str, Any]:
+    """The SystemClock_Config parameters that reproduce the target's ``hal`` clock facts (the HSE PLL where
+    the facts give its ranges, ``Target.pll``; per-domain prescalers where the RCC has them)."""
     sysclk, hclk = _hz(target, "SYSCLK"), _hz(target, "HCLK")
     hsi = _hz(target, "HSI")
     clocks: dict[str, Any] = {"sysclk": sysclk, "hclk": hclk, "hsi": hsi}
     hse = clock_hz(target, "HSE", "hal")
     if sysclk == hsi:
         clocks["source"] = "HSI"
-    elif hse and family == "STM32F4" and target.pll is not None:
+    elif hse and target.pll is not None and not hal.rcc_domains:
         clocks["source"] = "PLL"
         clocks["hse"] = int(hse)
         clocks["pll"] = _f4_pll(target.pll, int(hse), sysclk, clock_hz(target, "PLL48CK", "hal"))
     else:
-        raise _unsupported(None, f"{target.id}: only HSI or HSE-PLL (STM32F4) clock trees are generated; "
+        raise _unsupported(None, f"{target.id}: only HSI or (single-domain RCC) HSE-PLL clock trees are generated; "
                             f"SYSCLK {sysclk} Hz is neither")  # fmt: skip
     if target.bus_prescalers is None:
         raise _unsupported(None, f"{target.id}: no bus prescaler facts (bus_prescalers)")
     ahb, apb = target.bus_prescalers.ahb, target.bus_prescalers.apb
-    if family == "STM32H7":
+    if hal.rcc_domains:
         cpu = _hz(target, "CPU")
         clocks["d1cpre"] = _divider(sysclk, cpu, ahb, "SYSCLK/CPU")
         clocks["hpre"] = _divider(cpu, hclk, ahb, "CPU/HCLK")
@@ -179,7 +176,8 @@ class HalBuild(BoundBuild):
     """Everything one plan needs, collected per peripheral so shared instances are initialized once."""
 
     bound: BoundPlan
-    family: str
+    hal: HalDriver
+    """The chip's HAL driver facts: which init-structure shapes its IP blocks take."""
     views: list[dict[str, Any]] = field(default_factory=list)
     modules: set[str] = field(default_factory=lambda: {"RCC", "GPIO", "CORTEX", "FLASH", "PWR", "DMA"})
     ports: set[str] = field(default_factory=set)
@@ -197,10 +195,6 @@ class HalBuild(BoundBuild):
     files: dict[str, str] = field(default_factory=dict)
     """Whole files an operation or plan block contributes (a linker-script fragment, a FreeRTOSConfig.h)."""
     """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
-
-    @property
-    def h7(self) -> bool:
-        return self.family == "STM32H7"
 
     @property
     def cache_on(self) -> bool:
@@ -269,10 +263,12 @@ class HalBuild(BoundBuild):
             table[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pins": pins,
                                "hz": device.frequency_hz, "mode": getattr(op, "mode", 0)}  # fmt: skip
             if bus == "i2c":
-                # H7: TIMINGR from the kernel clock the facts name (i2c.instances.<instance>.clock);
-                # the F4 I2C takes ClockSpeed directly.
+                # An i2c2-generation I2C takes TIMINGR from the kernel clock the facts name
+                # (i2c.instances.<instance>.clock); the i2c1 generation takes ClockSpeed directly.
                 table[instance]["timing"] = (
-                    _i2c_timing(_i2c_kernel(self, instance, where), device.frequency_hz) if self.h7 else None
+                    _i2c_timing(_i2c_kernel(self, instance, where), device.frequency_hz)
+                    if self.hal.i2c_timing_register
+                    else None
                 )
             else:
                 table[instance]["prescaler"] = _spi_prescaler(self, instance, device.frequency_hz, where)
@@ -368,13 +364,14 @@ class HalBuild(BoundBuild):
 
     def signal_pin(self, signal: str, where: str) -> Pin:
         """The plan pin declared with ``signal``; else the first free pin the pin facts route it to
-        (``obligations.refs.free_pins``: not taken, reserved, board-wired or strapping), noted in the receipt."""
+        (``facts.query.free_pins``: not in the bound plan's ``pins_in_use``, reserved, board-wired or
+        strapping), noted in the receipt."""
         use = next((p for p in self.plan.resources.pins if p.function == signal), None)
         if use is not None:
             return _pin(self.target, use.pin, where)
         if signal in self.chosen:
             return _pin(self.target, self.chosen[signal], where)
-        taken = {c.pin for c in claims(self.plan, self.target)} | set(self.chosen.values())
+        taken = set(self.bound.pins_in_use) | set(self.chosen.values())
         free = free_pins(self.target, taken, signal)
         if not free:
             raise _unsupported(where, f"no free pin can carry {signal}; declare one in resources.pins")
@@ -459,8 +456,8 @@ class HalBuild(BoundBuild):
             prescalers = sorted(p for p in facts.clock_prescalers or (2, 4, 6, 8) if p > 1)
             prescaler = next((p for p in prescalers if clock // p <= limit), prescalers[-1])
             divider = f"ADC_CLOCK_SYNC_PCLK_DIV{prescaler}"
-            # H7 ADC1 and ADC2 share one bus clock gate (__HAL_RCC_ADC12_CLK_ENABLE).
-            gate = "ADC12" if self.h7 and unit in ("ADC1", "ADC2") else unit
+            # A unit may share its bus clock gate (H7 ADC1/ADC2: __HAL_RCC_ADC12_CLK_ENABLE).
+            gate = self.hal.clock_gates.get(unit, unit)
             # ``users``: the operations converting on this unit; ``scan``: the adc_scan view that owns its
             # sequence by DMA (then it is the only user).
             self.adcs[unit] = {"instance": unit, "handle": f"h{unit.lower()}", "prescaler": divider, "pins": [],
@@ -638,23 +635,23 @@ def _iwdg(build: HalBuild, timeout_ms: int, where: str) -> dict[str, Any]:
 
 
 class HalLowerer:
-    """The ``hal`` framework: STM32Cube HAL sources for targets whose board names a HAL family."""
+    """The ``hal`` framework: STM32Cube HAL sources for targets whose chip facts name a HAL driver (``hal:``)."""
 
     name = "hal"
 
     def lower(self, bound: BoundPlan) -> Lowered:
         plan, target = bound.plan, bound.target
-        family = target.board.hal_family or ""
-        if family not in HAL_VERSIONS:
-            raise _unsupported(None, f"{target.id} has no STM32Cube HAL family in its board facts")
+        hal = target.hal
+        if hal is None:
+            raise _unsupported(None, f"{target.id} has no STM32Cube HAL driver in its chip facts (hal:)")
         problems = unsupported_operations(bound)
         if problems:
             raise LoweringError(problems)
-        build = HalBuild(bound, family)
+        build = HalBuild(bound, hal)
         for index, op in enumerate(plan.operations):
             build.views.append(_view(build, index, op))
         realize_sections(build, self.name)
-        prefix = family.lower() + "xx"  # stm32f4xx / stm32h7xx
+        prefix = hal.family.lower() + "xx"  # stm32f4xx / stm32h7xx
         cache = build.cache_on
         hse = target.clock("HSE")
         irq_names = sorted(
@@ -664,8 +661,9 @@ class HalLowerer:
             | set(build.exti)
         )
         context: dict[str, Any] = {
-            "target": target, "family": family, "h7": build.h7, "prefix": prefix, "version": HAL_VERSIONS[family],
-            "views": build.views, "clocks": _clocks(target, family), "modules": sorted(build.modules),
+            "target": target, "family": hal.family, "hal": hal, "prefix": prefix, "version": hal.release,
+            "dmamux": bool(target.dmamux), "views": build.views, "clocks": _clocks(target, hal),
+            "modules": sorted(build.modules),
             "ports": sorted(build.ports), "outputs": [build.outputs[k] for k in sorted(build.outputs)],
             "exti": sorted(build.exti.items()), "uarts": [build.uarts[k] for k in sorted(build.uarts)],
             "timers": [build.timers[k] for k in sorted(build.timers)],
@@ -696,7 +694,7 @@ class HalLowerer:
             realized=[f"{v['kind']}:{v['sym']}" for v in build.views],
             notes=[
                 *(f"{signal} on {pin} (chosen: the plan named no pin)" for signal, pin in sorted(build.chosen.items())),
-                HAL_VERSIONS[family],
+                hal.release,
                 f"SYSCLK {context['clocks']['sysclk']} Hz",
                 f"D-cache maintenance: {'yes' if cache else 'no'}",
             ],  # fmt: skip
