@@ -37,6 +37,11 @@ class Characteristic(PlanModel):
     read: bool = True
     write: bool = Field(default=False, description="Centrals may write; each write is stored and logged.")
     notify: bool = Field(default=False, description="Notify subscribers every notify_ms with the source's value.")
+    indicate: bool = Field(
+        default=False,
+        description="Indicate the source's value every notify_ms to subscribers (acknowledged: one in flight per "
+        "characteristic, the next waits for the peer's confirmation).",
+    )
     ccc: bool = Field(default=True, description="Client Characteristic Configuration descriptor (subscriptions).")
     source: Name | None = Field(
         default=None, description="A value-producing operation whose latest value (int32 LE) is the value."
@@ -48,7 +53,7 @@ class Characteristic(PlanModel):
 
 
 class BleGattService(Operation):
-    """A primary GATT service with characteristics (read, write, notify with a CCC descriptor).
+    """A primary GATT service with characteristics (read, write, notify or indicate with a CCC descriptor).
 
     A characteristic with a ``source`` serves that operation's latest value; with ``notify`` it is
     sent to every subscribed central each ``notify_ms``. ``security`` is the level a central must
@@ -128,41 +133,43 @@ def _mtu(plan: Plan, target: Target, framework: str, index: int, op: BleGattServ
 
 
 def _notify(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
-
+    """Notify and indicate need a CCC descriptor (the peer subscribes there) and a value source."""
     found: list[Evidence] = []
     for j, ch in enumerate(op.characteristics):
         where: Path = ["operations", index, "characteristics", j]
-        if ch.notify and not ch.ccc:
+        pushes = [k for k in ("notify", "indicate") if getattr(ch, k)]
+        stop = [relax(f"do not {k}", replace([*where, k], False)) for k in pushes]
+        if pushes and not ch.ccc:
             found.append(
                 violation(
                     "E_BLE_CCC",
-                    f"{_label(op, index)}.{ch.name} notifies but has no CCC descriptor: no central can subscribe",
+                    f"{_label(op, index)}.{ch.name} {' and '.join(pushes)} but has no CCC descriptor: no central "
+                    "can subscribe",
                     [*where, "ccc"],
-                    [_label(op, index), ch.name],
-                    relaxations=[
-                        relax("add the CCC descriptor", replace([*where, "ccc"], True)),
-                        relax("do not notify", replace([*where, "notify"], False)),
-                    ],
+                    [_label(op, index), ch.name, *pushes],
+                    relaxations=[relax("add the CCC descriptor", replace([*where, "ccc"], True)), *stop],
                 )
             )
-        if ch.notify and ch.source is None:
-            options = [relax(f"notify the value of {p}", replace([*where, "source"], p)) for p in producers(plan)[:3]]
-            options.append(relax("do not notify", replace([*where, "notify"], False)))
+        if pushes and ch.source is None:
+            options = [
+                relax(f"{pushes[0]} the value of {p}", replace([*where, "source"], p)) for p in producers(plan)[:3]
+            ]
             found.append(
                 violation(
                     "E_BLE_NOTIFY_SOURCE",
-                    f"{_label(op, index)}.{ch.name} notifies, but no operation's value drives it (source)",
+                    f"{_label(op, index)}.{ch.name} {' and '.join(pushes)}, but no operation's value drives it "
+                    "(source)",
                     [*where, "source"],
                     [_label(op, index), ch.name],
-                    relaxations=options,
+                    relaxations=[*options, *stop],
                 )
             )
         found += value_source(plan, ch.source, [*where, "source"])
-        if not (ch.read or ch.write or ch.notify):
+        if not (ch.read or ch.write or pushes):
             found.append(
                 violation(
                     "E_BLE_CHARACTERISTIC",
-                    f"{_label(op, index)}.{ch.name} can be neither read, written nor notified",
+                    f"{_label(op, index)}.{ch.name} can be neither read, written, notified nor indicated",
                     where,
                     [ch.name],
                     relaxations=[relax("make it readable", replace([*where, "read"], True))],
@@ -246,13 +253,14 @@ def _characteristics(op: BleGattService) -> list[dict[str, Any]]:
                 "read": ch.read,
                 "write": ch.write,
                 "notify": ch.notify,
-                "ccc": ch.ccc and ch.notify,
+                "indicate": ch.indicate,
+                "ccc": ch.ccc and (ch.notify or ch.indicate),
                 "source": ch.source,
                 "size": ch.value_bytes(),
                 "value_attr": attr + 1,
             }
         )
-        attr += 2 + (1 if ch.ccc and ch.notify else 0)
+        attr += 2 + (1 if ch.ccc and (ch.notify or ch.indicate) else 0)
     return views
 
 
@@ -281,7 +289,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: BleGattService) -> dict[str, Any]:
         ch["read_perm"] = _perm(op.security, "READ")
         ch["write_perm"] = _perm(op.security, "WRITE")
     view: dict[str, Any] = {"uuid": _uuid_c(op.uuid)["zephyr"], "chars": chars, "setup": False, "step": None}
-    if any(ch["notify"] for ch in chars):
+    if any(ch["notify"] or ch["indicate"] for ch in chars):
         view["step"] = {"period_ms": op.notify_ms, "count": None}
     return view
 
@@ -300,11 +308,13 @@ def _espidf(b: EspIdfBuild, index: int, op: BleGattService) -> dict[str, Any]:
             parts += ["BLE_GATT_CHR_F_WRITE"] + ([f"BLE_GATT_CHR_F_WRITE{flags}"] if flags else [])
         if ch["notify"]:
             parts.append("BLE_GATT_CHR_F_NOTIFY")
+        if ch["indicate"]:
+            parts.append("BLE_GATT_CHR_F_INDICATE")
         ch["flags"] = " | ".join(parts)
     return {
         "uuid": _uuid_c(op.uuid)["nimble"],
         "chars": chars,
-        "notify": any(ch["notify"] for ch in chars),
+        "notify": any(ch["notify"] or ch["indicate"] for ch in chars),
         "notify_ms": op.notify_ms,
         "task": b.thread(None, b.symbol(index, op)),
     }
