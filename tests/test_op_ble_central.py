@@ -163,7 +163,7 @@ def test_zephyr_central_scans_stops_connects_discovers_and_subscribes() -> None:
     assert main.index("bt_le_scan_stop()") < main.index("bt_conn_le_create(addr")
     assert "BT_GATT_DISCOVER_PRIMARY" in main and "BT_GATT_DISCOVER_STD_CHAR_DESC" in main
     assert "bt_gatt_subscribe(conn, &app_finder_sub)" in main and "bt_conn_unref(app_finder_conn)" in main
-    setup = main[main.index("static int app_finder_setup(void)"):]
+    setup = main[main.index("static int app_finder_setup(void)") :]
     assert setup.index("bt_enable(NULL)") < setup.index("settings_load()") < setup.index("app_finder_start()")
     for symbol in ("CONFIG_BT_OBSERVER=y", "CONFIG_BT_CENTRAL=y", "CONFIG_BT_GATT_CLIENT=y", "CONFIG_BT_SETTINGS=y"):
         assert symbol in conf
