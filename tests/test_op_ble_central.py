@@ -83,6 +83,12 @@ CASES: list[tuple[str, dict[str, Any], str, list[str], dict[str, float]]] = [
         "E_TARGET_UNSUPPORTED", ["native_sim", "esp32s3", "nrf52840"], {},
     ),
     (
+        "gatt-service-without-radio",
+        {"target": "stm32f407", "operations": [BUTTON, {"op": "ble_gatt_service", "name": "svc", "uuid": "180f",
+                                                        "characteristics": [{"name": "level", "uuid": "2a19"}]}]},
+        "E_TARGET_UNSUPPORTED", ["stm32f407", "esp32s3", "nrf52840"], {},
+    ),
+    (
         "indicate-without-ccc",
         {"target": "esp32s3", "operations": [
             {"op": "gpio_read", "name": "button", "button": "sw0", "interval_ms": 100},
