@@ -226,3 +226,34 @@ def test_bonding_needs_the_storage_partition(monkeypatch: pytest.MonkeyPatch) ->
     found = bonding.bond_check(target, "zephyr", 0, BleScan(op="ble_scan", bond=True))
     assert [e.code for e in found] == ["E_BLE_BOND_STORAGE"] and "storage_partition" in found[0].objects
     assert found[0].relaxations[0].patch[0]["value"] is False
+
+
+SECURE = {"target": "esp32s3", "operations": [
+    BUTTON, {"op": "ble_advertise", "name": "adv", "device_name": "rac lock", "io_capabilities": "display_only",
+             "bond": True},
+    {"op": "ble_gatt_service", "name": "lock", "uuid": "1815", "security": 4,
+     "characteristics": [{"name": "state", "uuid": "2a56", "notify": True, "source": "button"}]}]}  # fmt: skip
+
+
+def test_level_4_with_a_displayed_passkey_and_bonds_on_nimble() -> None:
+    """DisplayOnly on NimBLE answers the passkey action with a displayed key (pairing would stall
+    otherwise); LE Secure Connections + MITM + bonding in ble_hs_cfg, the key store persisted in NVS."""
+    result = run_plan(SECURE, target="esp32s3")
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    assert result.lowered is not None
+    main = result.lowered.files["main/main.c"]
+    assert "case BLE_GAP_EVENT_PASSKEY_ACTION:" in main and "ble_sm_inject_io(event->passkey.conn_handle, &io)" in main
+    for line in ("ble_hs_cfg.sm_io_cap = BLE_HS_IO_DISPLAY_ONLY;", "ble_hs_cfg.sm_bonding = 1;",
+                 "ble_hs_cfg.sm_mitm = 1;", "ble_hs_cfg.sm_sc = 1;", "ble_store_config_init();"):  # fmt: skip
+        assert line in main, line
+
+
+def test_level_4_with_a_displayed_passkey_and_bonds_on_zephyr() -> None:
+    result = run_plan(SECURE | {"target": "nrf52840"}, target="nrf52840")
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    assert result.lowered is not None
+    main, conf = result.lowered.files["src/main.c"], result.lowered.files["prj.conf"]
+    assert "BT_GATT_PERM_READ_AUTHEN" in main and "CONFIG_BT_SMP_SC_ONLY=y" in conf
+    setup = main[main.index("static int app_adv_setup(void)") :]
+    assert setup.index("bt_conn_auth_cb_register") < setup.index("bt_enable(NULL)") < setup.index("settings_load()")
+    assert "bt_conn_auth_info_cb_register(&app_adv_auth_info)" in setup and 'bonded ? "bonded"' in main

@@ -285,7 +285,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: BleAdvertise) -> dict[str, Any]:
     if op.extended:
         b.app.need("ble", "CONFIG_BT_EXT_ADV")
         b.app.setting("ble", "CONFIG_BT_CTLR_ADV_DATA_LEN_MAX", str(payload.EXTENDED_BUDGET))
-    if op.io_capabilities != "none":
+    if op.io_capabilities != "none" or op.bond:
         b.app.need("ble", "CONFIG_BT_SMP")
     value = op.manufacturer.value if op.manufacturer else None
     view = _ad_view(op) | {
@@ -330,6 +330,7 @@ def _espidf(b: EspIdfBuild, index: int, op: BleAdvertise) -> dict[str, Any]:
         "scannable": not op.connectable and op.name_in == "scan_response" and not op.extended,
         "refresh_ms": op.refresh_ms(),
         "io_cap": "BLE_HS_IO_DISPLAY_ONLY" if op.io_capabilities == "display_only" else "BLE_HS_IO_NO_INPUT_OUTPUT",
+        "display": op.io_capabilities == "display_only",
         "bonding": bonding or bool(secured),
         "persist": bonding,
         "mitm": any(getattr(o, "security", 1) >= 3 for o in secured),
