@@ -83,6 +83,16 @@ CASES: list[tuple[str, dict[str, Any], str, list[str], dict[str, float]]] = [
         "E_TARGET_UNSUPPORTED", ["native_sim", "esp32s3", "nrf52840"], {},
     ),
     (
+        "central-level-3-without-io",
+        {"target": "nrf52840", "operations": [scan(connect=True, security=3)]},
+        "E_BLE_SECURITY", ["finder", "security"], {"security_level": 3, "reachable": 2},
+    ),
+    (
+        "central-bond-without-pairing",
+        {"target": "esp32s3", "operations": [scan(connect=True, bond=True)]},
+        "E_BLE_BOND_PAIRING", ["finder", "bond"], {},
+    ),
+    (
         "gatt-service-without-radio",
         {"target": "stm32f407", "operations": [BUTTON, {"op": "ble_gatt_service", "name": "svc", "uuid": "180f",
                                                         "characteristics": [{"name": "level", "uuid": "2a19"}]}]},
@@ -156,7 +166,7 @@ def test_extended_advertising_on_nimble_is_a_relaxation_that_lowers() -> None:
 
 
 CENTRAL = {"target": "nrf52840", "operations": [scan(active=True, interval_ms=100, window_ms=50, connect=True,
-                                                     bond=True, peer=PEER)]}  # fmt: skip
+                                                     security=2, bond=True, peer=PEER)]}  # fmt: skip
 
 
 def test_zephyr_central_scans_stops_connects_discovers_and_subscribes() -> None:
@@ -169,6 +179,9 @@ def test_zephyr_central_scans_stops_connects_discovers_and_subscribes() -> None:
     assert main.index("bt_le_scan_stop()") < main.index("bt_conn_le_create(addr")
     assert "BT_GATT_DISCOVER_PRIMARY" in main and "BT_GATT_DISCOVER_STD_CHAR_DESC" in main
     assert "bt_gatt_subscribe(conn, &app_finder_sub)" in main and "bt_conn_unref(app_finder_conn)" in main
+    assert "bt_conn_set_security(conn, BT_SECURITY_L2)" in main and ".security_changed = app_finder_on_security" in main
+    secured = main[main.index("static void app_finder_on_security") :]
+    assert secured.index("BT_SECURITY_ERR_SUCCESS") < secured.index("bt_gatt_discover(conn, &app_finder_discover)")
     setup = main[main.index("static int app_finder_setup(void)") :]
     assert setup.index("bt_enable(NULL)") < setup.index("settings_load()") < setup.index("app_finder_start()")
     for symbol in ("CONFIG_BT_OBSERVER=y", "CONFIG_BT_CENTRAL=y", "CONFIG_BT_GATT_CLIENT=y", "CONFIG_BT_SETTINGS=y"):
@@ -184,6 +197,9 @@ def test_nimble_central_cancels_discovery_before_connecting_and_persists_bonds()
     assert "params.itvl = 0x00a0;" in main and "params.window = 0x0050;" in main and "params.passive = 0;" in main
     assert main.index("ble_gap_disc_cancel()") < main.index("ble_gap_connect(finder_own_addr")
     assert "ble_gattc_disc_svc_by_uuid" in main and "ble_gattc_disc_all_dscs" in main
+    encrypted = main[main.index("case BLE_GAP_EVENT_ENC_CHANGE:") :]
+    assert "ble_gap_security_initiate(event->connect.conn_handle)" in main
+    assert encrypted.index("enc_change.status != 0") < encrypted.index("ble_gattc_disc_svc_by_uuid(handle")
     assert "ble_store_config_init();" in main and "CONFIG_BT_NIMBLE_NVS_PERSIST=y" in config
 
 
@@ -224,7 +240,7 @@ def test_bonding_needs_the_storage_partition(monkeypatch: pytest.MonkeyPatch) ->
     assert facts is not None and bonding.bond_check(target, "zephyr", 0, BleScan(op="ble_scan", bond=True)) == []
     monkeypatch.setattr(bonding, "storage", lambda t: Storage(facts.flash, partitions=()))
     found = bonding.bond_check(target, "zephyr", 0, BleScan(op="ble_scan", bond=True))
-    assert [e.code for e in found] == ["E_BLE_BOND_STORAGE"] and "storage_partition" in found[0].objects
+    assert [e.code for e in found] == ["E_TARGET_UNSUPPORTED"] and "storage_partition" in found[0].objects
     assert found[0].relaxations[0].patch[0]["value"] is False
 
 

@@ -385,5 +385,5 @@ SPEC = OpSpec(
         ),
     },
     checks=(_radio, _single, _budget, _interval, _connections, _value, _bond),
-    codes=("E_BLE_ADV_BUDGET", "E_BLE_INTERVAL", "E_BLE_CONNECTIONS", "E_BLE_ADV_SETS", "E_BLE_BOND_STORAGE"),
+    codes=("E_BLE_ADV_BUDGET", "E_BLE_INTERVAL", "E_BLE_CONNECTIONS", "E_BLE_ADV_SETS"),
 )

@@ -91,6 +91,11 @@ class BleScan(Operation):
     connect: bool = Field(default=False, description="Connect to the first matching advertiser (central role).")
     peer: PeerAccess | None = None
     max_connections: int = Field(default=1, ge=1, le=1, description="Peripherals connected at once (one).")
+    security: Literal[1, 2, 3, 4] = Field(
+        default=1,
+        description="Security level the central asks for once connected (2: encrypted, Just Works pairing; the "
+        "central has no IO capabilities, so 3 and 4 are out of reach); the peer access waits for it.",
+    )
     bond: bool = Field(default=False, description="Keep pairing keys across resets (see ble_advertise.bond).")
 
 
@@ -257,6 +262,46 @@ def _bond(plan: Plan, target: Target, framework: str, index: int, op: BleScan) -
     return bond_check(target, framework, index, op)
 
 
+def _security(plan: Plan, target: Target, framework: str, index: int, op: BleScan) -> list[Evidence]:
+    """The central pairs Just Works (no IO capabilities): level 2 at most; a bond needs a pairing."""
+    path: Path = ["operations", index, "security"]
+    found: list[Evidence] = []
+    if op.security >= 3:
+        found.append(
+            violation(
+                "E_BLE_SECURITY",
+                f"{label(op, index)}: security level {op.security} needs authenticated pairing (MITM), but the "
+                "central has no IO capabilities (Just Works reaches level 2 only)",
+                path,
+                [label(op, index), "security"],
+                [measure("security_level", op.security, "level"), measure("reachable", 2, "level")],
+                [relax("require encryption only (level 2)", replace(path, 2))],
+            )
+        )
+    if op.security >= 2 and not op.connect:
+        found.append(
+            violation(
+                "E_BLE_PEER",
+                f"{label(op, index)}: security level {op.security} is asked of a connection, but connect is false",
+                path,
+                [label(op, index), "security"],
+                relaxations=[relax("ask for no security", replace(path, 1))],
+            )
+        )
+    if op.bond and op.connect and op.security < 2:
+        found.append(
+            violation(
+                "E_BLE_BOND_PAIRING",
+                f"{label(op, index)}: bond keeps pairing keys, but the central never pairs (security level 1)",
+                ["operations", index, "bond"],
+                [label(op, index), "bond", "security"],
+                relaxations=[relax("pair with encryption (level 2)", replace(path, 2)),
+                             relax("do not bond", replace(["operations", index, "bond"], False))],
+            )
+        )  # fmt: skip
+    return found
+
+
 # --- realizations -------------------------------------------------------------------------------
 def _uuid_view(uuid: str) -> dict[str, Any]:
     """A UUID as both hosts declare it statically, plus its on-air bytes for matching AD fields."""
@@ -281,6 +326,7 @@ def _view(op: BleScan) -> dict[str, Any]:
         "uuid": _uuid_view(op.filter.uuid) if op.filter.uuid else None,
         "address": ", ".join(f"0x{b}" for b in reversed(address.split(":"))) if address else None,
         "connect": op.connect,
+        "security": op.security,
         "peer": None if peer is None else {
             "action": peer.action,
             "service": _uuid_view(peer.service),
@@ -299,6 +345,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: BleScan) -> dict[str, Any]:
         b.app.need("ble", "CONFIG_BT_CENTRAL")
         b.app.setting("ble", "CONFIG_BT_MAX_CONN", str(host_links(b.plan)))
         b.app.includes.update({"zephyr/bluetooth/conn.h", "zephyr/sys/atomic.h"})
+    if op.security >= 2:
+        b.app.need("ble", "CONFIG_BT_SMP")
     if op.peer is not None:
         b.app.need("ble", "CONFIG_BT_GATT_CLIENT")
         b.app.includes.update({"zephyr/bluetooth/gatt.h", "zephyr/bluetooth/uuid.h"})
@@ -329,6 +377,6 @@ SPEC = OpSpec(
         "zephyr": Realization(template="ble_scan", view=_zephyr, available=has_host("zephyr")),
         "espidf": Realization(template="ble_scan", view=_espidf, available=has_host("espidf")),
     },
-    checks=(_radio, _single, _timing, _central, _connections, _bond),
-    codes=("E_BLE_SCANNERS", "E_BLE_SCAN_WINDOW", "E_BLE_SCAN_FILTER", "E_BLE_PEER", "E_BLE_BOND_STORAGE"),
+    checks=(_radio, _single, _timing, _central, _connections, _bond, _security),
+    codes=("E_BLE_SCANNERS", "E_BLE_SCAN_WINDOW", "E_BLE_SCAN_FILTER", "E_BLE_PEER", "E_BLE_BOND_PAIRING"),
 )

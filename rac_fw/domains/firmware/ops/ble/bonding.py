@@ -43,13 +43,13 @@ def _partition(target: Target, framework: str) -> str | None:
 
 
 def bond_check(target: Target, framework: str, index: int, op: Any) -> list[Evidence]:
-    """E_BLE_BOND_STORAGE: bonding without a storage partition to keep the keys in."""
+    """E_TARGET_UNSUPPORTED: bonding where the flash map has no storage partition to keep the keys in."""
     if not op.bond or _partition(target, framework) is not None:
         return []
     wanted = "nvs" if framework == "espidf" else "storage_partition"
     return [
         violation(
-            "E_BLE_BOND_STORAGE",
+            "E_TARGET_UNSUPPORTED",
             f"{label(op, index)}: bonds are kept in the {wanted} partition, which {target.id}'s {framework} flash "
             "map does not have (keys would be lost at reset)",
             ["operations", index, "bond"],
