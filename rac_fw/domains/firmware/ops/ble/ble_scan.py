@@ -51,7 +51,8 @@ def units(ms: float) -> float:
 
 
 class ScanFilter(PlanModel):
-    """Which advertisers match: every field given must match (an empty filter matches every device)."""
+    """Which advertisers match: every field given must match within one report (the advertising data or
+    the scan response, which arrive separately); an empty filter matches every device."""
 
     name: DeviceName | None = Field(default=None, description="Complete or shortened local name, exactly.")
     uuid: Uuid | None = Field(default=None, description="A service UUID the advertiser lists (16 or 128 bit).")
