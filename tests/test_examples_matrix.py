@@ -42,6 +42,7 @@ FAMILIES = {
     "update": ("image_confirm", "image_stream"),
     "memory": ("mem_slab", "stack_report"),
     "ble": ("ble_",),
+    "ble central": ("ble_scan",),
     "wifi": ("wifi_",),
     "net": ("udp_", "tcp_", "mqtt_"),
     "power": ("sleep", "pm_lock", "device_pm"),

@@ -31,7 +31,7 @@ PINNED = {
     "log",
     "kv_record", "settings_value", "flash_store", "image_confirm", "image_stream",
     "mem_slab", "stack_report",
-    "ble_advertise", "ble_gatt_service",
+    "ble_advertise", "ble_gatt_service", "ble_scan",
     "wifi_station",
     "udp_send", "tcp_client", "tcp_server", "mqtt_publish",
     "sleep", "pm_lock", "device_pm",
