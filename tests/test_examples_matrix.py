@@ -44,6 +44,7 @@ FAMILIES = {
     "ble": ("ble_",),
     "wifi": ("wifi_",),
     "net": ("udp_", "tcp_", "mqtt_"),
+    "net application protocols": ("tls_credentials", "dns_resolve", "http_request", "coap_request"),
     "power": ("sleep", "pm_lock", "device_pm"),
     "crypto": ("hash", "cipher", "mac", "kdf", "random"),
     "events and reactions": ("react", "react_led"),
