@@ -91,8 +91,15 @@ def _address_problems(net: Network) -> list[Evidence]:
     fields += [(f"dns[{i}]", d) for i, d in enumerate(net.dns)]
     bad = [(f, v) for f, v in fields if not _octets_ok(v)]
     for name, value in bad:
-        location = _path("dns", int(name[4:-1])) if name.startswith("dns[") else _path(name)
-        found.append(violation(ADDRESS, f"{value!r} is not an IPv4 address (an octet is above 255)", location, [value]))
+        if name.startswith("dns["):
+            location = _path("dns", int(name[4:-1]))
+            options = [relax(f"drop DNS server {value}", remove(location))]
+        else:
+            location = _path(name)
+            options = [relax("lease the address from DHCP", replace(_path("ipv4"), "dhcp"),
+                             *(remove(_path(f)) for f in ("address", "netmask", "gateway")))]  # fmt: skip
+        message = f"{value!r} is not an IPv4 address (an octet is above 255)"
+        found.append(violation(ADDRESS, message, location, [value], relaxations=options))
     if bad or net.ipv4 != "static" or net.address is None or net.netmask is None or net.gateway is None:
         return found
     try:
