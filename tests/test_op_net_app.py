@@ -158,6 +158,7 @@ def test_espidf_https_uses_the_global_ca_store_and_cleans_up() -> None:
     )
     assert "cfg.use_global_ca_store = true;" in main and 'cfg.url = "https://192.0.2.10:443/v1/status";' in main
     assert main.count("esp_http_client_cleanup(client);") == 2
+    assert 'start_task(status_task, "status", 8192,' in main  # the TLS handshake's stack
     assert "config RAC_CRED_API_CA" in files["main/Kconfig.projbuild"]
     assert "BEGIN CERTIFICATE" not in main
 
@@ -190,3 +191,19 @@ def test_generated_apps_release_every_handle_and_the_rule_bites_when_one_is_drop
     assert leaky != main
     codes = [e.code for e in verify_sources({**files, "src/main.c": leaky}, "zephyr", None).evidence]
     assert codes == ["E_HANDLE_LEAK"]
+
+
+def test_the_connectivity_tasks_calibrate() -> None:
+    """Every expressible task of suite/networking.yaml (moved from unexpressible.yaml, or new with these
+    operations) passes model-free: its reference plan validates, lowers, verifies and meets its checks."""
+    from rac_fw.domains.firmware.tasks import suite
+    from rac_fw.domains.firmware.tasks.calibrate import calibrate_task
+
+    tasks = [t for t in suite().values() if t.id.startswith(("fw/networking/", "fw/ble/")) and t.reference]
+    names = {t.name for t in tasks}
+    assert {"wifi_station", "mqtt_publish", "https_status", "dns_lookup", "coap_get", "static_address",
+            "ble_beacon", "ble_gatt_sensor"} <= names  # fmt: skip
+    failed = [(row.task, row.detail) for row in map(calibrate_task, tasks) if not row.passed]
+    assert failed == []
+    gaps = {t.name for t in suite().values() if t.status == "unexpressible"}
+    assert not {"wifi_station", "mqtt_publish", "ble_beacon", "ble_gatt_sensor"} & gaps

@@ -53,6 +53,9 @@ ZEPHYR_METHOD = {"GET": "HTTP_GET", "POST": "HTTP_POST", "PUT": "HTTP_PUT", "DEL
 IDF_METHOD = {"GET": "HTTP_METHOD_GET", "POST": "HTTP_METHOD_POST", "PUT": "HTTP_METHOD_PUT",
               "DELETE": "HTTP_METHOD_DELETE"}  # fmt: skip
 CONTENT_TYPE = "text/plain"
+#: Task stack an HTTPS exchange needs on ESP-IDF: the TLS handshake runs in the calling task (ESP-IDF's
+#: examples/protocols/esp_http_client starts its HTTPS task with 8192 bytes).
+TLS_TASK_STACK_BYTES = 8192
 
 
 class HttpRequest(Operation):
@@ -193,7 +196,10 @@ def _espidf(b: EspIdfBuild, index: int, op: HttpRequest) -> dict[str, Any]:
         b.requires.add("esp-tls")
     view = _view(b, index, op, _credentials(b, op)) | common.espidf_base(b)
     view["method"] = IDF_METHOD[op.method]
-    return view | {"task": b.thread(None, b.symbol(index, op))}
+    task = b.thread(None, b.symbol(index, op))
+    if op.tls:  # the mbed TLS handshake runs on this task's stack
+        task["stack"] = max(task["stack"], TLS_TASK_STACK_BYTES)
+    return view | {"task": task}
 
 
 SPEC = OpSpec(
