@@ -64,6 +64,9 @@ CASES: list[tuple[str, dict[str, Any], str, list[str], dict[str, float]]] = [
     ("network-block-without-station", {"target": "esp32s3", "network": STATIC, "operations": [
         {"op": "adc_read", "name": "vin", "channel": {"pin": "GPIO1"}}]},
      "E_NET_INTERFACE", ["wifi_sta"], {}),
+    ("espidf-lease-with-two-dns-servers",
+     {"target": "esp32s3", "network": {"ipv4": "dhcp", "dns": ["9.9.9.9", "1.1.1.1"]}, "operations": [STA]},
+     "E_NET_INTERFACE", ["9.9.9.9", "1.1.1.1"], {}),
     ("network-block-on-stm32f407", {"target": "stm32f407", "network": {"ipv4": "dhcp"}, "operations": [
         {"op": "uart_print", "message": "boot"}]},
      "E_TARGET_UNSUPPORTED", ["network", "stm32f407"], {}),

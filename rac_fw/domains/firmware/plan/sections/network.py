@@ -5,8 +5,9 @@ operation: ``dhcp`` (a DHCPv4 client leases it) or ``static`` (``address``/``net
 written here), and up to two DNS servers that replace the ones DHCP would hand out.
 
 Zephyr: ``prj.conf`` through the net config library (``subsys/net/lib/config/Kconfig``:
-``NET_CONFIG_SETTINGS``, ``NET_CONFIG_MY_IPV4_ADDR``/``_NETMASK``/``_GW``, ``NET_CONFIG_NEED_IPV4`` and
-the bounded start-up wait ``NET_CONFIG_INIT_TIMEOUT``, zephyrproject-rtos/zephyr 009e4dafa7da) and
+``NET_CONFIG_SETTINGS``, ``NET_CONFIG_MY_IPV4_ADDR``/``_NETMASK``/``_GW`` and the bounded start-up wait
+``NET_CONFIG_INIT_TIMEOUT``; not ``NET_CONFIG_NEED_IPV4``, which would hold boot until an address arrives,
+and a Wi-Fi interface gets one only after the station joins, in ``main``, zephyrproject-rtos/zephyr 009e4dafa7da) and
 ``NET_DHCPV4``; DNS servers through ``DNS_SERVER_IP_ADDRESSES``/``DNS_SERVER1``/``DNS_SERVER2``
 (``subsys/net/lib/dns/Kconfig``). ESP-IDF: the Wi-Fi station's ``esp_netif`` stops its DHCP client and
 takes the static address and DNS servers (``esp_netif_dhcpc_stop``, ``esp_netif_set_ip_info``,
@@ -55,8 +56,8 @@ class Network(PlanModel):
 
     ``ipv4: dhcp`` leases the address from a DHCPv4 server; ``ipv4: static`` sets ``address``,
     ``netmask`` and ``gateway`` (all three required). ``dns`` lists at most two DNS servers (primary,
-    backup) used instead of DHCP's. ``up_timeout_s`` bounds how long start-up waits for the address
-    (Zephyr's net config library; seconds).
+    backup); under DHCP they are used beside the lease's (ESP-IDF keeps one, as its fallback server).
+    ``up_timeout_s`` bounds how long start-up waits for the network (Zephyr's net config library; seconds).
     """
 
     ipv4: Literal["dhcp", "static"] = "dhcp"
@@ -195,8 +196,25 @@ def _interface(plan: Plan, target: Target, framework: str, net: Network) -> list
     return []
 
 
+def _lease_dns(framework: str, net: Network) -> list[Evidence]:
+    """ESP-IDF replaces the main and backup DNS servers with the lease's; only the fallback one stays
+    the plan's (esp_netif.h, ``esp_netif_set_dns_info``), so a DHCP interface keeps one server of its own."""
+    if framework != "espidf" or net.ipv4 != "dhcp" or len(net.dns) <= 1:
+        return []
+    return [
+        violation(
+            INTERFACE,
+            f"under DHCP, ESP-IDF keeps one DNS server of the plan's (the fallback; the lease sets main and "
+            f"backup), and the block names {len(net.dns)}",
+            _path("dns"),
+            net.dns,
+            relaxations=[relax(f"keep {net.dns[0]} as the fallback server", remove(_path("dns", 1)))],
+        )
+    ]
+
+
 def check(plan: Plan, target: Target, framework: str, net: Network) -> list[Evidence]:
-    return _address_problems(net) + _interface(plan, target, framework, net)
+    return _address_problems(net) + _interface(plan, target, framework, net) + _lease_dns(framework, net)
 
 
 def _has_interface(framework: str) -> Callable[[Target], bool]:
@@ -208,9 +226,7 @@ def _has_interface(framework: str) -> Callable[[Target], bool]:
 
 def _zephyr(b: ZephyrBuilder, net: Network) -> None:
     family = "network"
-    b.app.need(
-        family, "CONFIG_NETWORKING", "CONFIG_NET_IPV4", "CONFIG_NET_CONFIG_SETTINGS", "CONFIG_NET_CONFIG_NEED_IPV4"
-    )
+    b.app.need(family, "CONFIG_NETWORKING", "CONFIG_NET_IPV4", "CONFIG_NET_CONFIG_SETTINGS")
     b.app.setting(family, "CONFIG_NET_CONFIG_INIT_TIMEOUT", str(net.up_timeout_s))
     if net.ipv4 == "dhcp":
         b.app.need(family, "CONFIG_NET_DHCPV4")
@@ -244,6 +260,9 @@ def espidf_static(plan: Plan) -> dict[str, Any] | None:
         "netmask": octets(net.netmask) if net.netmask else None,
         "gateway": octets(net.gateway) if net.gateway else None,
         "dns": [octets(d) for d in net.dns],
+        "dns_kinds": ["ESP_NETIF_DNS_MAIN", "ESP_NETIF_DNS_BACKUP"]
+        if net.ipv4 == "static"
+        else ["ESP_NETIF_DNS_FALLBACK"],
     }
 
 
