@@ -26,9 +26,10 @@ CASES: list[tuple[str, dict[str, Any], str, list[str], dict[str, float]]] = [
      "E_NET_BUFFER", ["sensor", "/sensors/temp"], {"message": 4 + 4 + 8 + 5 + 101, "buffer": 64}),
     ("coap-on-espidf", {"target": "esp32s3", "framework": "espidf", "operations": [STA, COAP]},
      "E_TARGET_UNSUPPORTED", ["coap_request"], {}),
-    ("http-tls-names-nothing", {"target": "native_sim", "operations": [HTTP | {"tls": "api_tls"}]},
+    ("http-tls-names-nothing",
+     {"target": "native_sim", "stack_bytes": 3072, "operations": [HTTP | {"tls": "api_tls"}]},
      "E_NET_TLS_REF", ["status", "api_tls"], {}),
-    ("http-tls-without-ca", {"target": "native_sim", "operations": [
+    ("http-tls-without-ca", {"target": "native_sim", "stack_bytes": 3072, "operations": [
         {"op": "tls_credentials", "name": "me", "certificate": "dev_cert", "private_key": "dev_key"},
         HTTP | {"tls": "me"}]},
      "E_NET_TLS_REF", ["status", "me"], {}),
@@ -41,6 +42,8 @@ CASES: list[tuple[str, dict[str, Any], str, list[str], dict[str, float]]] = [
      "E_NET_INTERFACE", ["http_request", "wifi_sta"], {}),
     ("http-host-name-without-heap", {"target": "native_sim", "operations": [HTTP | {"host": "api.example.com"}]},
      "E_NET_HEAP", ["heap_bytes"], {"heap": 0, "needed": 4096}),
+    ("https-on-a-small-main-stack", {"target": "native_sim", "operations": [TLS, HTTP | {"tls": "api_tls"}]},
+     "E_NET_STACK", ["status", "stack_bytes"], {"stack": 2048, "needed": 3072}),
     ("tls-tag-reused", {"target": "native_sim", "operations": [TLS, TLS | {"name": "other", "ca": "other_ca"}]},
      "E_NET_TLS_TAG", ["other", "api_tls"], {"sec_tag": 7}),
     ("dns-timeout-longer-than-interval", {"target": "native_sim", "heap_bytes": 4096, "operations": [
@@ -103,7 +106,7 @@ def _lowered(plan: dict[str, Any]) -> dict[str, str]:
     return result.lowered.files
 
 
-HTTPS_PLAN = {"target": "native_sim", "heap_bytes": 8192, "operations": [
+HTTPS_PLAN = {"target": "native_sim", "heap_bytes": 8192, "stack_bytes": 3072, "operations": [
     TLS, HTTP | {"host": "api.example.com", "tls": "api_tls"},
     {"op": "dns_resolve", "name": "lookup", "host": "time.example.com", "timeout_ms": 3000},
     COAP | {"token_bytes": 8}]}  # fmt: skip
@@ -119,14 +122,15 @@ def test_zephyr_tls_credentials_come_from_configuration_under_their_tag() -> Non
     assert "static const sec_tag_t tags[] = { 7 };" in main and "IPPROTO_TLS_1_2" in main
     assert "TLS_HOSTNAME" in main and "BEGIN CERTIFICATE" not in main
     assert "config RAC_CRED_API_CA" in files["Kconfig"]
-    for symbol in ("CONFIG_TLS_CREDENTIALS=y", "CONFIG_TLS_MAX_CREDENTIALS_NUMBER=4", "CONFIG_HTTP_CLIENT=y",
+    for symbol in ("CONFIG_TLS_CREDENTIALS=y", "CONFIG_TLS_MAX_CREDENTIALS_NUMBER=4", "CONFIG_MBEDTLS_HEAP_SIZE=60000",
+                   "CONFIG_MBEDTLS_PEM_CERTIFICATE_FORMAT=y", "CONFIG_MAIN_STACK_SIZE=3072", "CONFIG_HTTP_CLIENT=y",
                    "CONFIG_COAP=y", "CONFIG_DNS_RESOLVER=y", "CONFIG_NET_SOCKETS_SOCKOPT_TLS=y"):  # fmt: skip
         assert symbol in prj, symbol
 
 
 def test_the_credential_store_is_sized_from_the_plan() -> None:
     """Five credentials under two tags: TLS_MAX_CREDENTIALS_NUMBER goes from its default 4 to 5."""
-    plan = {"target": "native_sim", "operations": [
+    plan = {"target": "native_sim", "stack_bytes": 3072, "operations": [
         TLS | {"certificate": "dev_cert", "private_key": "dev_key"},
         {"op": "tls_credentials", "name": "backup", "sec_tag": 8, "certificate": "b_cert", "private_key": "b_key"},
         HTTP | {"tls": "api_tls"}]}  # fmt: skip

@@ -12,7 +12,8 @@ CA store the ``tls_credentials`` operation filled.
 Obligations: the ``tls`` field names a ``tls_credentials`` operation that holds a CA (``E_NET_TLS_REF``);
 the request head and body fit ``buffer_bytes`` — ESP-IDF's transmit buffer holds the whole head, and one
 bound keeps plans portable (``E_NET_BUFFER`` with both byte counts); the buffer counts in the RAM budget
-(``ram``); the interface exists; waits are bounded unless the plan writes ``forever``.
+(``ram``); on Zephyr an HTTPS exchange has the main stack it needs (``E_NET_STACK``); the interface
+exists; waits are bounded unless the plan writes ``forever``.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ CONTENT_TYPE = "text/plain"
 #: Task stack an HTTPS exchange needs on ESP-IDF: the TLS handshake runs in the calling task (ESP-IDF's
 #: examples/protocols/esp_http_client starts its HTTPS task with 8192 bytes).
 TLS_TASK_STACK_BYTES = 8192
+#: Main-thread stack an HTTPS exchange needs on Zephyr, where the steps run in main: Zephyr's HTTPS client
+#: sample (samples/net/sockets/http_client/overlay-tls.conf, zephyrproject-rtos/zephyr 3de45ee86b17) sets 3072.
+ZEPHYR_TLS_MAIN_STACK_BYTES = 3072
 
 
 class HttpRequest(Operation):
@@ -128,6 +132,24 @@ def _tls(plan: Plan, target: Target, framework: str, index: int, op: HttpRequest
         why = f"no tls_credentials operation is named {op.tls}"
     options.append(relax("send the request over plain HTTP", remove(path)))
     return [violation(TLS_REF, f"{op.name or op.op}: {why}", path, [op.name or op.op, op.tls], relaxations=options)]
+
+
+def _stack(plan: Plan, target: Target, framework: str, index: int, op: HttpRequest) -> list[Evidence]:
+    """On Zephyr the TLS handshake runs on main's stack, which the plan sizes (``stack_bytes``)."""
+    if framework != "zephyr" or op.tls is None or plan.stack_bytes >= ZEPHYR_TLS_MAIN_STACK_BYTES:
+        return []
+    need = ZEPHYR_TLS_MAIN_STACK_BYTES
+    return [
+        violation(
+            "E_NET_STACK",
+            f"{op.name or op.op}'s TLS handshake runs on the main thread, whose {plan.stack_bytes}-byte stack is "
+            f"below the {need} bytes an HTTPS exchange takes",
+            ["stack_bytes"],
+            [op.name or op.op, "stack_bytes"],
+            [measure("stack", plan.stack_bytes, "bytes"), measure("needed", need, "bytes")],
+            [relax(f"give the main thread {need} bytes of stack", replace(["stack_bytes"], need))],
+        )
+    ]
 
 
 def _buffer(plan: Plan, target: Target, framework: str, index: int, op: HttpRequest) -> list[Evidence]:
@@ -209,8 +231,8 @@ SPEC = OpSpec(
         "zephyr": Realization(template="net_app", view=_zephyr, available=common.available("zephyr")),
         "espidf": Realization(template="net_app", view=_espidf, available=common.available("espidf")),
     },
-    checks=(*common.CHECKS, _tls, _buffer),
-    codes=(*common.CODES, TLS_REF, "E_NET_BUFFER"),
+    checks=(*common.CHECKS, _tls, _stack, _buffer),
+    codes=(*common.CODES, TLS_REF, "E_NET_STACK", "E_NET_BUFFER"),
     ram=_ram,
     ram_relief=_relief,
 )

@@ -44,6 +44,12 @@ KINDS = {
 
 TAG = "E_NET_TLS_TAG"
 
+#: mbed TLS on Zephyr as Zephyr's own HTTPS client sample configures it
+#: (samples/net/sockets/http_client/overlay-tls.conf, zephyrproject-rtos/zephyr 3de45ee86b17): its own heap of
+#: 60000 bytes and 2048-byte records; PEM credentials need the PEM parser (MBEDTLS_PEM_CERTIFICATE_FORMAT).
+ZEPHYR_MBEDTLS_HEAP_BYTES = 60000
+ZEPHYR_MBEDTLS_CONTENT_BYTES = 2048
+
 
 class TlsCredentials(Operation):
     """Register TLS credentials under one security tag at start-up, for the TLS clients naming this operation.
@@ -118,7 +124,10 @@ def slots_needed(plan: Plan) -> int:
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: TlsCredentials) -> dict[str, Any]:
-    b.app.need("net", "CONFIG_TLS_CREDENTIALS", "CONFIG_NET_SOCKETS_SOCKOPT_TLS", "CONFIG_MBEDTLS")
+    b.app.need("net", "CONFIG_TLS_CREDENTIALS", "CONFIG_NET_SOCKETS_SOCKOPT_TLS", "CONFIG_MBEDTLS",
+               "CONFIG_MBEDTLS_ENABLE_HEAP", "CONFIG_MBEDTLS_PEM_CERTIFICATE_FORMAT")  # fmt: skip
+    b.app.setting("net", "CONFIG_MBEDTLS_HEAP_SIZE", str(ZEPHYR_MBEDTLS_HEAP_BYTES))
+    b.app.setting("net", "CONFIG_MBEDTLS_SSL_MAX_CONTENT_LEN", str(ZEPHYR_MBEDTLS_CONTENT_BYTES))
     stack = net_stack(b.target, "zephyr")
     if stack is not None and stack.tls_credentials_kconfig is not None:
         count = max(stack.tls_credentials_default or 0, slots_needed(b.plan))
