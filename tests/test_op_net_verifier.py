@@ -26,11 +26,14 @@ CASES = {
     ("zephyr", "net_http_before_connect"): {"prj.conf": "net_app_prj.conf"},
     ("zephyr", "net_coap_option_before_init"): {"prj.conf": "net_app_prj.conf"},
     ("zephyr", "net_dns_unchecked"): {"prj.conf": "net_app_prj.conf"},
+    ("zephyr", "net_coap_payload_without_marker"): {"prj.conf": "net_app_prj.conf"},
+    ("zephyr", "net_http_no_kconfig"): {"prj.conf": "net_app_no_http_prj.conf"},
     ("espidf", "net_http_leak_on_error"): {"sdkconfig.defaults": "sdkconfig.defaults"},
     ("espidf", "net_socket_leak_on_error"): {"sdkconfig.defaults": "sdkconfig.defaults"},
     ("espidf", "net_ca_literal"): {"sdkconfig.defaults": "sdkconfig.defaults"},
     ("espidf", "net_static_ip_before_dhcp_stop"): {"sdkconfig.defaults": "sdkconfig.defaults"},
     ("espidf", "net_http_perform_before_init"): {"sdkconfig.defaults": "sdkconfig.defaults"},
+    ("espidf", "net_http_header_unchecked"): {"sdkconfig.defaults": "sdkconfig.defaults"},
 }
 
 MAIN = {"zephyr": "src/main.c", "espidf": "main/main.c"}
@@ -55,7 +58,8 @@ def test_each_net_defect_is_caught_at_its_line(framework: str, name: str) -> Non
     result = verify_sources(_files(framework, name), framework, None)
     found = [(e.code, e.location, e.message) for e in result.evidence]
     assert {e.code for e in result.evidence} == {code}, found
-    assert any(e.location.startswith(f"{MAIN[framework]}:{line}") for e in result.evidence), found
+    where = "prj.conf" if code == "E_KCONFIG_MISSING" else f"{MAIN[framework]}:{line}"
+    assert any(e.location.startswith(where) for e in result.evidence), found
 
 
 def test_every_net_bad_source_is_exercised() -> None:
