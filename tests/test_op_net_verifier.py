@@ -30,6 +30,7 @@ CASES = {
     ("zephyr", "net_http_no_kconfig"): {"prj.conf": "net_app_no_http_prj.conf"},
     ("espidf", "net_http_leak_on_error"): {"sdkconfig.defaults": "sdkconfig.defaults"},
     ("espidf", "net_socket_leak_on_error"): {"sdkconfig.defaults": "sdkconfig.defaults"},
+    ("espidf", "net_socket_leak_in_loop"): {"sdkconfig.defaults": "sdkconfig.defaults"},
     ("espidf", "net_ca_literal"): {"sdkconfig.defaults": "sdkconfig.defaults"},
     ("espidf", "net_static_ip_before_dhcp_stop"): {"sdkconfig.defaults": "sdkconfig.defaults"},
     ("espidf", "net_http_perform_before_init"): {"sdkconfig.defaults": "sdkconfig.defaults"},
@@ -77,6 +78,8 @@ REPAIRS = {
                                            "        esp_http_client_cleanup(client);\n        return -1;"),
     ("espidf", "net_socket_leak_on_error"): ("        return -1; /* expect: E_HANDLE_LEAK */",
                                              "        close(sock);\n        return -1;"),
+    ("espidf", "net_socket_leak_in_loop"): ("            continue; /* expect: E_HANDLE_LEAK */",
+                                            "            close(client);\n            continue;"),
 }  # fmt: skip
 
 

@@ -5,9 +5,10 @@ The rules files name, per framework, the calls that open a handle and the calls 
 (``releases``: ``zsock_socket`` → ``zsock_close``, ``esp_http_client_init`` → ``esp_http_client_cleanup``…),
 and for calls that hand the handle back through a pointer argument, that argument's index
 (``release_out``: ``zsock_getaddrinfo`` → 3). For each opened handle, every ``return`` and ``goto`` that
-leaves the function from inside an ``if`` after the open — an error path — must come after a release of
-that handle, or jump to a label followed by one; otherwise the socket, descriptor or client leaks on
-that path: ``E_HANDLE_LEAK``, located at the exit.
+leaves the function from inside an ``if`` after the open — an error path — and every ``continue``/``break``
+that ends the iteration of a loop which opened the handle, must come after a release of that handle, or
+jump to a label followed by one; otherwise the socket, descriptor or client leaks on that path:
+``E_HANDLE_LEAK``, located at the exit.
 
 Deliberately not error paths: the branch that tests whether the open itself failed (its condition is the
 open call, or compares only the handle with 0, -1 or NULL: nothing was opened), an exit that returns the
@@ -160,16 +161,29 @@ def _label_releases(body: Node, label: str, releases: list[Node]) -> bool:
     return False
 
 
+_LOOPS = ("for_statement", "while_statement", "do_statement")
+
+
+def _leaves_scope(node: Node, opened: Opened) -> bool:
+    """A ``continue``/``break`` ends the handle's iteration only when its loop opened the handle."""
+    if node.type not in ("continue_statement", "break_statement"):
+        return True
+    targets = (*_LOOPS, "switch_statement") if node.type == "break_statement" else _LOOPS
+    loop = next((a for a in _ancestors(node) if a.type in targets), None)
+    return loop is not None and loop.type != "switch_statement" and _contains(loop, opened.call.node)
+
+
 def _leaks(ctx: Context, function: FunctionDef, opened: Opened) -> Iterator[Node]:
     body = function.node.child_by_field_name("body")
     if body is None:
         return
     releases = _releases(ctx, function, opened)
     last = body.named_children[-1] if body.named_children else None
+    exits = ("return_statement", "goto_statement", "continue_statement", "break_statement")
     for node in _walk(body):
-        if node.type not in ("return_statement", "goto_statement") or node.start_byte < opened.call.node.end_byte:
+        if node.type not in exits or node.start_byte < opened.call.node.end_byte:
             continue
-        if node == last:
+        if node == last or not _leaves_scope(node, opened):
             continue
         branches = [a for a in _ancestors(node) if a.type == "if_statement" and _contains(body, a)]
         if not branches or any(_is_failure_branch(b, opened) for b in branches):
@@ -195,11 +209,11 @@ def check_released(ctx: Context) -> list[Evidence]:
         for opened in _opened(ctx, function):
             closers = " or ".join(ctx.rules.section("releases")[opened.call.name] or ())
             for exit_node in _leaks(ctx, function, opened):
-                word = "goto" if exit_node.type == "goto_statement" else "return"
+                word = exit_node.type.removesuffix("_statement")
                 found.append(
                     finding(
                         "E_HANDLE_LEAK",
-                        f"this {word} leaves {function.name}() on an error path with {opened.handle} still open "
+                        f"this {word} leaves {function.name}()'s error path with {opened.handle} still open "
                         f"(opened by {opened.call.name} at line {opened.call.line}): it leaks",
                         function.unit.location(exit_node, function.name),
                         [opened.call.name, opened.handle],
