@@ -24,6 +24,7 @@ Wi-Fi interface has its station in the plan. A board with no interface under the
 from __future__ import annotations
 
 import ipaddress
+import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -117,46 +118,45 @@ def _address_problems(net: Network) -> list[Evidence]:
         ]
     host = ipaddress.IPv4Address(net.address)
     gateway = ipaddress.IPv4Address(net.gateway)
-    hosts = subnet.num_addresses - 2 if subnet.prefixlen < 31 else subnet.num_addresses
-    first = subnet.network_address + (1 if subnet.prefixlen < 31 else 0)
-    if (
-        host.is_multicast
-        or host.is_loopback
-        or host.is_unspecified
-        or host == subnet.broadcast_address
-        or (subnet.prefixlen < 31 and host == subnet.network_address)
-    ):
-        other = first if first != gateway else first + 1
+    lease = relax("lease the address from DHCP", replace(_path("ipv4"), "dhcp"),
+                  *(remove(_path(f)) for f in ("address", "netmask", "gateway")))  # fmt: skip
+
+    def spare(*taken: ipaddress.IPv4Address) -> ipaddress.IPv4Address | None:
+        """The subnet's first usable unicast host address that is none of ``taken`` (nor the interface's)."""
+        candidates = itertools.islice(subnet.hosts(), len(taken) + 2)
+        usable = (h for h in candidates if not (h.is_multicast or h.is_loopback or h.is_unspecified))
+        return next((h for h in usable if h not in (*taken, host)), None)
+
+    unusable = host.is_multicast or host.is_loopback or host.is_unspecified or host == subnet.broadcast_address
+    if unusable or (subnet.prefixlen < 31 and host == subnet.network_address):
+        other = spare(gateway)
         found.append(
             violation(
                 ADDRESS,
                 f"{net.address} cannot be a host address on {subnet} (network, broadcast, loopback or multicast)",
                 _path("address"),
                 [net.address, str(subnet)],
-                relaxations=[relax(f"use {other}", replace(_path("address"), str(other)))] if hosts > 1 else [],
+                relaxations=[relax(f"use {other}", replace(_path("address"), str(other)))]
+                if other is not None
+                else [lease],
             )
         )
-    if gateway not in subnet:
+    if gateway not in subnet or gateway == host:
+        other = spare(host)
+        why = (
+            f"gateway {net.gateway} is outside the interface's subnet {subnet}: the stack cannot reach it"
+            if gateway not in subnet
+            else f"the gateway and the interface both have {net.address}"
+        )
         found.append(
             violation(
                 ADDRESS,
-                f"gateway {net.gateway} is outside the interface's subnet {subnet}: the stack cannot reach it",
+                why,
                 _path("gateway"),
                 [net.gateway, str(subnet)],
-                relaxations=[relax(f"use {first} as the gateway", replace(_path("gateway"), str(first)))]
-                if first != host
-                else [],
-            )
-        )
-    elif gateway == host:
-        other = first if first != host else first + 1
-        found.append(
-            violation(
-                ADDRESS,
-                f"the gateway and the interface both have {net.address}",
-                _path("gateway"),
-                [net.address],
-                relaxations=[relax(f"use {other} as the gateway", replace(_path("gateway"), str(other)))],
+                relaxations=[relax(f"use {other} as the gateway", replace(_path("gateway"), str(other)))]
+                if other is not None
+                else [lease],
             )
         )
     return found
