@@ -45,6 +45,7 @@ FAMILIES = {
     "ble central": ("ble_scan",),
     "wifi": ("wifi_",),
     "net": ("udp_", "tcp_", "mqtt_"),
+    "net application protocols": ("tls_credentials", "dns_resolve", "http_request", "coap_request"),
     "power": ("sleep", "pm_lock", "device_pm"),
     "crypto": ("hash", "cipher", "mac", "kdf", "random"),
     "events and reactions": ("react", "react_led"),

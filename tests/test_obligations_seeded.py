@@ -265,6 +265,18 @@ CASES = [
          "message": "hi"}), "E_NET_HEAP", ["heap_bytes"], ["bytes"]),
     Case("wifi-two-stations", "esp32s3", plan({"op": "wifi_station"}, {"op": "wifi_station", "name": "other"}),
          "E_NET_INTERFACE", ["other"]),
+    # --- application protocols and the network block (ops/net, plan/sections/network.py) ---
+    Case("net-coap-token-9", "native_sim", plan({"op": "coap_request", "name": "c", "host": "127.0.0.1",
+         "resource": "/t", "token_bytes": 9}), "E_NET_COAP_TOKEN", ["c"], ["bytes"]),
+    Case("net-https-names-nothing", "native_sim", plan({"op": "http_request", "name": "h", "host": "192.0.2.1",
+         "tls": "api"}, stack_bytes=3072), "E_NET_TLS_REF", ["h", "api"]),
+    Case("net-https-main-stack", "native_sim", plan({"op": "tls_credentials", "name": "api", "ca": "api_ca"},
+         {"op": "http_request", "name": "h", "host": "192.0.2.1", "tls": "api"}), "E_NET_STACK", ["h"], ["bytes"]),
+    Case("net-tls-tag-twice", "native_sim", plan({"op": "tls_credentials", "name": "a", "ca": "a_ca"},
+         {"op": "tls_credentials", "name": "b", "ca": "b_ca"}), "E_NET_TLS_TAG", ["b", "a"], ["tag"]),
+    Case("net-gateway-outside-subnet", "esp32s3", plan({"op": "wifi_station"}, network={"ipv4": "static",
+         "address": "192.168.1.50", "netmask": "255.255.255.0", "gateway": "10.0.0.1"}),
+         "E_NET_ADDRESS", ["10.0.0.1"]),
     Case("unknown-led", "stm32h743", plan({"op": "gpio_blink", "led": "led7", "period_ms": 500}),
          "E_UNKNOWN_RESOURCE", ["led7"]),
     Case("unknown-thread", "nrf52840", plan(

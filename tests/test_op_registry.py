@@ -34,6 +34,7 @@ PINNED = {
     "ble_advertise", "ble_gatt_service", "ble_scan",
     "wifi_station",
     "udp_send", "tcp_client", "tcp_server", "mqtt_publish",
+    "tls_credentials", "dns_resolve", "http_request", "coap_request",
     "sleep", "pm_lock", "device_pm",
     "hash", "cipher", "mac", "kdf", "random",
     "react", "react_led",
