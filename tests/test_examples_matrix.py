@@ -42,8 +42,10 @@ FAMILIES = {
     "update": ("image_confirm", "image_stream"),
     "memory": ("mem_slab", "stack_report"),
     "ble": ("ble_",),
+    "ble central": ("ble_scan",),
     "wifi": ("wifi_",),
     "net": ("udp_", "tcp_", "mqtt_"),
+    "net application protocols": ("tls_credentials", "dns_resolve", "http_request", "coap_request"),
     "power": ("sleep", "pm_lock", "device_pm"),
     "crypto": ("hash", "cipher", "mac", "kdf", "random"),
     "events and reactions": ("react", "react_led"),
@@ -57,6 +59,8 @@ FAMILIES = {
     "cycle-counter timing": ("cycle_timing",),
     "barriers": ("barrier",),
     "memory domains": ("memory_domain",),
+    "core clock": ("core_clock",),
+    "can": ("can_send", "can_receive"),
 }
 
 
