@@ -50,6 +50,10 @@ FAMILIES = {
     "kernel": ("semaphore", "work_item", "event_flags", "mutex_lock"),
     "isr-thread state and timing": ("spinlock_state", "event_latency"),
     "watchdog supervision": ("task_watchdog",),
+    "dma scatter-gather": ("dma_scatter",),
+    "counter": ("counter_alarm",),
+    "uart async tx": ("uart_tx_async",),
+    "i2c target": ("i2c_target",),
 }
 
 
