@@ -146,7 +146,10 @@ class DmaController:
     """The Zephyr driver implements ``dma_get_status`` (``dma-emul`` answers -ENOSYS)."""
     zephyr_request_slots: bool = False
     """The Zephyr node needs ``dma-channels`` and ``dma-requests`` from the overlay (``zephyr,dma-emul``:
-    ``dma-requests`` defaults to 1 and must cover the chained blocks; the driver Kconfig is ``DMA_EMUL``)."""
+    ``dma-requests`` defaults to 1 and must cover the chained blocks)."""
+    zephyr_kconfig: tuple[str, ...] = ()
+    """Kconfig symbols (without ``CONFIG_``) a Zephyr application using this controller sets: the
+    emulator's driver (``DMA_EMUL``) and, on a 64-bit host build, 64-bit DMA addresses (``DMA_64BIT``)."""
 
     def routes(self, request: str) -> tuple[tuple[int, int], ...]:
         """The ``(stream, channel)`` pairs that carry ``request`` on this controller (empty: none fixed)."""

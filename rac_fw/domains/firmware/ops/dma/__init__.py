@@ -19,15 +19,17 @@ def zephyr_controller(target: Target, label: str) -> DmaController | None:
     return next((c for c in target.dma if c.name.lower() == label), None)
 
 
-def emulated_dma_node(b: ZephyrBuilder, label: str) -> None:
+def zephyr_dma_node(b: ZephyrBuilder, label: str) -> None:
     """Give a request-slot DMA node (``zephyr,dma-emul``) its ``dma-channels`` and ``dma-requests``.
 
     The emulator's node carries neither, BUILD_ASSERTs on a channel count, and keeps block i of a chain in
-    request slot i: the overlay writes the facts' counts (``channels``, ``zephyr_blocks``) and enables its
-    driver, as Zephyr's own DMA tests do on native_sim.
+    request slot i: the overlay writes the facts' counts (``channels``, ``zephyr_blocks``), and the
+    controller's Kconfig facts enable its driver (and 64-bit addresses), as Zephyr's own DMA tests do on
+    native_sim.
     """
     controller = zephyr_controller(b.target, label)
-    if controller is None or not controller.zephyr_request_slots:
+    if controller is None:
         return
-    b.app.okay(label, f"dma-channels = <{controller.channels}>;", f"dma-requests = <{controller.zephyr_blocks}>;")
-    b.app.need("dma", "CONFIG_DMA_EMUL")
+    b.app.need("dma", *(f"CONFIG_{symbol}" for symbol in controller.zephyr_kconfig))
+    if controller.zephyr_request_slots:
+        b.app.okay(label, f"dma-channels = <{controller.channels}>;", f"dma-requests = <{controller.zephyr_blocks}>;")

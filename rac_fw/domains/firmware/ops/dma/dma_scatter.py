@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import dt_labels, memory_to_memory_controllers
-from rac_fw.domains.firmware.ops.dma import emulated_dma_node, zephyr_controller
+from rac_fw.domains.firmware.ops.dma import zephyr_dma_node, zephyr_controller
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
@@ -134,7 +134,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: DmaScatter) -> dict[str, Any]:
     where = f"operations[{index}]"
     src, dst = b.dma_buffer(op.src, f"{where}.src"), b.dma_buffer(op.dst, f"{where}.dst")
     controller = b.dma_controller(index, op)
-    emulated_dma_node(b, controller)
+    zephyr_dma_node(b, controller)
     buffer = b.plan.buffer(op.src)
     element = buffer.element_bytes if buffer is not None else 1
     length = min(src["plan_size"], dst["plan_size"])
