@@ -279,8 +279,10 @@ def test_each_periph_defect_is_caught(name: str) -> None:
 
 def test_every_periph_bad_source_is_exercised_and_its_twin_is_clean() -> None:
     assert {p.stem for p in SOURCES.glob("periph_*.c")} == set(CASES)
-    fixed = (SOURCES / "periph_i2c_target_callback_sleeps.c").read_text().replace(
-        "\tk_msleep(1); /* expect: E_ISR_BLOCKING */\n", ""
+    fixed = (
+        (SOURCES / "periph_i2c_target_callback_sleeps.c")
+        .read_text()
+        .replace("\tk_msleep(1); /* expect: E_ISR_BLOCKING */\n", "")
     )
     conf = (SOURCES / "support" / "periph_prj.conf").read_text()
     result = verify_sources({"src/main.c": fixed, "prj.conf": conf}, "zephyr", None)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import dt_labels, memory_to_memory_controllers
-from rac_fw.domains.firmware.ops.dma import zephyr_dma_node, zephyr_controller
+from rac_fw.domains.firmware.ops.dma import zephyr_controller, zephyr_dma_node
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
