@@ -54,6 +54,7 @@ FAMILIES = {
     "counter": ("counter_alarm",),
     "uart async tx": ("uart_tx_async",),
     "i2c target": ("i2c_target",),
+    "adc analog settings": ("adc_sample",),
 }
 
 

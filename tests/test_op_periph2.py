@@ -151,6 +151,75 @@ SEEDED = [
 ]
 
 
+def _adc(target: str, pin: str, **fields: Any) -> dict[str, Any]:
+    op = {"op": "adc_sample", "name": "vin", "channel": {"pin": pin}, **fields}
+    return {"target": target, "framework": "zephyr", "operations": [op]}
+
+
+SEEDED += [
+    Seeded(
+        # Zephyr's stm32f4 adc1 node: st,adc-oversampler = "none".
+        "adc-oversampling-without-an-oversampler",
+        _adc("stm32f407", "PA1", oversampling=2),
+        "E_ADC_SETTING",
+        "operations[0].oversampling",
+        ("vin", "ADC1", "oversampling"),
+        ("limit", "log2"),
+    ),
+    Seeded(
+        "adc-acquisition-time-the-saadc-lacks",
+        _adc("nrf52840", "P0.02", acquisition_us=7),
+        "E_ADC_SETTING",
+        "operations[0].acquisition_us",
+        ("vin", "SAADC", "acquisition_us"),
+        ("acquisition", "us"),
+    ),
+    Seeded(
+        "adc-acquisition-in-us-on-a-cycle-counted-unit",
+        _adc("stm32f407", "PA1", acquisition_us=3),
+        "E_ADC_SETTING",
+        "operations[0].acquisition_us",
+        ("vin", "ADC1", "acquisition_us"),
+    ),
+    Seeded(
+        "adc-sampling-time-not-in-the-list",
+        _adc("stm32f407", "PA1", acquisition_ticks=20),
+        "E_ADC_SETTING",
+        "operations[0].acquisition_ticks",
+        ("vin", "ADC1", "acquisition_ticks"),
+        ("acquisition", "cycles"),
+    ),
+    Seeded(
+        "adc-differential-on-a-single-ended-unit",
+        _adc("stm32f407", "PA1", negative="PA2"),
+        "E_ADC_SETTING",
+        "operations[0].negative",
+        ("vin", "ADC1", "negative"),
+    ),
+    Seeded(
+        "adc-negative-input-not-analog",
+        _adc("nrf52840", "P0.02", negative="P0.10"),
+        "E_ADC_SETTING",
+        "operations[0].negative",
+        ("vin", "SAADC", "negative"),
+    ),
+    Seeded(
+        "adc-vdd-reference-the-unit-lacks",
+        _adc("stm32f407", "PA1", reference="vdd_1_4"),
+        "E_ADC_SETTING",
+        "operations[0].reference",
+        ("vin", "ADC1", "reference"),
+    ),
+    Seeded(
+        "adc-calibration-the-driver-lacks",
+        _adc("stm32f407", "PA1", calibrate=True),
+        "E_ADC_SETTING",
+        "operations[0].calibrate",
+        ("vin", "ADC1", "calibrate"),
+    ),
+]
+
+
 @pytest.mark.parametrize("case", SEEDED, ids=lambda c: c.id)
 def test_seeded_violation_names_its_objects_and_every_relaxation_validates(case: Seeded) -> None:
     result = run_plan(copy.deepcopy(case.plan))
@@ -251,6 +320,23 @@ def test_i2c_target_registers_with_the_target_kconfig() -> None:
     assert parse_kconfig(files["prj.conf"])["I2C_TARGET"] == "y"
     main = files["src/main.c"]
     assert "i2c_target_register(app_regfile_bus, &app_regfile_config)" in main and ".address = 0x42," in main
+
+
+def test_adc_sample_writes_the_analog_settings_into_the_channel_node() -> None:
+    example = data_dir("examples") / "adc_sample.yaml"
+    assert run_plan(example).status is Status.PASS
+    files = _files(example)
+    overlay = files["boards/nrf52840dk_nrf52840.overlay"]
+    for line in (
+        "zephyr,oversampling = <4>;",
+        "zephyr,acquisition-time = <ADC_ACQ_TIME(ADC_ACQ_TIME_MICROSECONDS, 10)>;",
+        'zephyr,reference = "ADC_REF_VDD_1_4";',
+        "zephyr,differential;",
+        "zephyr,input-negative = <NRF_SAADC_AIN1>;",
+    ):
+        assert line in overlay, line
+    assert "ADC_ACQ_TIME_DEFAULT" not in overlay and 'zephyr,reference = "ADC_REF_INTERNAL"' not in overlay
+    assert "sequence.calibrate = true;" in files["src/main.c"]
 
 
 #: Bad source → its prj.conf (under support/).

@@ -115,6 +115,17 @@ class Adc:
     """Unit → Zephyr devicetree node label, when there are several (ESP32-S3 ``ADC1`` → ``adc0``)."""
     compatible: str | None = None
     """The devicetree compatible of an emulated ADC (``zephyr,adc-emul``)."""
+    oversampling_max: int = 0
+    """log2 of the largest hardware averaging ratio (nRF SAADC OVERSAMPLE 8: 256 samples); 0: none
+    (STM32F4, whose Zephyr node says ``st,adc-oversampler = "none"``). Zephyr's ``zephyr,oversampling``."""
+    acquisition_us: tuple[int, ...] = ()
+    """Acquisition (sample-and-hold) times in microseconds the unit offers (nRF SAADC TACQ)."""
+    acquisition_ticks: tuple[int, ...] = ()
+    """Acquisition times in ADC clock cycles the unit offers (the Zephyr node's ``sampling-times``)."""
+    differential: bool = False
+    """The unit converts the difference of two inputs (nRF SAADC MODE = Diff)."""
+    calibration: bool = False
+    """The Zephyr driver calibrates when a read sequence asks (``adc_sequence.calibrate``: nRF SAADC offset)."""
     notes: str = ""
 
 
