@@ -104,8 +104,9 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: AdcSample
         else:
             other = adc.acquisition_ticks if field == "acquisition_us" else adc.acquisition_us
             options = [relax("keep the driver's default acquisition time", remove([*base, field]))]
+            other_unit = "cycles" if field == "acquisition_us" else "us"
             why = (
-                f"{unit} sets its acquisition time in {'cycles' if field == 'acquisition_us' else 'us'}, not {unit_name}"
+                f"{unit} sets its acquisition time in {other_unit}, not {unit_name}"
                 if other
                 else f"the facts list no acquisition times of {unit}"
             )

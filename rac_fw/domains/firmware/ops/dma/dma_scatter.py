@@ -78,7 +78,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: DmaScatte
     found: list[Evidence] = []
     src = plan.buffer(op.src)
     if src is not None and src.size_bytes % (op.blocks * src.element_bytes):
-        options = [n for n in _divisors(src.size_bytes // src.element_bytes, op.blocks)][:3]
+        counts = _divisors(src.size_bytes // src.element_bytes, op.blocks)[:3]
         found.append(
             violation(
                 "E_DMA_BLOCKS",
@@ -87,7 +87,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: DmaScatte
                 [*base, "blocks"],
                 [label, src.name],
                 [measure("size", src.size_bytes, "bytes"), measure("blocks", op.blocks, "count")],
-                [relax(f"split it into {n} blocks", replace([*base, "blocks"], n)) for n in options],
+                [relax(f"split it into {n} blocks", replace([*base, "blocks"], n)) for n in counts],
             )
         )
     controller = _controller(plan, target, op)
