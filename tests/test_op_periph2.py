@@ -220,6 +220,23 @@ SEEDED += [
 ]
 
 
+def _two_spi(second_cs: str) -> dict[str, Any]:
+    plan = load_plan(data_dir("examples") / "spi_two_devices.yaml").model_dump(mode="json", exclude_none=True)
+    plan["resources"]["devices"][1]["chip_select"] = second_cs
+    return plan
+
+
+SEEDED += [
+    Seeded(
+        "spi-devices-sharing-a-chip-select",
+        _two_spi("P1.12"),
+        "E_PIN_CONFLICT",
+        "resources.devices[1].chip_select",
+        ("P1.12", "flash", "env"),
+    ),
+]
+
+
 @pytest.mark.parametrize("case", SEEDED, ids=lambda c: c.id)
 def test_seeded_violation_names_its_objects_and_every_relaxation_validates(case: Seeded) -> None:
     result = run_plan(copy.deepcopy(case.plan))
@@ -320,6 +337,17 @@ def test_i2c_target_registers_with_the_target_kconfig() -> None:
     assert parse_kconfig(files["prj.conf"])["I2C_TARGET"] == "y"
     main = files["src/main.c"]
     assert "i2c_target_register(app_regfile_bus, &app_regfile_config)" in main and ".address = 0x42," in main
+
+
+def test_two_spi_devices_get_one_chip_select_each() -> None:
+    example = data_dir("examples") / "spi_two_devices.yaml"
+    assert run_plan(example).status is Status.PASS
+    files = _files(example)
+    overlay = files["boards/nrf52840dk_nrf52840.overlay"]
+    assert "app-jedec-cs-gpios = <&gpio1 12 GPIO_ACTIVE_LOW>;" in overlay, overlay
+    assert "app-chipid-cs-gpios = <&gpio1 13 GPIO_ACTIVE_LOW>;" in overlay
+    main = files["src/main.c"]
+    assert main.count("spi_transceive_dt(") == 2 and ".frequency = 8000000U" in main and ".frequency = 1000000U" in main
 
 
 def test_adc_sample_writes_the_analog_settings_into_the_channel_node() -> None:
