@@ -72,7 +72,7 @@ def test_index_lists_every_realizable_op_with_purpose_and_place() -> None:
     index = schema_for("firmware", index=True)
     assert set(index["operations"]) == {k for k in kinds() if any(table(load_target(t)).get(k) for t in target_ids())}
     line = index["operations"]["dma_mem2mem"]
-    assert line.startswith("Copy src to dst by DMA") and "zephyr:stm32f407,stm32h743" in line
+    assert line.startswith("Copy src to dst by DMA") and "zephyr:native_sim,stm32f407,stm32h743" in line
     assert index["targets"]["nrf52840"] == ["zephyr", "baremetal"]
 
 

@@ -58,9 +58,12 @@ class DmaScatter(DmaMem2Mem):
 
 
 def _controller(plan: Plan, target: Target, op: DmaScatter) -> DmaController | None:
-    from rac_fw.domains.firmware.placement import buffer_controller
-
-    return buffer_controller(plan, target, op.src)
+    """The controller the copy runs on: the op's, else its buffers' ``dma``, else the first m2m-capable one
+    (the choice the placement makes for a ``dma_mem2mem``)."""
+    named = op.controller or next((b.dma for b in map(plan.buffer, (op.src, op.dst)) if b and b.dma), None)
+    if named is None:
+        return next((c for c in target.dma if c.memory_to_memory), None)
+    return next((c for c in target.dma if named.lower() in (c.name.lower(), c.master.lower())), None)
 
 
 def _divisors(size: int, near: int) -> list[int]:
