@@ -55,6 +55,7 @@ FAMILIES = {
     "uart async tx": ("uart_tx_async",),
     "i2c target": ("i2c_target",),
     "adc analog settings": ("adc_sample",),
+    "uart polled echo": ("uart_echo",),
 }
 
 

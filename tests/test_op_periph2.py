@@ -17,15 +17,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import require_tool
 
 from rac_fw.contract import Status, apply_patch
+from rac_fw.domains.firmware.backends.base import BuildRequest, RunRequest
+from rac_fw.domains.firmware.backends.gcc import GccBuilder
+from rac_fw.domains.firmware.backends.qemu import QemuRunner
 from rac_fw.domains.firmware.facts.load import load_target
-from rac_fw.domains.firmware.lower import lower
+from rac_fw.domains.firmware.lower import lower, write_artifact
 from rac_fw.domains.firmware.obligations import CODES
 from rac_fw.domains.firmware.pipeline import run_plan
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
 from rac_fw.domains.firmware.verify.artifact import verify_sources
 from rac_fw.domains.firmware.verify.config import parse_kconfig, parse_overlays
+from rac_fw.domains.firmware.verify.console import plan_expectations
 from rac_fw.resources import data_dir
 
 SOURCES = Path(__file__).resolve().parent / "bad_sources" / "zephyr"
@@ -365,6 +370,33 @@ def test_adc_sample_writes_the_analog_settings_into_the_channel_node() -> None:
         assert line in overlay, line
     assert "ADC_ACQ_TIME_DEFAULT" not in overlay and 'zephyr,reference = "ADC_REF_INTERNAL"' not in overlay
     assert "sequence.calibrate = true;" in files["src/main.c"]
+
+
+def test_polled_echo_builds_warning_free_and_echoes_in_qemu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bare metal on QEMU's netduinoplus2 (STM32F4 USART2 = serial1): built with -Wall -Wextra -Werror."""
+    require_tool("arm-none-eabi-gcc")
+    require_tool("qemu-system-arm")
+    monkeypatch.setenv("RAC_FW_CACHE", str(tmp_path / "cache"))
+    plan = load_plan(data_dir("examples") / "uart_poll_echo.yaml")
+    src = tmp_path / "src"
+    write_artifact(lower(plan, load_target("stm32f407"), "baremetal"), src)
+    built = GccBuilder().build(BuildRequest(src, "stm32f407", "baremetal", tmp_path / "build"))
+    assert built.ok and built.image is not None, [e.message for e in built.evidence]
+    expect = plan_expectations(plan, "USART2")
+    ran = QemuRunner().run(
+        RunRequest(built.image, "stm32f407", expect, 10.0, tmp_path / "run"), console_input=b"ping\n"
+    )
+    assert ran.ok, (ran.output, [e.message for e in ran.evidence])
+    lines = ran.output.splitlines()
+    assert "ping" in lines and "rac: echo ok polled echoed=5" in lines and lines[-1] == "rac: done"
+
+
+def test_polled_echo_on_zephyr_uses_poll_in_and_poll_out() -> None:
+    result = run_plan(data_dir("examples") / "uart_poll_echo.yaml", target="native_sim", framework="zephyr")
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    plan = load_plan(data_dir("examples") / "uart_poll_echo.yaml")
+    main = lower(plan, load_target("native_sim"), "zephyr").files["src/main.c"]
+    assert "uart_poll_in(app_echo_uart, &ch)" in main and "uart_poll_out(app_echo_uart, ch)" in main
 
 
 #: Bad source → its prj.conf (under support/).

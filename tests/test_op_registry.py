@@ -38,7 +38,7 @@ PINNED = {
     "react", "react_led",
     "semaphore", "work_item", "spinlock_state", "event_latency", "event_flags", "mutex_lock",
     "task_watchdog",
-    "dma_scatter", "counter_alarm", "uart_tx_async", "i2c_target", "adc_sample",
+    "dma_scatter", "counter_alarm", "uart_tx_async", "i2c_target", "adc_sample", "uart_echo",
 }  # fmt: skip
 
 
