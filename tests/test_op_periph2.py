@@ -389,6 +389,10 @@ def test_polled_echo_builds_warning_free_and_echoes_in_qemu(tmp_path: Path, monk
     assert ran.ok, (ran.output, [e.message for e in ran.evidence])
     lines = ran.output.splitlines()
     assert "ping" in lines and "rac: echo ok polled echoed=5" in lines and lines[-1] == "rac: done"
+    # The H7 layout (ISR/RDR, overrun cleared through ICR) builds warning-free too (QEMU models no H7 board).
+    write_artifact(lower(plan, load_target("stm32h743"), "baremetal"), tmp_path / "h7")
+    h7 = GccBuilder().build(BuildRequest(tmp_path / "h7", "stm32h743", "baremetal", tmp_path / "h7build"))
+    assert h7.ok, [e.message for e in h7.evidence]
 
 
 def test_polled_echo_on_zephyr_uses_poll_in_and_poll_out() -> None:
