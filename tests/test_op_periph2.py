@@ -137,6 +137,21 @@ SEEDED = [
         ("first", "second"),
     ),
     Seeded(
+        # An interrupt-driven receiver before the sender: UART_0_INTERRUPT_DRIVEN turns uart0's async API off.
+        "async-tx-beside-an-interrupt-receiver",
+        {
+            "target": "nrf52840",
+            "framework": "zephyr",
+            "operations": [
+                {"op": "uart_rx_irq", "name": "rx", "ring_bytes": 32},
+                {"op": "uart_tx_async", "name": "tx", "message": "two"},
+            ],
+        },
+        "E_UART_CALLBACK_SHARED",
+        "operations[1]",
+        ("tx", "rx"),
+    ),
+    Seeded(
         "target-address-of-a-declared-device",
         {
             **_target(),

@@ -21,6 +21,7 @@ from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 from rac_fw.domains.firmware.plan.fields import Message
+from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -44,29 +45,41 @@ class UartTxAsync(Operation):
 
 
 def _owners(plan: Plan, index: int) -> list[int]:
-    """Other operations that register the console UART's async callback (one callback per UART)."""
-    return [i for i, o in enumerate(plan.operations) if i != index and o.op in {"uart_tx_async", "dma_periph_rx"}]
+    """Other operations that drive the console UART through the async callback or its interrupt-driven
+    receive path (Zephyr builds one API mode per UART: ``UART_n_INTERRUPT_DRIVEN`` turns its async off)."""
+    return [
+        i
+        for i, o in enumerate(plan.operations)
+        if i != index and (o.op == "uart_tx_async" or spec(o.op).has(Flag.RX_RING))
+    ]
 
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: UartTxAsync) -> list[Evidence]:
-    """E_UART_CALLBACK_SHARED: the async API has one event callback per UART, which this operation owns."""
+    """E_UART_CALLBACK_SHARED: the async API has one event callback per UART, which this operation owns,
+    and no interrupt-driven receiver may run on the same UART. Reported once per pair, at the later one."""
 
-    others = _owners(plan, index) if framework == "zephyr" else []
-    if not others or others[0] < index:
+    if framework != "zephyr":
         return []
+    found: list[Evidence] = []
     label = op.name or f"operations[{index}]"
-    other = plan.operations[others[0]]
-    name = other.name or f"operations[{others[0]}]"
-    return [
-        violation(
-            "E_UART_CALLBACK_SHARED",
-            f"{label} and {name} ({other.op}) would both register the console UART's async callback "
-            "(uart_callback_set keeps one per UART)",
-            ["operations", others[0]],
-            [label, name],
-            relaxations=[relax(f"drop {name}", remove(["operations", others[0]]))],
+    for other_index in _owners(plan, index):
+        other = plan.operations[other_index]
+        if other.op == "uart_tx_async" and other_index < index:
+            continue  # the earlier sender reports the pair
+        later = max(index, other_index)
+        name = other.name or f"operations[{other_index}]"
+        dropped = plan.operations[later].name or f"operations[{later}]"
+        found.append(
+            violation(
+                "E_UART_CALLBACK_SHARED",
+                f"{label} and {name} ({other.op}) would both drive the console UART: the async API keeps one "
+                "callback per UART (uart_callback_set) and is off where the UART is interrupt-driven",
+                ["operations", later],
+                [label, name],
+                relaxations=[relax(f"drop {dropped}", remove(["operations", later]))],
+            )
         )
-    ]
+    return found
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: UartTxAsync) -> dict[str, Any]:
