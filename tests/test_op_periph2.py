@@ -115,6 +115,20 @@ SEEDED = [
         ("channels", "count"),
     ),
     Seeded(
+        "two-alarms-on-one-channel",
+        {
+            "target": "native_sim",
+            "framework": "zephyr",
+            "operations": [
+                {"op": "counter_alarm", "name": "slow", "delay_us": 50_000},
+                {"op": "counter_alarm", "name": "fast", "delay_us": 20_000},
+            ],
+        },
+        "E_COUNTER_CHANNEL",
+        "operations[1].channel",
+        ("fast", "COUNTER0", "slow"),
+    ),
+    Seeded(
         # RTC1 is the kernel's system timer: not offered to plans.
         "alarm-on-the-system-timer",
         _alarm(counter="RTC1"),

@@ -127,6 +127,27 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: CounterAl
                 )
             )
     channels = timer.channels or 0
+    taken = [
+        o.name or f"operations[{i}]"
+        for i, o in enumerate(plan.operations[:index])
+        if isinstance(o, CounterAlarm) and o.channel == op.channel and (c := _chosen(target, o)) and c[0] == name
+    ]
+    if taken and op.channel < channels:
+        used = {
+            o.channel
+            for o in plan.operations
+            if isinstance(o, CounterAlarm) and (c := _chosen(target, o)) and c[0] == name
+        }
+        free = [c for c in range(channels) if c not in used][:2]
+        found.append(
+            violation(
+                "E_COUNTER_CHANNEL",
+                f"{label}: channel {op.channel} of {name} is already armed by {taken[0]} (one alarm per channel)",
+                [*base, "channel"],
+                [label, name, taken[0]],
+                relaxations=[relax(f"use channel {c}", replace([*base, "channel"], c)) for c in free],
+            )
+        )
     if op.channel >= channels:
         found.append(
             violation(
