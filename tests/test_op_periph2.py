@@ -82,6 +82,15 @@ SEEDED = [
         ("limit", "count"),
     ),
     Seeded(
+        # A HAL stream takes one block per HAL_DMA_Start_IT: the HAL realization chains in software.
+        "scatter-hardware-chain-on-hal",
+        {**_scatter("stm32h743"), "framework": "hal"},
+        "E_DMA_BLOCKS",
+        "operations[0].chain",
+        ("gather", "DMA1"),
+        ("limit", "count"),
+    ),
+    Seeded(
         # dma-emul answers dma_get_status with -ENOSYS.
         "scatter-status-on-the-emulator",
         _scatter("native_sim", status=True),
@@ -319,6 +328,15 @@ def test_software_chain_configures_one_block_at_a_time_and_polls_status() -> Non
     assert run_plan(copy.deepcopy(plan)).status is Status.PASS
     main = _files(plan)["src/main.c"]
     assert ".block_count = 1U" in main and "dma_get_status(app_gather_dma, channel, &st)" in main
+
+
+def test_hal_chain_starts_each_next_block_from_the_completion_callback() -> None:
+    plan = load_plan(Path(__file__).parent / "plans" / "stm32f407_hal_periph2.yaml")
+    assert run_plan(plan).status is Status.PASS
+    main = lower(plan, load_target("stm32f407"), "hal").files["Core/Src/main.c"]
+    callback = main[main.index("static void gather_complete(DMA_HandleTypeDef *hdma)") :]
+    assert "HAL_DMA_Start_IT(hdma, (uint32_t)&gather_src[next * 256U]" in callback
+    assert "HAL_DMA_Abort_IT(&" in main and "__HAL_DMA_GET_COUNTER(&" in main
 
 
 def test_dma_mem2mem_now_lowers_on_native_sim() -> None:

@@ -21,6 +21,7 @@ from pydantic import Field
 from rac_fw.domains.firmware.facts.query import dt_labels, memory_to_memory_controllers
 from rac_fw.domains.firmware.ops.dma import zephyr_controller, zephyr_dma_node
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
+from rac_fw.domains.firmware.ops.dma.dma_mem2mem import _hal as _mem2mem_hal
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -28,6 +29,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import DmaController, Target
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
@@ -94,7 +96,21 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: DmaScatte
             )
         )
     controller = _controller(plan, target, op)
-    if framework != "zephyr" or controller is None:
+    if framework not in ("zephyr", "hal") or controller is None:
+        return found
+    if framework == "hal" and op.chain == "hardware":
+        found.append(
+            violation(
+                "E_DMA_BLOCKS",
+                f"{label} chains {op.blocks} blocks in hardware, but a HAL DMA stream takes one block per "
+                "HAL_DMA_Start_IT: the HAL realization chains them from the transfer-complete callback",
+                [*base, "chain"],
+                [label, controller.name],
+                [measure("blocks", op.blocks, "count"), measure("limit", 1, "count")],
+                [relax("chain the blocks in software", replace([*base, "chain"], "software"))],
+            )
+        )
+    if framework != "zephyr":
         return found
     if op.chain == "hardware" and op.blocks > controller.zephyr_blocks:
         fits = (
@@ -160,6 +176,15 @@ def _zephyr(b: ZephyrBuilder, index: int, op: DmaScatter) -> dict[str, Any]:
     }
 
 
+def _hal(b: HalBuild, index: int, op: DmaScatter) -> dict[str, Any]:
+    """dma_mem2mem's HAL view (buffers, stream, console) plus the block split the callback walks."""
+    view = _mem2mem_hal(b, index, op)
+    view["blocks"] = op.blocks
+    view["block_items"] = view["count"] // op.blocks
+    view["block_bytes"] = view["block_items"] * view["src"]["element"]
+    return view
+
+
 SPEC = OpSpec(
     model=DmaScatter,
     family="dma",
@@ -171,6 +196,7 @@ SPEC = OpSpec(
             view=_zephyr,
             available=lambda t: any(d.name.lower() in dt_labels(t) for d in memory_to_memory_controllers(t)),
         ),
+        "hal": Realization(template="dma_scatter", view=_hal),
     },
     checks=(_check,),
     codes=("E_DMA_BLOCKS", "E_DMA_STATUS"),
