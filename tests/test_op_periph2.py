@@ -330,13 +330,16 @@ def test_software_chain_configures_one_block_at_a_time_and_polls_status() -> Non
     assert ".block_count = 1U" in main and "dma_get_status(app_gather_dma, channel, &st)" in main
 
 
-def test_hal_chain_starts_each_next_block_from_the_completion_callback() -> None:
+def test_hal_chain_and_async_tx_complete_in_their_interrupt_callbacks() -> None:
     plan = load_plan(Path(__file__).parent / "plans" / "stm32f407_hal_periph2.yaml")
     assert run_plan(plan).status is Status.PASS
     main = lower(plan, load_target("stm32f407"), "hal").files["Core/Src/main.c"]
     callback = main[main.index("static void gather_complete(DMA_HandleTypeDef *hdma)") :]
     assert "HAL_DMA_Start_IT(hdma, (uint32_t)&gather_src[next * 256U]" in callback
     assert "HAL_DMA_Abort_IT(&" in main and "__HAL_DMA_GET_COUNTER(&" in main
+    assert "HAL_UART_Transmit_IT(&husart2, hello_async_text, 33U)" in main
+    assert "void HAL_UART_TxCpltCallback(UART_HandleTypeDef *huart)" in main
+    assert "void USART2_IRQHandler(void)" in lower(plan, load_target("stm32f407"), "hal").files["Core/Src/stm32f4xx_it.c"]
 
 
 def test_dma_mem2mem_now_lowers_on_native_sim() -> None:

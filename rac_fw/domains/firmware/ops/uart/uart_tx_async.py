@@ -27,6 +27,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -58,12 +59,14 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: UartTxAsy
     """E_UART_CALLBACK_SHARED: the async API has one event callback per UART, which this operation owns,
     and no interrupt-driven receiver may run on the same UART. Reported once per pair, at the later one."""
 
-    if framework != "zephyr":
+    if framework not in ("zephyr", "hal"):
         return []
     found: list[Evidence] = []
     label = op.name or f"operations[{index}]"
     for other_index in _owners(plan, index):
         other = plan.operations[other_index]
+        if framework == "hal" and other.op != "uart_tx_async":
+            continue  # HAL: reception has its own callbacks; only HAL_UART_TxCpltCallback is one per app
         if other.op == "uart_tx_async" and other_index < index:
             continue  # the earlier sender reports the pair
         later = max(index, other_index)
@@ -101,6 +104,16 @@ def _zephyr(b: ZephyrBuilder, index: int, op: UartTxAsync) -> dict[str, Any]:
     }
 
 
+def _hal(b: HalBuild, index: int, op: UartTxAsync) -> dict[str, Any]:
+    """HAL_UART_Transmit_IT on the console UART; HAL_UART_TxCpltCallback (from HAL_UART_IRQHandler) flags it."""
+    view = b.base_view(index, op)
+    uart = b.uart(None, None, f"operations[{index}]")
+    b.uart_irq(uart, None)
+    text = op.message + "\r\n"
+    view.update(uart=uart, message=c_string_literal(text), length=len(text.encode()), timeout_ms=op.timeout_ms)
+    return view
+
+
 def _available(target: Target) -> bool:
     route = console_rx_dma(target)
     return console_uart_known(target) and route is not None and route.builtin
@@ -115,6 +128,7 @@ SPEC = OpSpec(
         "zephyr": Realization(
             template="uart_async", view=_zephyr, admits=zephyr_uart_mode("async"), available=_available
         ),
+        "hal": Realization(template="uart_async", view=_hal, available=lambda t: t.board.console is not None),
     },
     checks=(_check,),
     codes=("E_UART_CALLBACK_SHARED",),
