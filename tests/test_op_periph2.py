@@ -1,4 +1,4 @@
-"""Peripheral depth: DMA block chains, counter alarms, async UART TX and I2C target mode.
+"""Peripheral depth: DMA block chains, counter alarms, async UART TX, polled echo, I2C target, ADC settings.
 
 Each seeded plan carries one violation of an operation's own obligations; its evidence must name the
 objects in conflict (and magnitudes with units where a quantity is wrong), and every relaxation offered
