@@ -57,6 +57,7 @@ def _candidates(plan: Plan, target: Target) -> list[str]:
     ]
 
 
+
 def _check(plan: Plan, target: Target, framework: str, index: int, op: DevicePm) -> list[Evidence]:
     if framework not in SPEC.realizations:
         return []

@@ -48,6 +48,7 @@ def _lockable(target: Target, framework: str) -> list[PowerState]:
     return [s for s in facts.states if s.enter.get(framework) == mechanism] if facts and mechanism else []
 
 
+
 def _check(plan: Plan, target: Target, framework: str, index: int, op: PmLock) -> list[Evidence]:
     realization = SPEC.realization(framework)
     if realization is None or not realization.available(target):
