@@ -61,6 +61,10 @@ class BoundPlan:
     """(role, plan name) → binding."""
     bindings: tuple[str, ...] = ()
     """One line per bound field, in plan order (``operations[0].led led1 → board led LED2 (P0.14…)``)."""
+    pins_in_use: frozenset[str] = frozenset()
+    """Every chip pin the plan itself uses: declared pins, chip selects, bound LEDs/buttons and analog
+    channel pins. A lowering picking a pin the plan left open (an I2C SCL) chooses outside this set, so
+    it never needs the obligations' pin claims."""
 
     def endpoint(self, role: Endpoint, name: str) -> BoundEndpoint:
         """The binding of LED/output (``role="led"``) or button ``name``."""
@@ -101,7 +105,21 @@ def bind(plan: Plan, target: Target, framework: str) -> BoundPlan:
                 continue
             endpoints[(role, name)] = bound
             lines.append(f"operations[{index}].{field_name} {name} → {bound.describe()}")
-    return BoundPlan(plan, target, framework, endpoints, tuple(lines))
+    return BoundPlan(plan, target, framework, endpoints, tuple(lines), _pins_in_use(plan, endpoints))
+
+
+def _pins_in_use(plan: Plan, endpoints: dict[tuple[Endpoint, str], BoundEndpoint]) -> frozenset[str]:
+    """The pins of ``BoundPlan.pins_in_use``: what the plan declares and what its endpoints bind to."""
+    pins = {use.pin for use in plan.resources.pins}
+    pins |= {d.chip_select for d in plan.resources.devices if d.chip_select}
+    pins |= {bound.pin for bound in endpoints.values()}
+    for op in plan.operations:
+        single = getattr(op, "channel", None)
+        for channel in getattr(op, "channels", None) or ([single] if single is not None else []):
+            pin = getattr(channel, "pin", None)
+            if isinstance(pin, str):
+                pins.add(pin)
+    return frozenset(pins)
 
 
 class BoundBuild:

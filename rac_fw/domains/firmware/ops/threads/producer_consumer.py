@@ -6,12 +6,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import hal_rtos
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -48,6 +50,20 @@ def _espidf(b: EspIdfBuild, index: int, op: ProducerConsumer) -> dict[str, Any]:
             "consumer_task": b.thread(op.consumer, f"{op.consumer}_{sym}")}  # fmt: skip
 
 
+def _hal(b: HalBuild, index: int, op: ProducerConsumer) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    where = f"operations[{index}]"
+    b.kernel_object("queue", op.queue_depth * op.item_bytes)
+    view.update(
+        depth=op.queue_depth,
+        item_bytes=op.item_bytes,
+        period=b.ticks(op.period_ms),
+        producer=b.thread(op.producer, f"{op.producer}_{view['sym']}", where),
+        consumer=b.thread(op.consumer, f"{op.consumer}_{view['sym']}", where),
+    )
+    return view
+
+
 SPEC = OpSpec(
     model=ProducerConsumer,
     family="threads",
@@ -55,5 +71,6 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads", view=_espidf),
+        "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
     },
 )

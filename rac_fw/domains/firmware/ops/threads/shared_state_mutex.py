@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import hal_rtos
 from rac_fw.domains.firmware.ops.threads import LOCK_PERIOD_MS, LOCK_TIMEOUT_MS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
@@ -14,6 +15,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -51,6 +53,19 @@ def _espidf(b: EspIdfBuild, index: int, op: SharedStateMutex) -> dict[str, Any]:
     return {"tasks": [b.thread(t, f"{t}_{b.symbol(index, op)}") for t in op.threads]}
 
 
+def _hal(b: HalBuild, index: int, op: SharedStateMutex) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    where = f"operations[{index}]"
+    view.update(
+        lock=b.lock(op.lock, op.priority_inheritance),
+        state_bytes=op.state_bytes,
+        wait=b.wait(LOCK_TIMEOUT_MS),
+        period=b.ticks(LOCK_PERIOD_MS),
+        threads=[b.thread(t, f"{t}_{view['sym']}", where) for t in op.threads],
+    )
+    return view
+
+
 SPEC = OpSpec(
     model=SharedStateMutex,
     family="threads",
@@ -58,5 +73,6 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads", view=_espidf),
+        "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
     },
 )
