@@ -61,6 +61,12 @@ FAMILIES = {
     "memory domains": ("memory_domain",),
     "core clock": ("core_clock",),
     "can": ("can_send", "can_receive"),
+    "dma scatter-gather": ("dma_scatter",),
+    "counter": ("counter_alarm",),
+    "uart async tx": ("uart_tx_async",),
+    "i2c target": ("i2c_target",),
+    "adc analog settings": ("adc_sample",),
+    "uart polled echo": ("uart_echo",),
 }
 
 
