@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 STATE = "E_POWER_STATE"
 WAKE = "E_POWER_WAKE_SOURCE"
 RAM_LOST = "E_POWER_RAM_LOST"
+RESET_LAST = "E_POWER_RESET_LAST"
+#: Fields whose value makes an operation repeat (it reports on its first pass, after the once-only ones).
+PERIOD_FIELDS = ("interval_ms", "repeat_interval_ms", "feed_interval_ms", "period_ms")
 
 
 WakeKind = Literal["gpio", "rtc", "timer"]
@@ -195,6 +198,8 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) ->
             [ev.measure("wake_after", op.after_ms, "ms")] if op.after_ms and kind != "gpio" else [],
             _wake_options(plan, target, state, op, index, kind) + other_states,
         ))  # fmt: skip
+    if state.wake_resets and op.resume == "restart":
+        found.extend(_reset_last(plan, target, state, op, index, other_states))
     if state.wake_resets and op.resume == "continue":
         lost = sum(r.size for r in target.memory if r.kind in ("sram", "dtcm", "ccm"))
         kept = f" (kept: {', '.join(state.retained)})" if state.retained else ""
@@ -208,6 +213,39 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) ->
              *other_states],
         ))  # fmt: skip
     return found
+
+
+def _periodic(other: Any) -> bool:
+    return any(getattr(other, f, None) for f in PERIOD_FIELDS)
+
+
+def _reset_last(
+    plan: Plan, target: Target, state: PowerState, op: Sleep, index: int, other_states: list[Relaxation]
+) -> list[Evidence]:
+    """E_POWER_RESET_LAST: a state whose wake-up is a reset ends the run, so every other operation must
+    have run and reported before it — the sleep is the plan's last operation and nothing repeats
+    (a periodic operation reports on its first loop pass, which would come after the sleep)."""
+    count = len(plan.operations)
+    later = list(range(index + 1, count))
+    periodic = [i for i, other in enumerate(plan.operations) if i != index and _periodic(other)]
+    if not later and not periodic:
+        return []
+    blocking = sorted(set(later) | set(periodic))
+    def named(indices: list[int]) -> str:
+        return ", ".join(f"{plan.operations[i].name or plan.operations[i].op} (operations[{i}])" for i in indices)
+
+    why = [f"{named(later)} after it" if later else "", f"{named(periodic)} repeating" if periodic else ""]
+    steps = [ev.remove(["operations", i]) for i in sorted({*periodic, index}, reverse=True)]
+    steps.append(ev.add(["operations", -1], op.model_dump(mode="json", exclude_none=True)))
+    dropped = [plan.operations[i].name or plan.operations[i].op for i in periodic]
+    how = f"drop the periodic {', '.join(dropped)} and sleep last" if dropped else "move the sleep to the end"
+    return [ev.violation(
+        RESET_LAST, f"{state.name} on {target.id} wakes by a reset, so the run ends there; with "
+        f"{' and '.join(w for w in why if w)} those operations would never report (no 'rac: done')",
+        ["operations", index], [state.name, op.name or op.op, *(plan.operations[i].op for i in blocking)],
+        [ev.measure("operations_after", len(blocking), "operations")],
+        [ev.relax(how, *steps), *other_states],
+    )]  # fmt: skip
 
 
 def _mechanism(target: Target, framework: str, op: Sleep) -> str:
@@ -225,8 +263,9 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Sleep) -> dict[str, Any]:
     if mechanism == "pm":
         b.app.need("power", "CONFIG_PM")
     if mechanism == "poweroff":
-        b.app.need("power", "CONFIG_POWEROFF")
-        b.app.includes.add("zephyr/sys/poweroff.h")
+        # hwinfo: the reset cause printed on boot tells a wake-up from a first start.
+        b.app.need("power", "CONFIG_POWEROFF", "CONFIG_HWINFO")
+        b.app.includes.update({"zephyr/sys/poweroff.h", "zephyr/drivers/hwinfo.h"})
     spec = None
     if op.button is not None:
         b.app.need("gpio")
@@ -255,7 +294,14 @@ def _espidf(b: EspIdfBuild, index: int, op: Sleep) -> dict[str, Any]:
         "state_c": c_string_literal(op.state),
         "after_us": op.after_ms * 1000 if op.after_ms else None,
         "pin": pin,
+        "others": len(b.plan.operations) - 1,
+        "wait_ms": RESET_REPORT_WAIT_MS,
     }
+
+
+#: ESP-IDF deep sleep: how long the sleeping operation waits for the other operations' first reports
+#: (their tasks run concurrently with app_main) before it reports and sleeps.
+RESET_REPORT_WAIT_MS = 10_000
 
 
 #: Sleep-mode realizations (bare metal, STM32 HAL) are woken by the 1 kHz SysTick time base, so a timer
@@ -320,5 +366,5 @@ SPEC = OpSpec(
         "hal": Realization(template="power", view=_hal, available=_enters("hal"), admits=_systick_admits("hal")),
     },
     checks=(_check,),
-    codes=(STATE, WAKE, RAM_LOST),
+    codes=(STATE, WAKE, RAM_LOST, RESET_LAST),
 )
