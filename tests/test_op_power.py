@@ -144,21 +144,55 @@ def test_rtc_wake_sleep_lowers_to_the_framework_mechanisms() -> None:
 def test_a_reset_on_wake_sleep_reports_done_before_sleeping_and_the_wake_cause_on_boot() -> None:
     """System OFF / deep sleep end the run with a reset: the sleeping operation reports (completing
     "rac: done") just before it enters the state, and the next boot prints why it started."""
-    off = run_plan(parse_plan({"target": "nrf52840", "framework": "zephyr", "operations": [
-        {"op": "gpio_set", "name": "lamp", "led": "led0"},
-        {"op": "sleep", "name": "nap", "state": "system_off", "wake": ["gpio"], "button": "sw0", "resume": "restart"}]}))
+    off = run_plan(
+        parse_plan(
+            {
+                "target": "nrf52840",
+                "framework": "zephyr",
+                "operations": [
+                    {"op": "gpio_set", "name": "lamp", "led": "led0"},
+                    {
+                        "op": "sleep",
+                        "name": "nap",
+                        "state": "system_off",
+                        "wake": ["gpio"],
+                        "button": "sw0",
+                        "resume": "restart",
+                    },
+                ],
+            }
+        )
+    )
     assert off.status is Status.PASS, [(e.code, e.message) for e in off.evidence]
     files = _files(off)
     main = files["src/main.c"]
     assert main.index('rac_ok("nap");') < main.index("sys_poweroff();")
     assert main.index("hwinfo_get_reset_cause(&cause)") < main.index("app_nap_step(void)")
     assert "RESET_LOW_POWER_WAKE" in main and "CONFIG_HWINFO=y" in files["prj.conf"]
-    deep = run_plan(parse_plan({"target": "esp32s3", "framework": "espidf", "operations": [
-        {"op": "uart_print", "name": "hello", "message": "hi"},
-        {"op": "sleep", "name": "nap", "state": "deep_sleep", "wake": ["rtc"], "after_ms": 1000, "resume": "restart"}]}))
+    deep = run_plan(
+        parse_plan(
+            {
+                "target": "esp32s3",
+                "framework": "espidf",
+                "operations": [
+                    {"op": "uart_print", "name": "hello", "message": "hi"},
+                    {
+                        "op": "sleep",
+                        "name": "nap",
+                        "state": "deep_sleep",
+                        "wake": ["rtc"],
+                        "after_ms": 1000,
+                        "resume": "restart",
+                    },
+                ],
+            }
+        )
+    )
     assert deep.status is Status.PASS, [(e.code, e.message) for e in deep.evidence]
     app = _files(deep)["main/main.c"]
-    assert app.index("esp_sleep_get_wakeup_cause()") < app.index('rac_ok("nap");') < app.index("esp_deep_sleep_start();")
+    assert (
+        app.index("esp_sleep_get_wakeup_cause()") < app.index('rac_ok("nap");') < app.index("esp_deep_sleep_start();")
+    )
     assert "atomic_load(&rac_reported) < 1U && waited < 10000U" in app
 
 

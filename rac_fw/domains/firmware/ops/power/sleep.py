@@ -231,6 +231,7 @@ def _reset_last(
     if not later and not periodic:
         return []
     blocking = sorted(set(later) | set(periodic))
+
     def named(indices: list[int]) -> str:
         return ", ".join(f"{plan.operations[i].name or plan.operations[i].op} (operations[{i}])" for i in indices)
 
