@@ -280,6 +280,58 @@ def test_qemu_netduinoplus2_does_not_model_the_flash_interface(tmp_path: Path) -
     assert "rac: boot stm32f407" in text and "rac: blob FAIL not erased at byte 0" in text, text[:2000]
 
 
+def _flash_plan(target: str, framework: str) -> dict[str, Any]:
+    return {"target": target, "framework": framework,
+            "operations": [{"op": "flash_store", "name": "blob", "length_bytes": 256}]}  # fmt: skip
+
+
+@pytest.mark.parametrize(("target", "bank", "sector", "address", "program"), [
+    ("stm32f407", 1, 11, "0x080E0000UL", "HAL_FLASH_Program(FLASH_TYPEPROGRAM_BYTE, 0x080E0000UL + i, (uint64_t)"),
+    ("stm32h743", 2, 7, "0x081E0000UL", "HAL_FLASH_Program(FLASH_TYPEPROGRAM_FLASHWORD, 0x081E0000UL + i, (uint32_t)"),
+])  # fmt: skip
+def test_hal_flash_store_erases_the_last_sector_by_bank_and_programs_in_units(
+    target: str, bank: int, sector: int, address: str, program: str
+) -> None:
+    """F4: one bank of 12 mixed sectors, byte programming; H7: two banks of 8 x 128 KB, 32-byte flash
+    words from a buffer address (and a D-cache invalidate before the read-back): all from the facts."""
+    result = run_plan(parse_plan(_flash_plan(target, "hal")))
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    assert result.lowered is not None
+    main = result.lowered.files["Core/Src/main.c"]
+    assert f"erase.Banks = FLASH_BANK_{bank};" in main and f"erase.Sector = FLASH_SECTOR_{sector};" in main
+    assert main.index("HAL_FLASH_Unlock()") < main.index("HAL_FLASHEx_Erase(&erase") < main.index(program)
+    assert main.index(program) < main.index("HAL_FLASH_Lock()") and address in main
+    assert ("SCB_InvalidateDCache_by_Addr" in main) == (target == "stm32h743")
+
+
+def test_hal_flash_store_refuses_a_misaligned_h7_record() -> None:
+    plan = _flash_plan("stm32h743", "hal")
+    plan["operations"][0]["length_bytes"] = 100
+    assert_seeded(
+        plan, "E_WRITE_ALIGNMENT", {"length_bytes", "stm32h743"}, {"length_bytes": "bytes", "write_block": "bytes"}
+    )
+
+
+def test_nrf52840_baremetal_flash_store_uses_the_nvmc_and_stays_below_its_page(tmp_path: Path) -> None:
+    require_tool("arm-none-eabi-gcc")
+    plan = tmp_path / "nvmc.json"
+    plan.write_text(json.dumps(_flash_plan("nrf52840", "baremetal")))
+    out = tmp_path / "app"
+    command = [sys.executable, "-m", "rac_fw.cli", "plan", str(plan), "-o", str(out), "--build", "gcc", "--json"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    with (out / "build" / "firmware.elf").open("rb") as handle:
+        elf = ELFFile(handle)
+        ends = [seg["p_paddr"] + seg["p_filesz"] for seg in elf.iter_segments() if seg["p_type"] == "PT_LOAD"]
+        symbols = elf.get_section_by_name(".symtab")
+        assert symbols is not None and symbols.get_symbol_by_name("main")
+    assert max(ends) <= 0x000FF000, "the image would overlap the page flash_store erases"
+    source = (out / "src" / "main.c").read_text()
+    erase, write, read = (source.index(f"NVMC->CONFIG = {v}UL;") for v in (2, 1, 0))
+    assert erase < source.index("NVMC->ERASEPAGE = 0x000FF000UL;") < write < read
+    assert "NVMC->READY & NVMC_READY_READY_Msk" in source
+
+
 # --- the verifier's storage rules, one bad source each ----------------------------------------------------
 ZEPHYR_BAD = [
     ("storage_nvs_before_mount", "E_CALL_ORDER"),
@@ -292,6 +344,12 @@ ESPIDF_BAD = [
     ("storage_nvs_open_before_init", "E_CALL_ORDER"),
     ("storage_ota_write_without_begin", "E_CALL_MISSING"),
     ("storage_confirm_without_state", "E_CALL_MISSING"),
+]
+
+
+HAL_BAD = [
+    ("storage_program_before_erase", "E_CALL_ORDER"),
+    ("storage_erase_while_locked", "E_CALL_ORDER"),
 ]
 
 
@@ -315,3 +373,21 @@ def test_espidf_storage_order_rule(name: str, code: str) -> None:
     result = verify_sources(files, "espidf", None)
     assert {e.code for e in result.evidence} == {code}, [(e.code, e.location, e.message) for e in result.evidence]
     assert f"main/main.c:{_expected_line(path)} in app_main()" in {e.location for e in result.evidence}
+
+
+@pytest.mark.parametrize(("name", "code"), HAL_BAD)
+def test_hal_storage_order_rule(name: str, code: str) -> None:
+    path = BAD / "hal" / f"{name}.c"
+    support = BAD / "hal" / "support"
+    # The shared support configuration with the FLASH module enabled, as a project that programs flash has it.
+    conf = (support / "stm32h7xx_hal_conf.h").read_text()
+    conf = conf.replace(
+        "#define HAL_GPIO_MODULE_ENABLED", "#define HAL_FLASH_MODULE_ENABLED\n#define HAL_GPIO_MODULE_ENABLED"
+    )
+    conf = conf.replace(
+        '#include "stm32h7xx_hal_gpio.h"', '#include "stm32h7xx_hal_flash.h"\n#include "stm32h7xx_hal_gpio.h"'
+    )
+    files = {"Src/main.c": path.read_text(), "Inc/stm32h7xx_hal_conf.h": conf}
+    result = verify_sources(files, "hal", None)
+    assert {e.code for e in result.evidence} == {code}, [(e.code, e.location, e.message) for e in result.evidence]
+    assert f"Src/main.c:{_expected_line(path)} in main()" in {e.location for e in result.evidence}
