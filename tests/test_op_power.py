@@ -69,6 +69,13 @@ SEEDED = [
                      {"op": "sleep", "name": "nap", "state": "deep_sleep", "wake": ["rtc"], "after_ms": 1000,
                       "resume": "restart"}]},
      "E_POWER_RESET_LAST", {"deep_sleep", "nap", "uart_print"}, {"operations_after": (1, "operations")}),
+    ("hal-stop-wakes-on-a-button-not-the-rtc",
+     _plan("stm32f407", "hal", state="stop", wake=["rtc"], after_ms=1000),
+     "E_TARGET_UNSUPPORTED", {"stop", "rtc"}, {}),
+    ("hal-standby-pin-is-not-a-wkup-pin",
+     {**_plan("stm32h743", "hal", state="standby", wake=["gpio"], button="door", resume="restart"),
+      "resources": {"pins": [{"name": "door", "pin": "PB5"}]}},
+     "E_POWER_WAKE_SOURCE", {"standby", "gpio", "door", "PB5"}, {}),
     ("unknown-state",
      _plan("stm32f407", "zephyr", state="hibernate", wake=["rtc"], after_ms=1000),
      "E_POWER_STATE", {"hibernate", "stm32f407"}, {}),
@@ -202,6 +209,32 @@ def test_hal_sleep_waits_in_sleep_mode_for_the_ticks() -> None:
     main = _files(result)["Core/Src/main.c"]
     assert "HAL_PWR_EnterSLEEPMode(PWR_MAINREGULATOR_ON, PWR_SLEEPENTRY_WFI);" in main
     assert "< 25U" in main
+
+
+@pytest.mark.parametrize(("target", "irq", "wkup", "clear"), [
+    ("stm32f407", "EXTI0", 1, "__HAL_PWR_CLEAR_FLAG(PWR_FLAG_WU);"),
+    ("stm32h743", "EXTI15_10", 4, "__HAL_PWR_CLEAR_WAKEUPFLAG(PWR_WAKEUP_FLAG4);"),
+])  # fmt: skip
+def test_hal_stop_and_standby_wake_on_the_board_button(target: str, irq: str, wkup: int, clear: str) -> None:
+    """Stop: the button's EXTI line (from its pin number), SysTick suspended, the clock tree configured
+    again after the wake-up. Standby: the button's WKUP index in the facts' list, its flag cleared by the
+    PWR registers the SVD facts have (per-pin WKUPCR on the H7, CSR.WUF on the F4)."""
+    stop = run_plan(parse_plan(_plan(target, "hal", state="stop", wake=["gpio"], button="sw0")))
+    assert stop.status is Status.PASS, [(e.code, e.message) for e in stop.evidence]
+    main = _files(stop)["Core/Src/main.c"]
+    entered = main.index("HAL_PWR_EnterSTOPMode(PWR_LOWPOWERREGULATOR_ON, PWR_STOPENTRY_WFI);")
+    assert (
+        main.index("HAL_SuspendTick();")
+        < entered
+        < main.rindex("SystemClock_Config();", 0, main.index("HAL_ResumeTick();"))
+    )
+    assert f"HAL_NVIC_EnableIRQ({irq}_IRQn);" in main and "GPIO_MODE_IT_RISING" in main
+    standby = run_plan(parse_plan(_plan(target, "hal", state="standby", wake=["gpio"], button="sw0", resume="restart")))
+    assert standby.status is Status.PASS, [(e.code, e.message) for e in standby.evidence]
+    main = _files(standby)["Core/Src/main.c"]
+    assert main.index(clear) < main.index(f"HAL_PWR_EnableWakeUpPin(PWR_WAKEUP_PIN{wkup});")
+    assert main.index(f"HAL_PWR_EnableWakeUpPin(PWR_WAKEUP_PIN{wkup});") < main.index("HAL_PWR_EnterSTANDBYMode();")
+    assert "__HAL_PWR_GET_FLAG(PWR_FLAG_SB)" in main
 
 
 def test_pm_lock_and_runtime_pm_are_balanced_in_the_generated_c() -> None:

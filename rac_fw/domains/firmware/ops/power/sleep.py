@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.power import PowerFacts, PowerState, power
-from rac_fw.domains.firmware.facts.query import board_button, exact_name
+from rac_fw.domains.firmware.facts.query import board_button, exact_name, has_registers
 from rac_fw.domains.firmware.ops.crypto.policy import idf_headers
 from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
@@ -305,29 +305,46 @@ def _espidf(b: EspIdfBuild, index: int, op: Sleep) -> dict[str, Any]:
 RESET_REPORT_WAIT_MS = 10_000
 
 
-#: Sleep-mode realizations (bare metal, STM32 HAL) are woken by the 1 kHz SysTick time base, so a timer
-#: is their only wake source.
-SYSTICK_WAKE = ("timer",)
+#: The wake sources each WFI-based mechanism of bare metal and the STM32 HAL is built with: Sleep mode is
+#: woken by the 1 kHz SysTick; Stop (SysTick suspended, main clocks off) and Standby by the button's
+#: EXTI line / WKUP pin. Other sources (the RTC wake-up timer) need the RTOS frameworks' drivers.
+SUPER_LOOP_WAKE: dict[str, tuple[WakeKind, ...]] = {"idle": ("timer",), "stop": ("gpio",), "standby": ("gpio",)}
 
 
-def _systick_admits(framework: str) -> Any:
+def _super_loop_admits(framework: str) -> Any:
     def admits(plan: Plan, target: Target, index: int, op: Sleep) -> list[Evidence]:
-        """A WFI loop woken by the SysTick: wake sources beyond ``timer`` need the RTOS frameworks' drivers."""
-        extra = [k for k in op.wake if k not in SYSTICK_WAKE]
+        """Only the wake sources ``SUPER_LOOP_WAKE`` lists for the state's mechanism are built here."""
+        facts = power(target)
+        state = facts.state(op.state) if facts else None
+        if state is None or framework not in state.enter:
+            return []  # the state obligation answers
+        allowed = SUPER_LOOP_WAKE.get(state.enter[framework], ())
+        extra = [k for k in op.wake if k not in allowed]
         if not extra:
             return []
         at: ev.Path = ["operations", index]
-        steps = [ev.replace([*at, "wake"], list(SYSTICK_WAKE))]
-        if op.after_ms is None:
-            steps.append(ev.replace([*at, "after_ms"], 1000))
-        if op.button is not None:
-            steps.append(ev.remove([*at, "button"]))
+        options: list[Relaxation] = []
+        if allowed == ("timer",):
+            steps = [ev.replace([*at, "wake"], ["timer"])]
+            if op.after_ms is None:
+                steps.append(ev.replace([*at, "after_ms"], 1000))
+            if op.button is not None:
+                steps.append(ev.remove([*at, "button"]))
+            options.append(ev.relax("wake on the SysTick timer only", *steps))
+        else:
+            button = op.button if op.button and _wakes(plan, target, state, op, "gpio") else None
+            button = button or _capable_button(target, state, None)
+            if button is not None:
+                steps = [ev.replace([*at, "wake"], ["gpio"]), ev.replace([*at, "button"], button)]
+                if op.after_ms is not None:
+                    steps.append(ev.remove([*at, "after_ms"]))
+                options.append(ev.relax(f"wake on button {button} only", *steps))
         others = [f for f in target.frameworks if f not in (framework, "baremetal", "hal") and f in SPEC.realizations]
+        source = "the SysTick timer" if allowed == ("timer",) else "a button"
         return [ev.violation(
-            "E_TARGET_UNSUPPORTED", f"{framework} sleep wakes only on the SysTick timer; {', '.join(extra)} need the "
+            "E_TARGET_UNSUPPORTED", f"{framework} {state.name} wakes only on {source}; {', '.join(extra)} need the "
             f"{' or '.join(others) or 'RTOS'} drivers", [*at, "wake"], [op.state, *extra],
-            relaxations=[ev.relax("wake on the SysTick timer only", *steps),
-                         *(ev.relax(f"use framework {f}", ev.replace(["framework"], f)) for f in others)],
+            relaxations=[*options, *(ev.relax(f"use framework {f}", ev.replace(["framework"], f)) for f in others)],
         )]  # fmt: skip
 
     return admits
@@ -340,9 +357,35 @@ def _baremetal(b: BaremetalBuild, index: int, op: Sleep) -> None:
 
 
 def _hal(b: HalBuild, index: int, op: Sleep) -> dict[str, Any]:
-    _mechanism(b.target, "hal", op)
+    """Sleep: a WFI loop over the SysTick. Stop: the button's EXTI line armed, the SysTick suspended,
+    ``HAL_PWR_EnterSTOPMode`` until that line fires, then ``SystemClock_Config`` again (Stop exits on the
+    HSI, RM0090 §5.3.5 / RM0433 §6.6.7). Standby: the button's WKUP pin (its index in the facts' WKUP
+    list) armed with its flag cleared, then ``HAL_PWR_EnterSTANDBYMode``; the next boot reads PWR_FLAG_SB."""
+    mechanism = _mechanism(b.target, "hal", op)
     view = b.base_view(index, op)
-    view.update(state=op.state, after_ms=op.after_ms or 0)
+    view.update(state=op.state, after_ms=op.after_ms or 0, mechanism=mechanism)
+    if mechanism == "stop" and op.button is not None:
+        pin = b.input_view(view, op.button, None, f"operations[{index}].button")
+        view["mode"] = "GPIO_MODE_IT_FALLING" if view["active_low"] else "GPIO_MODE_IT_RISING"
+        line = pin.number
+        view["irq"] = b.irq("EXTI", f"EXTI{line}" if line <= 4 else ("EXTI9_5" if line <= 9 else "EXTI15_10"))
+        view["priority"] = 5
+        b.exti.setdefault(view["irq"], []).append(view)
+    if mechanism == "standby" and op.button is not None:
+        facts = power(b.target)
+        state = facts.state(op.state) if facts else None
+        gpio = state.wakes("gpio") if state else None
+        pin, _ = b.io(op.button, "button", f"operations[{index}].button")
+        if gpio is None or pin.name not in gpio.pins:
+            raise b.unsupported(f"operations.{index}.button", f"{pin.name} is not a WKUP pin of {b.target.id}")
+        wkup = gpio.pins.index(pin.name) + 1
+        view.update(wkup=wkup, wkup_pin=pin.name)
+        # The wake-up flag: per-pin in PWR_WKUPFR/WKUPCR where the PWR has them (RM0433 §6.8), else CSR.WUF.
+        view["clear_wake"] = (
+            f"__HAL_PWR_CLEAR_WAKEUPFLAG(PWR_WAKEUP_FLAG{wkup})"
+            if has_registers(b.target, "PWR", "WKUPCR")
+            else "__HAL_PWR_CLEAR_FLAG(PWR_FLAG_WU)"
+        )
     return view
 
 
@@ -362,9 +405,12 @@ SPEC = OpSpec(
         "zephyr": Realization(template="power", view=_zephyr, available=_enters("zephyr")),
         "espidf": Realization(template="power", view=_espidf, available=_enters("espidf")),
         "baremetal": Realization(
-            template="ops/sleep", view=_baremetal, available=_enters("baremetal"), admits=_systick_admits("baremetal")
+            template="ops/sleep",
+            view=_baremetal,
+            available=_enters("baremetal"),
+            admits=_super_loop_admits("baremetal"),
         ),
-        "hal": Realization(template="power", view=_hal, available=_enters("hal"), admits=_systick_admits("hal")),
+        "hal": Realization(template="power", view=_hal, available=_enters("hal"), admits=_super_loop_admits("hal")),
     },
     checks=(_check,),
     codes=(STATE, WAKE, RAM_LOST, RESET_LAST),
