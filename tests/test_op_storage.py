@@ -280,6 +280,39 @@ def test_qemu_netduinoplus2_does_not_model_the_flash_interface(tmp_path: Path) -
     assert "rac: boot stm32f407" in text and "rac: blob FAIL not erased at byte 0" in text, text[:2000]
 
 
+def _idf_setting(**fields: Any) -> dict[str, Any]:
+    setting = {"op": "settings_value", "name": "cal", "key": "calibration", "value_bytes": 32, **fields}
+    return {"target": "esp32s3", "framework": "espidf", "operations": [setting]}
+
+
+def test_espidf_settings_restore_then_save_commit_and_read_back() -> None:
+    """The value of the previous boot is restored first (none on the first boot), then saved with a
+    commit and read back, in a namespace of its own beside kv_record's (one nvs_flash file system)."""
+    plan = _idf_setting(save_period_ms=3_600_000)
+    plan["operations"].append({"op": "kv_record", "name": "log", "key": "log", "value_bytes": 16})
+    result = run_plan(parse_plan(plan))
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    assert result.lowered is not None
+    app = result.lowered.files["main/main.c"]
+    restore = app.index("cal_restore(&cal_restored)")
+    assert app.index("nvs_flash_init()") < restore < app.index("ESP_ERROR_CHECK(cal_save());", restore)
+    assert 'nvs_open("rac_settings", NVS_READWRITE, &handle)' in app and "ESP_ERR_NVS_NOT_FOUND" in app
+    body = app[app.index("static esp_err_t cal_save(void)") :]
+    assert body.index("nvs_set_blob") < body.index("nvs_commit(handle)") < body.index("nvs_get_blob")
+    assert "vTaskDelay(pdMS_TO_TICKS(3600000))" in app
+
+
+def test_espidf_settings_key_and_endurance_limits() -> None:
+    assert_seeded(
+        _idf_setting(key="calibration_table_v2"),
+        "E_KEY_TOO_LONG",
+        {"calibration_table_v2"},
+        {"key_length": "characters", "max": "characters"},
+    )
+    result = run_plan(parse_plan(_idf_setting(save_period_ms=10)))
+    assert "E_FLASH_ENDURANCE" in {e.code for e in result.evidence}
+
+
 def _flash_plan(target: str, framework: str) -> dict[str, Any]:
     return {"target": target, "framework": framework,
             "operations": [{"op": "flash_store", "name": "blob", "length_bytes": 256}]}  # fmt: skip
