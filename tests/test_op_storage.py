@@ -280,6 +280,53 @@ def test_qemu_netduinoplus2_does_not_model_the_flash_interface(tmp_path: Path) -
     assert "rac: boot stm32f407" in text and "rac: blob FAIL not erased at byte 0" in text, text[:2000]
 
 
+def _lfs(target: str, **fields: Any) -> dict[str, Any]:
+    op = {"op": "fs_file", "name": "bootlog", "file": "boot", "file_bytes": 1000, **fields}
+    return {"target": target, "framework": "zephyr", "operations": [op, {"op": "gpio_set", "led": "led0"}]}
+
+
+def _lfs_with_buffer(size: int) -> dict[str, Any]:
+    plan = _lfs("nrf52840", cache_bytes=4096, lookahead_bytes=1024)
+    plan["resources"] = {"buffers": [{"name": "frame", "size_bytes": size, "role": "scratch"}]}
+    return plan
+
+
+@pytest.mark.parametrize(
+    ("case", "plan", "code", "objects", "units"),
+    [
+        ("one-sector-partition", _lfs("stm32h743"), "E_PARTITION_TOO_SMALL",
+         {"storage_partition", "boot", "stm32h743"}, {"file": "bytes", "needed": "blocks", "available": "blocks"}),
+        ("file-larger-than-partition", _lfs("nrf52840", file_bytes=40_000), "E_PARTITION_TOO_SMALL",
+         {"storage_partition", "boot"}, {"needed": "blocks", "available": "blocks"}),
+        ("cache-not-dividing-the-block", _lfs("nrf52840", cache_bytes=48), "E_FS_CACHE",
+         {"boot", "nrf52840"}, {"cache": "bytes", "prog": "bytes", "block": "bytes"}),
+        # 5 x 4096-byte cache units + 1024 lookahead beside a 240000-byte buffer exceed the DK's 256 KB RAM
+        ("caches-over-the-ram-budget", _lfs_with_buffer(240_000), "E_RAM_BUDGET", set(), {}),
+    ],
+)  # fmt: skip
+def test_seeded_littlefs_violation(
+    case: str, plan: dict[str, Any], code: str, objects: set[str], units: dict[str, str]
+) -> None:
+    assert_seeded(plan, code, objects, units)
+
+
+def test_littlefs_mounts_formats_on_failure_and_reads_back() -> None:
+    """8 blocks of 4 KB on the nRF52840-DK: the 1000-byte file needs 1 + 3 blocks. The mount carries
+    FS_MOUNT_FLAG_NO_FORMAT only when the plan forbids formatting; the cache sizes reach Kconfig."""
+    result = run_plan(parse_plan(_lfs("nrf52840")))
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    assert result.lowered is not None
+    main, prj = result.lowered.files["src/main.c"], result.lowered.files["prj.conf"]
+    assert (
+        "FS_MOUNT_FLAG_NO_FORMAT" not in main and ".storage_dev = (void *)FIXED_PARTITION_ID(storage_partition)" in main
+    )
+    write, read = main.index("FS_O_CREATE | FS_O_WRITE"), main.index("FS_O_READ)")
+    assert main.index("fs_mount(&") < write < main.index("fs_write(&file") < read < main.index("fs_read(&file")
+    assert "CONFIG_FILE_SYSTEM_LITTLEFS=y" in prj and "CONFIG_FS_LITTLEFS_CACHE_SIZE=64" in prj
+    strict = run_plan(parse_plan(_lfs("nrf52840", format_on_failure=False)))
+    assert strict.lowered is not None and ".flags = FS_MOUNT_FLAG_NO_FORMAT," in strict.lowered.files["src/main.c"]
+
+
 def _idf_setting(**fields: Any) -> dict[str, Any]:
     setting = {"op": "settings_value", "name": "cal", "key": "calibration", "value_bytes": 32, **fields}
     return {"target": "esp32s3", "framework": "espidf", "operations": [setting]}
@@ -372,6 +419,7 @@ ZEPHYR_BAD = [
     ("storage_stream_without_erase", "E_CALL_MISSING"),
     ("storage_confirm_unchecked", "E_CALL_MISSING"),
     ("storage_settings_before_init", "E_CALL_ORDER"),
+    ("storage_file_before_mount", "E_CALL_ORDER"),
 ]
 ESPIDF_BAD = [
     ("storage_nvs_open_before_init", "E_CALL_ORDER"),
@@ -393,7 +441,8 @@ def _expected_line(path: Path) -> int:
 @pytest.mark.parametrize(("name", "code"), ZEPHYR_BAD)
 def test_zephyr_storage_order_rule(name: str, code: str) -> None:
     path = BAD / "zephyr" / f"{name}.c"
-    files = {"src/main.c": path.read_text(), "prj.conf": (BAD / "zephyr" / "storage_prj.conf").read_text()}
+    prj = (BAD / "zephyr" / "storage_prj.conf").read_text() + "CONFIG_FILE_SYSTEM=y\nCONFIG_FILE_SYSTEM_LITTLEFS=y\n"
+    files = {"src/main.c": path.read_text(), "prj.conf": prj}
     result = verify_sources(files, "zephyr", None)
     assert {e.code for e in result.evidence} == {code}, [(e.code, e.location, e.message) for e in result.evidence]
     assert f"src/main.c:{_expected_line(path)} in main()" in {e.location for e in result.evidence}
