@@ -327,6 +327,49 @@ def test_littlefs_mounts_formats_on_failure_and_reads_back() -> None:
     assert strict.lowered is not None and ".flags = FS_MOUNT_FLAG_NO_FORMAT," in strict.lowered.files["src/main.c"]
 
 
+def _ring(target: str, **fields: Any) -> dict[str, Any]:
+    op = {"op": "ring_log", "name": "events", "record_bytes": 24, **fields}
+    return {"target": target, "framework": "zephyr", "operations": [op, {"op": "gpio_set", "led": "led0"}]}
+
+
+@pytest.mark.parametrize(
+    ("case", "plan", "code", "objects", "units"),
+    [
+        ("ring-on-one-sector", _ring("stm32h743"), "E_SECTOR_SIZE", {"storage_partition", "stm32h743"},
+         {"sectors": "count"}),
+        ("record-larger-than-a-sector", _ring("nrf52840", record_bytes=5000), "E_RECORD_TOO_LARGE",
+         {"record_bytes", "nrf52840"}, {"entry": "bytes", "sector_room": "bytes"}),
+        ("ring-appended-every-10-ms", _ring("nrf52840", append_period_ms=10), "E_FLASH_ENDURANCE",
+         {"ring_log", "nrf52840"}, {"append_period": "ms", "records_needed": "records", "capacity": "records"}),
+    ],
+)  # fmt: skip
+def test_seeded_ring_log_violation(
+    case: str, plan: dict[str, Any], code: str, objects: set[str], units: dict[str, str]
+) -> None:
+    assert_seeded(plan, code, objects, units)
+
+
+def test_ring_log_endurance_in_numbers_and_the_generated_ring() -> None:
+    """24-byte records on the nRF52840 (4-byte write unit): 1 + 24 -> 28 bytes + a 4-byte CRC = 32 bytes, 127
+    per 4 KB sector after its 8-byte header; every 10 ms for 10 years is 3.16e10 records against 8 x 127 x
+    10000 = 1.02e7."""
+    result = run_plan(parse_plan(_ring("nrf52840", append_period_ms=10)))
+    evidence = next(e for e in result.evidence if e.code == "E_FLASH_ENDURANCE")
+    measured = {m.name: m.value for m in evidence.magnitudes}
+    assert measured["records_per_sector"] == 127 and measured["sectors"] == 8
+    assert measured["capacity"] == 8 * 127 * 10_000 and measured["records_needed"] == pytest.approx(3.156e10, rel=1e-3)
+    fine = run_plan(parse_plan(_ring("nrf52840", append_period_ms=60_000)))
+    assert fine.status is Status.PASS, [(e.code, e.message) for e in fine.evidence]
+    assert fine.lowered is not None
+    main = fine.lowered.files["src/main.c"]
+    init, walk = main.index("fcb_init(FIXED_PARTITION_ID(storage_partition)"), main.index("fcb_walk(&app_events_fcb")
+    assert main.index("flash_area_get_sectors(") < init < walk < main.index("record(s) survived the reset")
+    step = main[main.index("static int app_events_step(void)") :]
+    assert step.index("fcb_append(") < step.index("fcb_rotate(") < step.index("fcb_flash_write(")
+    assert step.index("fcb_flash_write(") < step.index("fcb_append_finish(")
+    assert "CONFIG_FCB=y" in fine.lowered.files["prj.conf"]
+
+
 def _idf_setting(**fields: Any) -> dict[str, Any]:
     setting = {"op": "settings_value", "name": "cal", "key": "calibration", "value_bytes": 32, **fields}
     return {"target": "esp32s3", "framework": "espidf", "operations": [setting]}
@@ -420,6 +463,7 @@ ZEPHYR_BAD = [
     ("storage_confirm_unchecked", "E_CALL_MISSING"),
     ("storage_settings_before_init", "E_CALL_ORDER"),
     ("storage_file_before_mount", "E_CALL_ORDER"),
+    ("storage_ring_append_before_init", "E_CALL_ORDER"),
 ]
 ESPIDF_BAD = [
     ("storage_nvs_open_before_init", "E_CALL_ORDER"),
@@ -441,7 +485,8 @@ def _expected_line(path: Path) -> int:
 @pytest.mark.parametrize(("name", "code"), ZEPHYR_BAD)
 def test_zephyr_storage_order_rule(name: str, code: str) -> None:
     path = BAD / "zephyr" / f"{name}.c"
-    prj = (BAD / "zephyr" / "storage_prj.conf").read_text() + "CONFIG_FILE_SYSTEM=y\nCONFIG_FILE_SYSTEM_LITTLEFS=y\n"
+    prj = (BAD / "zephyr" / "storage_prj.conf").read_text()
+    prj += "CONFIG_FILE_SYSTEM=y\nCONFIG_FILE_SYSTEM_LITTLEFS=y\nCONFIG_FCB=y\n"
     files = {"src/main.c": path.read_text(), "prj.conf": prj}
     result = verify_sources(files, "zephyr", None)
     assert {e.code for e in result.evidence} == {code}, [(e.code, e.location, e.message) for e in result.evidence]
