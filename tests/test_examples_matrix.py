@@ -39,6 +39,8 @@ FAMILIES = {
     "log": ("log",),
     "storage": ("kv_record", "flash_store"),
     "settings": ("settings_value",),
+    "filesystem": ("fs_file",),
+    "ring log": ("ring_log",),
     "update": ("image_confirm", "image_stream"),
     "memory": ("mem_slab", "stack_report"),
     "ble": ("ble_",),

@@ -30,6 +30,7 @@ PINNED = {
     "sensor_read", "sensor_trigger",
     "log",
     "kv_record", "settings_value", "flash_store", "image_confirm", "image_stream",
+    "fs_file", "ring_log",
     "mem_slab", "stack_report",
     "ble_advertise", "ble_gatt_service", "ble_scan",
     "wifi_station",
