@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.claims import uart_instance
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import normalized
 from rac_fw.domains.firmware.obligations.peripherals import instances_like
-from rac_fw.domains.firmware.obligations.refs import uart_instance
 from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.claims import claims, is_console
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     adc_units,
@@ -19,7 +20,7 @@ from rac_fw.domains.firmware.facts.query import (
     timer_names,
     uart_instances,
 )
-from rac_fw.domains.firmware.obligations.refs import claims, describe_pin, is_console
+from rac_fw.domains.firmware.obligations.refs import describe_pin
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
 from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic

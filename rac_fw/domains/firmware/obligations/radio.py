@@ -8,10 +8,10 @@ Relaxations: the free analog pins of the other ADC unit(s), or running without t
 from __future__ import annotations
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.claims import claims
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import adc_unit_of, adc_units, free_pins
 from rac_fw.domains.firmware.facts.radio import blocked_adc
-from rac_fw.domains.firmware.obligations.refs import claims
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.ops.wifi.wifi_station import WifiStation
 from rac_fw.domains.firmware.plan.evidence import Path, relax, replace, violation

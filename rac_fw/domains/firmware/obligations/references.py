@@ -11,6 +11,7 @@ import difflib
 from collections.abc import Iterable
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.claims import claims
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     ambiguous_board_name,
@@ -22,7 +23,6 @@ from rac_fw.domains.firmware.facts.query import (
     serving_controllers,
 )
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.obligations.refs import claims
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.bus.i2c_transfer import I2cTransfer
 from rac_fw.domains.firmware.ops.bus.spi_transfer import SpiTransfer

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.claims import claims
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     TIMER_CHANNEL,
@@ -25,7 +26,7 @@ from rac_fw.domains.firmware.facts.query import (
     timer_names,
 )
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.obligations.refs import claims, endpoint_pin
+from rac_fw.domains.firmware.obligations.refs import endpoint_pin
 from rac_fw.domains.firmware.ops.pwm.pwm_fade import PwmFade
 from rac_fw.domains.firmware.ops.pwm.pwm_fixed import PwmFixed
 from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot

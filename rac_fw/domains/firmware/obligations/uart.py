@@ -8,9 +8,9 @@ nearest standard rate the UART does produce within the limit.
 from __future__ import annotations
 
 from rac_fw.contract import Evidence
+from rac_fw.domains.firmware.claims import uart_instance
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import achievable_bauds, uart_baud
-from rac_fw.domains.firmware.obligations.refs import uart_instance
 from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
 from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
 from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
