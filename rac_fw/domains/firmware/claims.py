@@ -9,15 +9,18 @@ console pins implicitly; LED/button fields (``OpSpec.endpoints``) take the board
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import board_button, board_led
-from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcDtChannel, AdcPinChannel
-from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.paths import PathPart
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
+
+if TYPE_CHECKING:  # op modules import this one while the plan model is being built from them
+    from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.plan.base import Operation
+    from rac_fw.domains.firmware.plan.model import Plan
+    from rac_fw.domains.firmware.plan.paths import PathPart
 
 
 def uart_instance(target: Target, op: Operation) -> str | None:

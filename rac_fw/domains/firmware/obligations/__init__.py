@@ -13,7 +13,6 @@ from collections.abc import Callable
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations import (
-    adc,
     bus,
     dma,
     instances,
@@ -26,9 +25,7 @@ from rac_fw.domains.firmware.obligations import (
     references,
     specs,
     support,
-    threads,
     timing,
-    uart,
     watchdog,
 )
 from rac_fw.domains.firmware.placement import BufferNeeds, buffer_controller, buffer_needs, placement
@@ -47,13 +44,10 @@ RULES: tuple[Rule, ...] = (
     radio.check,
     dma.check,
     memory.check,
-    uart.check,
     timing.check,
-    adc.check,
     irq.check,
     bus.check,
     watchdog.check,
-    threads.check,
 )
 
 #: Every evidence code the shared obligation modules can emit.
@@ -78,10 +72,8 @@ _SHARED_CODES = (
     "E_CACHE_COHERENCE",
     "E_RAM_BUDGET",
     "E_STACK_SIZE",
-    "E_BAUD_ERROR",
     "E_TIMER_RANGE",
     "E_PWM_RESOLUTION",
-    "E_ADC_RESOLUTION",
     "E_IRQ_PRIORITY",
     "E_ISR_BLOCKING",
     "E_I2C_ADDRESS",
@@ -89,7 +81,6 @@ _SHARED_CODES = (
     "E_WATCHDOG_RANGE",
     "E_WATCHDOG_WINDOW",
     "E_WATCHDOG_SHARED",
-    "E_LOCK_ORDER",
 )
 
 #: Every evidence code the obligations can emit: the shared modules', then the specs' own.

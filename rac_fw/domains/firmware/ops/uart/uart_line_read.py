@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import console_uart_known
-from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance, zephyr_uart_mode
+from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance, baud_error, zephyr_uart_mode
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
@@ -71,4 +71,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="uart", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },
+    checks=(baud_error,),
+    codes=("E_BAUD_ERROR",),
 )

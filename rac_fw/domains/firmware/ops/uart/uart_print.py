@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import console_uart_known
-from rac_fw.domains.firmware.ops.uart import Baud, UartInstance
+from rac_fw.domains.firmware.ops.uart import Baud, UartInstance, baud_error
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Message
@@ -77,4 +77,6 @@ SPEC = OpSpec(
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/uart_print", view=_baremetal),
     },
+    checks=(baud_error,),
+    codes=("E_BAUD_ERROR",),
 )

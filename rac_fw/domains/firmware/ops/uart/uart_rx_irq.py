@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import console_uart_known
-from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance, zephyr_uart_mode
+from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance, baud_error, zephyr_uart_mode
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -95,4 +95,6 @@ SPEC = OpSpec(
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/uart_rx_irq", view=_baremetal),
     },
+    checks=(baud_error,),
+    codes=("E_BAUD_ERROR",),
 )
