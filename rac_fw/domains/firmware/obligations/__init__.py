@@ -26,7 +26,6 @@ from rac_fw.domains.firmware.obligations import (
     specs,
     support,
     timing,
-    watchdog,
 )
 from rac_fw.domains.firmware.placement import BufferNeeds, buffer_controller, buffer_needs, placement
 from rac_fw.domains.firmware.plan.model import Plan
@@ -47,7 +46,6 @@ RULES: tuple[Rule, ...] = (
     timing.check,
     irq.check,
     bus.check,
-    watchdog.check,
 )
 
 #: Every evidence code the shared obligation modules can emit.
@@ -78,9 +76,6 @@ _SHARED_CODES = (
     "E_ISR_BLOCKING",
     "E_I2C_ADDRESS",
     "E_CLOCK_RANGE",
-    "E_WATCHDOG_RANGE",
-    "E_WATCHDOG_WINDOW",
-    "E_WATCHDOG_SHARED",
 )
 
 #: Every evidence code the obligations can emit: the shared modules', then the specs' own.
