@@ -73,7 +73,6 @@ _SHARED_CODES = (
     "E_TIMER_RANGE",
     "E_PWM_RESOLUTION",
     "E_IRQ_PRIORITY",
-    "E_ISR_BLOCKING",
     "E_I2C_ADDRESS",
     "E_CLOCK_RANGE",
 )
