@@ -25,7 +25,6 @@ from rac_fw.domains.firmware.obligations import (
     references,
     specs,
     support,
-    timing,
 )
 from rac_fw.domains.firmware.placement import BufferNeeds, buffer_controller, buffer_needs, placement
 from rac_fw.domains.firmware.plan.model import Plan
@@ -43,7 +42,6 @@ RULES: tuple[Rule, ...] = (
     radio.check,
     dma.check,
     memory.check,
-    timing.check,
     irq.check,
     bus.check,
 )
@@ -70,8 +68,6 @@ _SHARED_CODES = (
     "E_CACHE_COHERENCE",
     "E_RAM_BUDGET",
     "E_STACK_SIZE",
-    "E_TIMER_RANGE",
-    "E_PWM_RESOLUTION",
     "E_IRQ_PRIORITY",
     "E_I2C_ADDRESS",
     "E_CLOCK_RANGE",
