@@ -15,8 +15,11 @@ from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name, Sig
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class DmaPeriphRx(Operation):
@@ -143,6 +146,13 @@ def _hal(b: HalBuild, index: int, op: DmaPeriphRx) -> dict[str, Any]:
     return view
 
 
+def _radio(plan: Plan, target: Target, framework: str, index: int, op: DmaPeriphRx) -> list[Evidence]:
+    """An ADC request on the unit the Wi-Fi radio holds is the radio concern's ``E_RADIO_CONFLICT``
+    (imported when it runs: the obligations package imports the plan model, which collects this spec)."""
+    from rac_fw.domains.firmware.obligations.radio import sampled_unit
+
+    return sampled_unit(plan, target, ["operations", index, "peripheral"], op.peripheral)
+
 SPEC = OpSpec(
     model=DmaPeriphRx,
     family="dma",
@@ -157,4 +167,6 @@ SPEC = OpSpec(
         ),
         "hal": Realization(template="ops", view=_hal),
     },
+    checks=(_radio,),
+    codes=("E_RADIO_CONFLICT",),
 )
