@@ -13,10 +13,13 @@ from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.evidence import Path
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class DmaMem2Mem(Operation):
@@ -111,6 +114,18 @@ def _baremetal(b: BaremetalBuild, index: int, op: DmaMem2Mem) -> None:
     b.emit("ops/dma_mem2mem", ctx)
 
 
+def _names(plan: Plan, target: Target, framework: str, index: int, op: DmaMem2Mem) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: both buffers are declared DMA buffers; a named controller copies memory to memory."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    roles = ("dma_mem", "dma_rx", "dma_tx")
+    refs.buffer(op.src, [*base, "src"], roles)
+    refs.buffer(op.dst, [*base, "dst"], roles)
+    refs.op_controller(op.controller, [*base, "controller"], [c.name for c in target.dma if c.memory_to_memory])
+    return refs.found
+
 SPEC = OpSpec(
     model=DmaMem2Mem,
     family="dma",
@@ -126,4 +141,6 @@ SPEC = OpSpec(
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/dma_mem2mem", view=_baremetal, available=_stream_registers),
     },
+    checks=(_names,),
+    codes=("E_UNKNOWN_RESOURCE",),
 )

@@ -8,7 +8,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.contract import Relaxation
-from rac_fw.domains.firmware.facts.query import console_rx_dma, console_uart_known, request_instance
+from rac_fw.domains.firmware.facts.query import (
+    console_rx_dma,
+    console_uart_known,
+    request_instance,
+    serving_controllers,
+)
 from rac_fw.domains.firmware.ops.uart import UART_ASYNC_KCONFIG, UART_DRAIN_MS, UART_RX_IDLE_CHARS, zephyr_uart_mode
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name, SignalName
@@ -19,6 +24,7 @@ if TYPE_CHECKING:
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
 
 
@@ -153,6 +159,17 @@ def _radio(plan: Plan, target: Target, framework: str, index: int, op: DmaPeriph
 
     return sampled_unit(plan, target, ["operations", index, "peripheral"], op.peripheral)
 
+def _names(plan: Plan, target: Target, framework: str, index: int, op: DmaPeriphRx) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: the ``dma_rx`` buffer, and a named controller must serve the request."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    refs.buffer(op.buffer, [*base, "buffer"], ("dma_rx",))
+    serving = [c.name for c in serving_controllers(target, op.peripheral)]
+    refs.op_controller(op.controller, [*base, "controller"], serving)
+    return refs.found
+
 SPEC = OpSpec(
     model=DmaPeriphRx,
     family="dma",
@@ -167,6 +184,6 @@ SPEC = OpSpec(
         ),
         "hal": Realization(template="ops", view=_hal),
     },
-    checks=(_radio,),
-    codes=("E_RADIO_CONFLICT",),
+    checks=(_radio, _names,),
+    codes=("E_RADIO_CONFLICT", "E_UNKNOWN_RESOURCE",),
 )

@@ -90,6 +90,17 @@ def _put_never_blocks(plan: Plan, target: Target, framework: str, index: int, op
         )
     ]
 
+def _names(plan: Plan, target: Target, framework: str, index: int, op: IsrHandoff) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: ``source`` names an interrupt-context operation, ``thread`` a declared thread."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+    from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    refs.operation(op.source, [*base, "source"], ISR_OPERATIONS, "an interrupt-context")
+    refs.thread(op.thread, [*base, "thread"])
+    return refs.found
+
 SPEC = OpSpec(
     model=IsrHandoff,
     family="handoff",
@@ -98,6 +109,6 @@ SPEC = OpSpec(
         "zephyr": Realization(template="handoff", view=_zephyr),
         "espidf": Realization(template="handoff", view=_espidf),
     },
-    checks=(_put_never_blocks,),
-    codes=("E_ISR_BLOCKING",),
+    checks=(_put_never_blocks, _names,),
+    codes=("E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE",),
 )

@@ -112,6 +112,19 @@ def _not_in_an_isr(plan: Plan, target: Target, framework: str, index: int, op: L
         )
     ]
 
+def _names(plan: Plan, target: Target, framework: str, index: int, op: Log) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: each value names a value-producing operation, ``in_isr_of`` an interrupt-context one."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+    from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    for j, name in enumerate(op.values):
+        refs.operation(name, [*base, "values", j], VALUE_OPERATIONS, "a value-producing")
+    if op.in_isr_of is not None:
+        refs.operation(op.in_isr_of, [*base, "in_isr_of"], ISR_OPERATIONS, "an interrupt-context")
+    return refs.found
+
 SPEC = OpSpec(
     model=Log,
     family="log",
@@ -121,6 +134,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="log", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },
-    checks=(_not_in_an_isr,),
-    codes=("E_ISR_BLOCKING",),
+    checks=(_not_in_an_isr, _names,),
+    codes=("E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE",),
 )

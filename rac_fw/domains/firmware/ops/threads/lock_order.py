@@ -112,6 +112,16 @@ def _order(plan: Plan, target: Target, framework: str, index: int, op: LockOrder
     return found
 
 
+def _names(plan: Plan, target: Target, framework: str, index: int, op: LockOrder) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: every thread is a declared thread."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    for j, name in enumerate(op.threads):
+        refs.thread(name, [*base, "threads", j])
+    return refs.found
+
 SPEC = OpSpec(
     model=LockOrder,
     family="threads",
@@ -120,6 +130,6 @@ SPEC = OpSpec(
         "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads", view=_espidf),
     },
-    checks=(_order,),
-    codes=("E_LOCK_ORDER",),
+    checks=(_order, _names,),
+    codes=("E_LOCK_ORDER", "E_UNKNOWN_RESOURCE",),
 )

@@ -236,6 +236,16 @@ def _timing(plan: Plan, target: Target, framework: str, index: int, op: Watchdog
         )
     return found
 
+def _names(plan: Plan, target: Target, framework: str, index: int, op: Watchdog) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: a ``feed_thread`` is a declared thread."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    if op.feed_thread is not None:
+        refs.thread(op.feed_thread, [*base, "feed_thread"])
+    return refs.found
+
 SPEC = OpSpec(
     model=Watchdog,
     family="watchdog",
@@ -251,6 +261,6 @@ SPEC = OpSpec(
             template="ops/watchdog", view=_baremetal, available=lambda t: watchdog_instance(t) is not None
         ),
     },
-    checks=(_timing,),
-    codes=("E_WATCHDOG_RANGE", "E_WATCHDOG_WINDOW", "E_WATCHDOG_SHARED",),
+    checks=(_timing, _names,),
+    codes=("E_WATCHDOG_RANGE", "E_WATCHDOG_WINDOW", "E_WATCHDOG_SHARED", "E_UNKNOWN_RESOURCE",),
 )
