@@ -77,6 +77,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="adc", view=_espidf),
         "hal": Realization(template="ops", view=_hal, features={"dma": adc_dma_routable}),
     },
-    checks=(resolution, _names,),
-    codes=("E_ADC_RESOLUTION", "E_UNKNOWN_RESOURCE",),
+    checks=(resolution, _names),
+    codes=("E_ADC_RESOLUTION", "E_UNKNOWN_RESOURCE"),
 )

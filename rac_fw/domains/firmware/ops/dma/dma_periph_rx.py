@@ -184,6 +184,6 @@ SPEC = OpSpec(
         ),
         "hal": Realization(template="ops", view=_hal),
     },
-    checks=(_radio, _names,),
-    codes=("E_RADIO_CONFLICT", "E_UNKNOWN_RESOURCE",),
+    checks=(_radio, _names),
+    codes=("E_RADIO_CONFLICT", "E_UNKNOWN_RESOURCE"),
 )

@@ -109,6 +109,6 @@ SPEC = OpSpec(
         "zephyr": Realization(template="handoff", view=_zephyr),
         "espidf": Realization(template="handoff", view=_espidf),
     },
-    checks=(_put_never_blocks, _names,),
-    codes=("E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE",),
+    checks=(_put_never_blocks, _names),
+    codes=("E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE"),
 )

@@ -134,6 +134,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="log", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },
-    checks=(_not_in_an_isr, _names,),
-    codes=("E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE",),
+    checks=(_not_in_an_isr, _names),
+    codes=("E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE"),
 )

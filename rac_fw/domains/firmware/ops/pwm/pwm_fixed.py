@@ -73,5 +73,5 @@ SPEC = OpSpec(
         "hal": Realization(template="ops", view=_hal),
     },
     checks=(_period,),
-    codes=("E_TIMER_RANGE", "E_PWM_RESOLUTION", "E_PIN_FUNCTION",),
+    codes=("E_TIMER_RANGE", "E_PWM_RESOLUTION", "E_PIN_FUNCTION"),
 )

@@ -130,6 +130,6 @@ SPEC = OpSpec(
         "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads", view=_espidf),
     },
-    checks=(_order, _names,),
-    codes=("E_LOCK_ORDER", "E_UNKNOWN_RESOURCE",),
+    checks=(_order, _names),
+    codes=("E_LOCK_ORDER", "E_UNKNOWN_RESOURCE"),
 )

@@ -261,6 +261,6 @@ SPEC = OpSpec(
             template="ops/watchdog", view=_baremetal, available=lambda t: watchdog_instance(t) is not None
         ),
     },
-    checks=(_timing, _names,),
-    codes=("E_WATCHDOG_RANGE", "E_WATCHDOG_WINDOW", "E_WATCHDOG_SHARED", "E_UNKNOWN_RESOURCE",),
+    checks=(_timing, _names),
+    codes=("E_WATCHDOG_RANGE", "E_WATCHDOG_WINDOW", "E_WATCHDOG_SHARED", "E_UNKNOWN_RESOURCE"),
 )
