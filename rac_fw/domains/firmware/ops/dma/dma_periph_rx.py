@@ -170,6 +170,12 @@ def _names(plan: Plan, target: Target, framework: str, index: int, op: DmaPeriph
     refs.op_controller(op.controller, [*base, "controller"], serving)
     return refs.found
 
+def _request(plan: Plan, target: Target, framework: str, index: int, op: DmaPeriphRx) -> list[Evidence]:
+    """The request's peripheral must exist and a DMA controller serve it (the peripherals concern's rule)."""
+    from rac_fw.domains.firmware.obligations.peripherals import request_named  # runs after the plan model exists
+
+    return request_named(target, index, op)
+
 SPEC = OpSpec(
     model=DmaPeriphRx,
     family="dma",
@@ -184,6 +190,6 @@ SPEC = OpSpec(
         ),
         "hal": Realization(template="ops", view=_hal),
     },
-    checks=(_radio, _names),
-    codes=("E_RADIO_CONFLICT", "E_UNKNOWN_RESOURCE"),
+    checks=(_request, _names, _radio),
+    codes=("E_NO_PERIPHERAL", "E_TARGET_UNSUPPORTED", "E_UNKNOWN_RESOURCE", "E_RADIO_CONFLICT"),
 )

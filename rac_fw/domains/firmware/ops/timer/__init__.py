@@ -145,3 +145,10 @@ def period_range(plan: Plan, target: Target, framework: str, index: int, op: Any
     from rac_fw.domains.firmware.obligations.timing import timer_period
 
     return timer_period(plan, target, framework, index, op)
+
+
+def source_named(plan: Plan, target: Target, framework: str, index: int, op: Any) -> list[Evidence]:
+    """E_NO_PERIPHERAL: a hardware ``source`` must be a timer of the chip (the peripherals concern's rule)."""
+    from rac_fw.domains.firmware.obligations.peripherals import timer_named  # runs after the plan model exists
+
+    return timer_named(target, index, op)
