@@ -67,6 +67,12 @@ def _names(plan: Plan, target: Target, framework: str, index: int, op: AdcScan) 
         refs.buffer(op.buffer, [*base, "buffer"], ("dma_rx",))
     return refs.found
 
+def _dma(plan: Plan, target: Target, framework: str, index: int, op: AdcScan) -> list[Evidence]:
+    """E_TARGET_UNSUPPORTED: scanning into a DMA ``buffer`` needs a realization with the ``dma`` feature."""
+    from rac_fw.domains.firmware.obligations.support import scan_by_dma  # runs after the plan model exists
+
+    return scan_by_dma(target, framework, index, op)
+
 SPEC = OpSpec(
     model=AdcScan,
     family="adc",
@@ -77,6 +83,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="adc", view=_espidf),
         "hal": Realization(template="ops", view=_hal, features={"dma": adc_dma_routable}),
     },
-    checks=(resolution, _names),
-    codes=("E_ADC_RESOLUTION", "E_UNKNOWN_RESOURCE"),
+    checks=(_dma, _names, resolution),
+    codes=("E_TARGET_UNSUPPORTED", "E_UNKNOWN_RESOURCE", "E_ADC_RESOLUTION"),
 )

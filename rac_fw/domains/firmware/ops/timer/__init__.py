@@ -152,3 +152,11 @@ def source_named(plan: Plan, target: Target, framework: str, index: int, op: Any
     from rac_fw.domains.firmware.obligations.peripherals import timer_named  # runs after the plan model exists
 
     return timer_named(target, index, op)
+
+
+def source_available(plan: Plan, target: Target, framework: str, index: int, op: Any) -> list[Evidence]:
+    """E_TARGET_UNSUPPORTED: the ``source`` must exist under the framework (a kernel timer service, SysTick
+    the framework does not own, hardware timers it drives): the support concern's rule."""
+    from rac_fw.domains.firmware.obligations.support import timer_source  # runs after the plan model exists
+
+    return timer_source(target, framework, index, op)
