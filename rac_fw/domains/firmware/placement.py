@@ -18,7 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rac_fw.domains.firmware.facts.model import DmaController, MemoryRegion, Target
-from rac_fw.domains.firmware.facts.query import adc_unit_of, adc_units, dcache_active, serving_controllers
+from rac_fw.domains.firmware.facts.query import (
+    adc_unit_of,
+    adc_units,
+    dcache_active,
+    request_instance,
+    serving_controllers,
+)
 from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
@@ -64,6 +70,21 @@ def buffer_controller(plan: Plan, target: Target, name: str) -> DmaController | 
         if isinstance(op, AdcScan) and op.buffer == name:
             return next(iter(serving_controllers(target, scan_request(target, op))), None)
     return None
+
+
+def receivers(plan: Plan, name: str) -> list[tuple[int, DmaPeriphRx]]:
+    """The peripheral-to-memory requests (index, operation) that fill buffer ``name``."""
+    return [(i, op) for i, op in enumerate(plan.operations) if isinstance(op, DmaPeriphRx) and op.buffer == name]
+
+
+def adc_fed(plan: Plan, name: str) -> bool:
+    """Buffer ``name`` receives ADC samples (16-bit items on every supported chip at > 8-bit resolution)."""
+    for op in plan.operations:
+        if isinstance(op, DmaPeriphRx) and op.buffer == name and "ADC" in request_instance(op.peripheral):
+            return True
+        if isinstance(op, AdcScan) and op.buffer == name and op.resolution_bits > 8:
+            return True
+    return False
 
 
 def default_ram(target: Target) -> MemoryRegion | None:

@@ -17,28 +17,18 @@ import re
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import DmaController, MemoryRegion, Target
 from rac_fw.domains.firmware.facts.query import request_instance, serving_controllers
-from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
-from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.placement import (
     NOT_BUFFER_RAM,
+    adc_fed,
     buffer_controller,
     buffer_needs,
     buffer_regions,
     placement,
+    receivers,
 )
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.resources import Buffer
-
-
-def _adc_fed(plan: Plan, name: str) -> bool:
-    """The buffer receives ADC samples (16-bit items on every supported chip at > 8-bit resolution)."""
-    for op in plan.operations:
-        if isinstance(op, DmaPeriphRx) and op.buffer == name and "ADC" in request_instance(op.peripheral):
-            return True
-        if isinstance(op, AdcScan) and op.buffer == name and op.resolution_bits > 8:
-            return True
-    return False
 
 
 def _reachability(plan: Plan, target: Target, buffer: Buffer, index: int, controller: DmaController) -> list[Evidence]:
@@ -92,8 +82,8 @@ def _other_requests(plan: Plan, target: Target, buffer: Buffer, region: MemoryRe
     options: list[Relaxation] = []
     if buffer.dma is not None:
         return options
-    for i, op in enumerate(plan.operations):
-        if not (isinstance(op, DmaPeriphRx) and op.buffer == buffer.name and op.controller is None):
+    for i, op in receivers(plan, buffer.name):
+        if op.controller is not None:
             continue
         for request in _known_requests(target):
             serving = serving_controllers(target, request)
@@ -117,7 +107,7 @@ def _length_and_alignment(
     base: Path = ["resources", "buffers", index]
     size_path: Path = [*base, "size_bytes"]
     element = buffer.element_bytes
-    if _adc_fed(plan, buffer.name) and element < 2:
+    if adc_fed(plan, buffer.name) and element < 2:
         even = buffer.size_bytes + buffer.size_bytes % 2
         found.append(
             violation(
