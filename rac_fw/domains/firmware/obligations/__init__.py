@@ -1,8 +1,11 @@
 """Obligations: the plan checked against the target facts, every violation returned as repair evidence.
 
-Each concern is one module exposing ``check(plan, target, framework) -> list[Evidence]``; :func:`check`
-runs them all and returns every violation at once (locations are plan field paths such as
-``operations[2].baud``; each relaxation carries a patch over the plan dict). :func:`placement` and
+Each concern is one module; those that judge the whole plan expose ``check(plan, target, framework) ->
+list[Evidence]`` (``RULES``), and an operation's own rules are its spec's ``checks`` (run by ``specs``),
+which ask the concern modules for what several operations share (``timing.timer_period``,
+``references.References``…). :func:`check` runs them all and returns every violation at once
+(locations are plan field paths such as ``operations[2].baud``; each relaxation carries a patch over the
+plan dict). :func:`placement` and
 :func:`buffer_needs` are the single source of buffer placement, alignment and cache maintenance.
 """
 
