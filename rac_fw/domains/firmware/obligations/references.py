@@ -22,7 +22,6 @@ from rac_fw.domains.firmware.facts.query import (
     normalized,
 )
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.ops.sensor.sensor_read import SensorRead
 from rac_fw.domains.firmware.placement import (
     buffer_controller,
     buffer_regions,
@@ -223,6 +222,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
         for field_name, role in spec(op.op).endpoints.items():
             if getattr(op, field_name) is not None:  # optional endpoints may be unset
                 refs.endpoint(getattr(op, field_name), [*base, field_name], output=role == "led")
-        if isinstance(op, SensorRead):
-            refs.device(op.device, [*base, "device"], None)
+        device = getattr(op, "device", None)
+        if spec(op.op).family == "sensor" and isinstance(device, str):
+            refs.device(device, [*base, "device"], None)  # a devicetree sensor node or a declared device
     return _duplicates(plan) + refs.found
