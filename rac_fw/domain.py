@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel
 
 from rac_fw.contract import MESSAGES, Action, Evidence, Feedback, Observation, Realization, Verdict
+from rac_fw.schemas import first_sentence, purpose, union_envelope, union_parts
 
 if TYPE_CHECKING:
     from rac_fw.mcp.server import Tools
@@ -119,18 +120,28 @@ class Domain(ABC):
         return {}
 
     def schema_index(self) -> dict[str, Any]:
-        """A compact guide to the action (``rac-fw schema NAME --index``); the full schema unless the
-        domain's action language is large enough to need an index (firmware: one line per operation)."""
-        return self.action_schema()
+        """A compact guide to the action (``rac-fw schema NAME --index``): for an action built from tagged
+        variants (a PCB relation), one purpose line per variant; otherwise the full schema. A domain whose
+        action language needs more (firmware: where each operation is realized) overrides it."""
+        parts = union_parts(self.action_schema())
+        if not parts:
+            return self.action_schema()
+        return {"parts": {tag: purpose(first_sentence(s.get("description"), tag)) for tag, s in parts.items()}}
 
     def tool_schema(self) -> dict[str, Any]:
-        """The payload schema a tool definition carries (``submit_<domain>``): the full action schema
-        unless the domain keeps it small and serves its parts on demand (:meth:`part_schema`)."""
-        return self.action_schema()
+        """The payload schema a tool definition carries (``submit_<domain>``): the action schema with each
+        tagged variant reduced to its tag, the variants' fields being served by :meth:`part_schema`."""
+        return union_envelope(self.action_schema(), f"fields: schema(name={self.name!r}, op=TAG)")
 
     def part_schema(self, part: str) -> dict[str, Any]:
-        """The schema of one named part of the action (a firmware operation); LookupError if none."""
-        raise LookupError(f"the {self.name} action has no named parts: `rac-fw schema {self.name}` is all of it")
+        """The schema of one named part of the action (a PCB relation kind, a firmware operation);
+        LookupError if none."""
+        parts = union_parts(self.action_schema())
+        if part in parts:
+            return parts[part]
+        if not parts:
+            raise LookupError(f"the {self.name} action has no named parts: `rac-fw schema {self.name}` is all of it")
+        raise LookupError(f"the {self.name} action has no part {part!r}; known: {', '.join(parts)}")
 
     # --- extension points: the domain's own front ends ----------------------------------------
     @classmethod

@@ -42,14 +42,18 @@ FAMILIES = {
     "update": ("image_confirm", "image_stream"),
     "memory": ("mem_slab", "stack_report"),
     "ble": ("ble_",),
+    "ble central": ("ble_scan",),
     "wifi": ("wifi_",),
     "net": ("udp_", "tcp_", "mqtt_"),
+    "net application protocols": ("tls_credentials", "dns_resolve", "http_request", "coap_request"),
     "power": ("sleep", "pm_lock", "device_pm"),
     "crypto": ("hash", "cipher", "mac", "kdf", "random"),
     "events and reactions": ("react", "react_led"),
     "kernel": ("semaphore", "work_item", "event_flags", "mutex_lock"),
     "isr-thread state and timing": ("spinlock_state", "event_latency"),
     "watchdog supervision": ("task_watchdog",),
+    "core clock": ("core_clock",),
+    "can": ("can_send", "can_receive"),
 }
 
 

@@ -123,9 +123,8 @@ def _importers(package: str, imported: str) -> set[str]:
 
 
 def test_lowerings_and_the_verifier_import_no_obligations() -> None:
-    """Lowerings render from the bound plan (``BoundPlan.claims``, ``BoundPlan.rebind``), never asking the
-    obligations; the verifier judges the artifact on its own. The HAL lowering is the one module still
-    reading ``obligations.refs.claims`` until it switches to ``BoundPlan.claims``: nothing may join it."""
-    assert _importers("lower", "obligations") <= {"lower/hal.py"}
+    """Lowerings render from the bound plan (``BoundPlan.pins_in_use``, ``BoundPlan.rebind``), never asking
+    the obligations; the verifier judges the artifact on its own."""
+    assert _importers("lower", "obligations") == set()
     assert _importers("verify", "obligations") == set()
     assert _importers("verify", "lower") == set()

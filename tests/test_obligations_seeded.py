@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from test_devicetree import SEEDED as DEVICETREE_SEEDED
 from test_op_periph import SEEDED as PERIPH_SEEDED
+from test_op_sensor import SEEDED as SENSOR_SEEDED
 
 from rac_fw.contract import apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
@@ -237,6 +239,17 @@ CASES = [
          {"op": "ble_gatt_service", "name": "svc", "uuid": "180f",
           "characteristics": [{"name": "level", "uuid": "2a19"}]}),
          "E_BLE_NO_ADVERTISER", ["svc"]),
+    # --- BLE observer/central (ops/ble/ble_scan.py) ---
+    Case("ble-scan-window-over-interval", "nrf52840", plan({"op": "ble_scan", "name": "finder", "interval_ms": 50,
+         "window_ms": 100}), "E_BLE_SCAN_WINDOW", ["finder", "window_ms"], ["ms", "0.625 ms"]),
+    Case("ble-two-scanners", "nrf52840", plan({"op": "ble_scan"}, {"op": "ble_scan", "name": "again"}),
+         "E_BLE_SCANNERS", ["again"]),
+    Case("ble-connect-any-advertiser", "nrf52840", plan({"op": "ble_scan", "name": "finder", "connect": True,
+         "peer": {"service": "181a", "characteristic": "2a6e"}}), "E_BLE_SCAN_FILTER", ["finder", "filter"]),
+    Case("ble-peer-without-connection", "esp32s3", plan({"op": "ble_scan", "name": "finder", "filter": {"uuid": "181a"},
+         "peer": {"service": "181a", "characteristic": "2a6e"}}), "E_BLE_PEER", ["finder", "peer"]),
+    Case("ble-central-bond-without-pairing", "esp32s3", plan({"op": "ble_scan", "name": "finder", "connect": True,
+         "filter": {"uuid": "181a"}, "bond": True}), "E_BLE_BOND_PAIRING", ["finder", "bond"]),
     Case("wifi-backoff-inverted", "esp32s3", plan({"op": "wifi_station", "name": "sta", "retry_ms": 5000,
          "retry_max_ms": 1000}), "E_NET_TIMEOUT", ["sta"], ["ms"]),
     # --- IP networking (ops/net) ---
@@ -252,6 +265,18 @@ CASES = [
          "message": "hi"}), "E_NET_HEAP", ["heap_bytes"], ["bytes"]),
     Case("wifi-two-stations", "esp32s3", plan({"op": "wifi_station"}, {"op": "wifi_station", "name": "other"}),
          "E_NET_INTERFACE", ["other"]),
+    # --- application protocols and the network block (ops/net, plan/sections/network.py) ---
+    Case("net-coap-token-9", "native_sim", plan({"op": "coap_request", "name": "c", "host": "127.0.0.1",
+         "resource": "/t", "token_bytes": 9}), "E_NET_COAP_TOKEN", ["c"], ["bytes"]),
+    Case("net-https-names-nothing", "native_sim", plan({"op": "http_request", "name": "h", "host": "192.0.2.1",
+         "tls": "api"}, stack_bytes=3072), "E_NET_TLS_REF", ["h", "api"]),
+    Case("net-https-main-stack", "native_sim", plan({"op": "tls_credentials", "name": "api", "ca": "api_ca"},
+         {"op": "http_request", "name": "h", "host": "192.0.2.1", "tls": "api"}), "E_NET_STACK", ["h"], ["bytes"]),
+    Case("net-tls-tag-twice", "native_sim", plan({"op": "tls_credentials", "name": "a", "ca": "a_ca"},
+         {"op": "tls_credentials", "name": "b", "ca": "b_ca"}), "E_NET_TLS_TAG", ["b", "a"], ["tag"]),
+    Case("net-gateway-outside-subnet", "esp32s3", plan({"op": "wifi_station"}, network={"ipv4": "static",
+         "address": "192.168.1.50", "netmask": "255.255.255.0", "gateway": "10.0.0.1"}),
+         "E_NET_ADDRESS", ["10.0.0.1"]),
     Case("unknown-led", "stm32h743", plan({"op": "gpio_blink", "led": "led7", "period_ms": 500}),
          "E_UNKNOWN_RESOURCE", ["led7"]),
     Case("unknown-thread", "nrf52840", plan(
@@ -441,6 +466,14 @@ CASES += [
     Case(c.id, c.plan["target"], {k: v for k, v in c.plan.items() if k != "target"}, c.code, list(c.objects),
          [c.magnitude[1]] if c.magnitude else [])
     for c in {c.code: c for c in reversed(PERIPH_SEEDED)}.values()
+]  # fmt: skip
+
+# The devicetree block's pin/DMA/driver codes, core_clock's, the CAN operations' and the sensor depth codes, one
+# case each (their whole seeded suites: test_devicetree.py, test_op_sensor.py).
+CASES += [
+    Case(c.id, c.plan["target"], {k: v for k, v in c.plan.items() if k != "target"}, c.code, list(c.objects),
+         [c.magnitude[1]] if c.magnitude else [])
+    for c in {c.code: c for c in reversed([*DEVICETREE_SEEDED, *SENSOR_SEEDED])}.values()
 ]  # fmt: skip
 
 

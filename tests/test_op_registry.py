@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.plan import catalog
 from rac_fw.domains.firmware.plan.matrix import frameworks_for, realizes, table
 from rac_fw.domains.firmware.plan.model import OPERATION_KINDS, Plan
-from rac_fw.domains.firmware.plan.registry import kinds, spec, specs
+from rac_fw.domains.firmware.plan.registry import kinds, sections, spec, specs
 
 #: Every operation the registry must find (a new op spec is added here on purpose, like a runner in west).
 PINNED = {
@@ -30,14 +31,16 @@ PINNED = {
     "log",
     "kv_record", "settings_value", "flash_store", "image_confirm", "image_stream",
     "mem_slab", "stack_report",
-    "ble_advertise", "ble_gatt_service",
+    "ble_advertise", "ble_gatt_service", "ble_scan",
     "wifi_station",
     "udp_send", "tcp_client", "tcp_server", "mqtt_publish",
+    "tls_credentials", "dns_resolve", "http_request", "coap_request",
     "sleep", "pm_lock", "device_pm",
     "hash", "cipher", "mac", "kdf", "random",
     "react", "react_led",
     "semaphore", "work_item", "spinlock_state", "event_latency", "event_flags", "mutex_lock",
     "task_watchdog",
+    "core_clock", "can_send", "can_receive",
 }  # fmt: skip
 
 
@@ -69,10 +72,30 @@ def test_matrix_follows_each_specs_realizations_and_the_facts() -> None:
 
 def test_index_lists_every_realizable_op_with_purpose_and_place() -> None:
     index = schema_for("firmware", index=True)
-    assert set(index["operations"]) == {k for k in kinds() if any(table(load_target(t)).get(k) for t in target_ids())}
-    line = index["operations"]["dma_mem2mem"]
-    assert line.startswith("Copy src to dst by DMA") and "zephyr:stm32f407,stm32h743" in line
+    listed = {kind: where for where, group in index["operations"].items() for kind in group}
+    assert set(listed) == {k for k in kinds() if any(table(load_target(t)).get(k) for t in target_ids())}
+    assert "zephyr:stm32f407,stm32h743" in listed["dma_mem2mem"].split()
+    assert index["operations"][listed["dma_mem2mem"]]["dma_mem2mem"].startswith("Copy src to dst by DMA")
     assert index["targets"]["nrf52840"] == ["zephyr", "baremetal"]
+    for kind, where in listed.items():  # the group key names the frameworks that realize each member
+        realizing = {f for t in target_ids() for f in frameworks_for(kind, load_target(t))}
+        assert _frameworks(where) == realizing, (kind, where)
+
+
+def _frameworks(where: str) -> set[str]:
+    """The framework names in an index group key (``zephyr:a,b espidf hal-c``)."""
+    return {re.split("[:-]", item)[0] for item in where.split()}
+
+
+def test_index_lists_the_plan_blocks_with_where_they_are_realized() -> None:
+    index = schema_for("firmware", index=True)
+    listed = {name: where for where, group in index["blocks"].items() for name in group}
+    assert set(listed) == {b.name for b in sections()}
+    for block in sections():
+        frameworks = {f for t in target_ids() for f in load_target(t).frameworks if block.realizes(f, load_target(t))}
+        assert _frameworks(listed[block.name]) == frameworks
+        schema = schema_for("firmware", part=block.name)
+        assert set(schema["properties"]) == set(block.model.model_fields)
 
 
 def test_op_schema_is_the_models_schema_with_its_support_row() -> None:
@@ -91,4 +114,5 @@ def test_cli_schema_op_and_index() -> None:
     bad = subprocess.run([*run, "--op", "no_such_op"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "E_UNKNOWN_SCHEMA [--op]" in bad.stdout + bad.stderr
     index = subprocess.run([*run, "--index"], capture_output=True, text=True, timeout=120)
-    assert index.returncode == 0 and "gpio_blink" in json.loads(index.stdout)["operations"]
+    assert index.returncode == 0
+    assert any("gpio_blink" in group for group in json.loads(index.stdout)["operations"].values())

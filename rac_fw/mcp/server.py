@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import inspect
 import json
 import secrets
 import threading
@@ -33,6 +34,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
+from mcp_types import Tool as MCPTool
 from pydantic import Field, ValidationError, WithJsonSchema
 
 from rac_fw.contract import Action, Evidence, Feedback, Status, evidence_from_validation_error
@@ -42,7 +44,7 @@ from rac_fw.mcp import worker
 from rac_fw.mcp.worker import run_turn_bounded
 from rac_fw.metering import measure, tokenizer_name
 from rac_fw.runtime import DEFAULT_BUDGET, Episode, TurnExecutor
-from rac_fw.schemas import inline_refs
+from rac_fw.schemas import inline_refs, without_titles
 
 #: The MCP connection the current tool call arrived on (``None`` on stdio: one client per process).
 CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("rac_fw_mcp_client", default=None)
@@ -240,7 +242,9 @@ class Tools:
         """The ``submit_<domain>`` tool: its payload schema is the domain's (``Domain.tool_schema``), its
         description the action model's docstring plus, for a large action language, the index of its parts."""
         domain = dom.name
-        PayloadType = Annotated[dict[str, Any], WithJsonSchema(inline_refs(dom.tool_schema()))]
+        payload_schema = inline_refs(dom.tool_schema())
+        payload_schema.pop("description", None)  # the tool's description carries the docstring
+        PayloadType = Annotated[dict[str, Any], WithJsonSchema(payload_schema)]
 
         def submit_domain(session: str, payload: PayloadType) -> dict[str, Any]:
             owner = self.store.get(session).domain
@@ -253,7 +257,7 @@ class Tools:
         submit_domain.__annotations__ = {"session": str, "payload": PayloadType, "return": dict[str, Any]}
         submit_domain.__name__ = f"submit_{domain}"
         description = (f"Submit one {domain} action for a session opened with start_episode. "
-                       + (dom.action_model.__doc__ or "").strip())
+                       + inspect.cleandoc(dom.action_model.__doc__ or ""))
         index = dom.schema_index()
         if index != dom.action_schema():
             # The payload schema is an envelope; the index says what goes inside, schema(op=…) the rest.
@@ -273,6 +277,16 @@ class RacServer(MCPServer):
     """The SDK's server, except that arguments failing a tool's input schema come back as evidence
     (the field path and what was expected), like every other failure, instead of the SDK's raw text."""
 
+    async def list_tools(self) -> list[MCPTool]:
+        """The SDK's tool list, as compact as it can be without losing meaning (every agent pays for it
+        in tokens on every call): no generated titles, and no output schema that only says "an object"
+        (each tool answers a JSON object; its fields are the contract's messages, ``schema`` serves them)."""
+        listed = await super().list_tools()
+        return [tool.model_copy(update={
+            "input_schema": without_titles(tool.input_schema),
+            "output_schema": None if _says_nothing(tool.output_schema) else tool.output_schema,
+        }) for tool in listed]
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
@@ -288,6 +302,13 @@ class RacServer(MCPServer):
                 raise
             evidence = evidence_from_validation_error(exc.__cause__, prefix="arguments", code="E_ARGUMENTS")
             return _refusal(name, evidence)
+
+
+def _says_nothing(schema: dict[str, Any] | None) -> bool:
+    """Whether an output schema is the SDK's default for a ``dict`` result: any object at all."""
+    if schema is None:
+        return True
+    return set(schema) <= {"type", "title", "additionalProperties"} and schema.get("type") == "object"
 
 
 def _refusal(tool: str, evidence: list[Evidence]) -> CallToolResult:

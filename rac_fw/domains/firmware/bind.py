@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rac_fw.domains.firmware.claims import Claim, claims
 from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Target
 from rac_fw.domains.firmware.facts.query import board_button, board_led
 from rac_fw.domains.firmware.obligations import violations
@@ -64,9 +63,10 @@ class BoundPlan:
     """(role, plan name) → binding."""
     bindings: tuple[str, ...] = ()
     """One line per bound field, in plan order (``operations[0].led led1 → board led LED2 (P0.14…)``)."""
-    claims: tuple[Claim, ...] = ()
-    """Every pin the plan takes (``firmware.claims``): a lowering choosing a free pin for an undeclared
-    signal avoids these."""
+    pins_in_use: frozenset[str] = frozenset()
+    """Every chip pin the plan itself uses: declared pins, chip selects, bound LEDs/buttons and analog
+    channel pins. A lowering picking a pin the plan left open (an I2C SCL) chooses outside this set, so
+    it never needs the obligations' pin claims."""
 
     def rebind(self, target: Target) -> BoundPlan | None:
         """The plan retargeted to ``target`` under the same framework and bound there, or None when it
@@ -115,7 +115,21 @@ def bind(plan: Plan, target: Target, framework: str) -> BoundPlan:
                 continue
             endpoints[(role, name)] = bound
             lines.append(f"operations[{index}].{field_name} {name} → {bound.describe()}")
-    return BoundPlan(plan, target, framework, endpoints, tuple(lines), tuple(claims(plan, target)))
+    return BoundPlan(plan, target, framework, endpoints, tuple(lines), _pins_in_use(plan, endpoints))
+
+
+def _pins_in_use(plan: Plan, endpoints: dict[tuple[Endpoint, str], BoundEndpoint]) -> frozenset[str]:
+    """The pins of ``BoundPlan.pins_in_use``: what the plan declares and what its endpoints bind to."""
+    pins = {use.pin for use in plan.resources.pins}
+    pins |= {d.chip_select for d in plan.resources.devices if d.chip_select}
+    pins |= {bound.pin for bound in endpoints.values()}
+    for op in plan.operations:
+        single = getattr(op, "channel", None)
+        for channel in getattr(op, "channels", None) or ([single] if single is not None else []):
+            pin = getattr(channel, "pin", None)
+            if isinstance(pin, str):
+                pins.add(pin)
+    return frozenset(pins)
 
 
 class BoundBuild:

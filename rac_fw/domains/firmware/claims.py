@@ -1,9 +1,9 @@
 """The pins a plan takes: every (pin, signal, owner) its resources and operations claim, found once.
 
-The pin obligations judge these claims (conflicts, reservations, routing); the binder carries them in the
-bound plan (``BoundPlan.claims``) so a lowering that picks a free pin for an undeclared signal knows which
-pins are taken without asking the obligations. Operations on the console UART (``Flag.CONSOLE``) take the
-console pins implicitly; LED/button fields (``OpSpec.endpoints``) take the board item's pin.
+The pin obligations judge these claims (conflicts, reservations, routing), and the radio, reference and
+support rules ask them which pins are taken; a lowering never does (it reads ``BoundPlan.pins_in_use``).
+Operations on the console UART (``Flag.CONSOLE``) take the console pins implicitly; LED/button fields
+(``OpSpec.endpoints``) take the board item's pin.
 """
 
 from __future__ import annotations

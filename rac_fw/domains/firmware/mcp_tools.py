@@ -33,7 +33,6 @@ from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.mcp import worker
 from rac_fw.mcp.server import Session, Tools, error_result
 from rac_fw.runtime import TurnRecord, run_turn
-from rac_fw.schemas import inline_refs
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.domain import FirmwareDomain
@@ -186,10 +185,13 @@ class FirmwareTools:
 
 
 def tools(host: Tools, domain: FirmwareDomain) -> list[Tool]:
-    """The firmware tools of one server; ``plan`` advertises the plan envelope schema (the operation
-    index is in ``submit_firmware``'s description, one operation's fields come from ``schema``)."""
+    """The firmware tools of one server; ``plan`` takes the payload ``submit_firmware`` advertises (its
+    envelope schema and the operation index are listed there once; one operation's fields come from
+    ``schema``)."""
     fw = FirmwareTools(host, domain)
-    PlanType = Annotated[dict[str, Any], WithJsonSchema(inline_refs(domain.tool_schema()))]
+    # The plan is submit_firmware's payload: its schema and index are listed once, in that tool.
+    PlanType = Annotated[dict[str, Any], WithJsonSchema({"type": "object", "description": "a firmware plan: "
+                                                         "the payload schema of submit_firmware"})]
     Framework = Annotated[str | None, Field(description="zephyr, espidf, hal or baremetal (default: target's)")]
     Session_ = Annotated[str, Field(description="A firmware session from start_episode(firmware, TARGET)")]
     Builder = Annotated[str, Field(description="auto, gcc, west, platformio or idf")]

@@ -378,3 +378,63 @@ class BusPrescalers:
     """HPRE (and on the STM32H7 D1CPRE) dividers."""
     apb: tuple[int, ...]
     """PPREx dividers."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class HalRtos:
+    """How an RTOS shares the chip with the STM32Cube HAL (FreeRTOS through CMSIS-RTOS2, as CubeMX sets it up)."""
+
+    timebase: str
+    """The timer the HAL's 1 ms time base moves to (``HAL_InitTick`` on its update interrupt), because the
+    kernel takes SysTick; a basic timer no plan operation may then claim (CubeMX's choice: ``TIM6``)."""
+    max_syscall_priority: int
+    """``configLIBRARY_MAX_SYSCALL_INTERRUPT_PRIORITY``: the most urgent NVIC priority (a number, lower is
+    more urgent) whose handlers may call the kernel's ``FromISR`` API (CubeMX default 5)."""
+    tick_rate_hz: int = 1000
+    """``configTICK_RATE_HZ``: the kernel tick (1 ms, so ``osDelay`` counts milliseconds)."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class HalDriver:
+    """The STM32Cube HAL driver package of the chip and the generation of each IP block it drives.
+
+    The HAL's init structures differ with the IP generation (ST's MCU database names each one, ``<IP
+    Name=… Version=…>`` in the CubeMX MCU XML: ADC ``aditf2`` vs ``aditf5``, I2C ``i2c1`` vs ``i2c2``…), so
+    the lowering and its templates ask these fields, never the chip family.
+    """
+
+    family: str
+    """The driver package (``STM32F4``: ``stm32f4xx_hal_driver``, file prefix ``stm32f4xx``)."""
+    release: str
+    """The release the templates are written against (``STM32Cube HAL F4 v1.8.3``)."""
+    msp_clocks: tuple[str, ...]
+    """Clock gates ``HAL_MspInit`` opens (the MCU XML's SYS ``ClockEnableMode``: ``SYSCFG``, ``PWR``)."""
+    clock_gates: dict[str, str] = field(default_factory=dict)
+    """Instance → the RCC gate it shares when not its own (MCU XML ``ClockEnableMode``: H7 ``ADC1`` → ``ADC12``)."""
+    oscillator_values: dict[str, int] = field(default_factory=dict)
+    """Oscillator defaults the package's conf header needs beyond HSE/HSI/LSE/LSI, in Hz (H7 ``CSI_VALUE``)."""
+    conf_switches: dict[str, int] = field(default_factory=dict)
+    """The package's own ``*_hal_conf.h`` switches (F4 ``PREFETCH_ENABLE``; H7 ``USE_FLASH_ECC``), in order."""
+    power_supply: str | None = None
+    """``HAL_PWREx_ConfigSupply`` argument when the PWR block needs its supply configured before voltage
+    scaling (H7 ``PWR_LDO_SUPPLY``); None when it has no supply configuration."""
+    rcc_domains: bool = False
+    """The RCC has per-domain prescalers (D1CPRE, D1PPRE, D2PPRE1/2, D3PPRE: ``STM32H7_rcc``); False: one AHB
+    prescaler and APB1/APB2 (``STM32F417-rcc``)."""
+    adc_calibration: bool = False
+    """The ADC is the ``aditf5`` generation: offset calibration, per-channel single-ended/differential,
+    ``ADC_REGULAR_RANK_n``, ``ConversionDataManagement``; False: ``aditf2`` (numeric ranks, ``DataAlign``)."""
+    adc_sampling_time: str = "84CYCLES"
+    """The sampling time the lowering configures (``ADC_SAMPLETIME_<this>``; the settings differ per ADC)."""
+    i2c_timing_register: bool = False
+    """The I2C is the ``i2c2`` generation (TIMINGR, analog filter); False: ``i2c1`` (ClockSpeed, DutyCycle)."""
+    spi_fifo: bool = False
+    """The SPI is the ``spi2s2`` generation (FIFO threshold, NSS pulse, keep-IO-state); False: ``spi2s1``."""
+    uart_prescaler: bool = False
+    """The USART has a kernel-clock prescaler, one-bit sampling and advanced features (``sci3``/``sci2_v3``)."""
+    iwdg_window: bool = False
+    """The IWDG has a window register (``iwdg1_v2``)."""
+    rtos: HalRtos | None = None
+    """How FreeRTOS (CMSIS-RTOS2) runs beside this HAL; None: the HAL lowering offers no RTOS here."""

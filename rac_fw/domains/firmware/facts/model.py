@@ -19,6 +19,7 @@ from rac_fw.domains.firmware.facts.chip import (
     BusPrescalers,
     DebugId,
     Dmamux,
+    HalDriver,
     Interrupts,
     KernelTick,
     Nvic,
@@ -404,6 +405,8 @@ class Target:
     pll: Pll | None = None
     """The main PLL's legal settings (STM32F4), which a clock setup derives its M/N/P/Q from."""
     bus_prescalers: BusPrescalers | None = None
+    hal: HalDriver | None = None
+    """The STM32Cube HAL driver package and its IP generations (``facts/chip.py``, chip ``hal:``)."""
     boot_address: int | None = None
     """Where the core fetches its vector table after reset, when not the start of the first flash region."""
     power: PowerFacts | None = None

@@ -643,3 +643,10 @@ def carries(pin: Pin, signal: str) -> bool:
     if signal == "ANALOG":
         return bool(pin.analog)
     return pin.can_carry(signal)
+
+
+def hal_rtos(target: Target) -> bool:
+    """Whether the STM32Cube HAL lowering can run FreeRTOS (CMSIS-RTOS2) on ``target``: its chip facts name
+    the HAL driver and how the RTOS shares the chip with it (``hal.rtos``: the timer the HAL time base moves
+    to, the syscall interrupt priority). Thread and kernel operations are available on ``hal`` only then."""
+    return target.hal is not None and target.hal.rtos is not None

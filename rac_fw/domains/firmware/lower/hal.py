@@ -1,4 +1,5 @@
-"""Lowering to the STM32Cube HAL (STM32F4, STM32H7): a CubeMX-shaped ``Core/`` tree, no RTOS.
+"""Lowering to the STM32Cube HAL (STM32F4, STM32H7): a CubeMX-shaped ``Core/`` tree, with FreeRTOS
+through CMSIS-RTOS2 when an operation needs kernel threads.
 
 Every number in the generated C is derived here from the plan and the target facts: the PLL and bus
 dividers that reproduce the clock facts for framework ``hal``, flash wait states, alternate-function
@@ -7,8 +8,18 @@ SPI baud prescaler, DMA stream/channel and the interrupt vector names. Templates
 
 Without an RTOS the application is a super-loop: periodic work runs when ``HAL_GetTick()`` passes its
 deadline, interrupt handlers only record events (volatile counters and a ring) that the loop consumes.
-Thread operations therefore do not exist here: their op specs declare no ``hal`` realization, and the
-obligations report E_TARGET_UNSUPPORTED from the support matrix.
+
+**The RTOS is chosen by the plan's operations, not by a flag.** An operation whose ``hal`` realization
+renders from an RTOS template (``templates/hal/rtos*.c.j2``: threads, queues, semaphores, mutexes, event
+flags) needs kernel threads; then, and only then, the tree runs FreeRTOS through CMSIS-RTOS2 the STM32Cube
+way (``cmsis_os2.h``; ``osKernelInitialize``, the objects and threads, ``osKernelStart`` last), the super-loop
+becomes the lowest-priority thread ``rac_loop``, ``source: kernel`` timers become ``osTimerNew`` software
+timers, and the HAL's 1 ms time base moves from SysTick (the kernel's tick) to the timer the chip facts name
+(``hal.rtos.timebase``). A plan without such an operation lowers exactly as before. Why automatic: kernel
+threads are a consequence of what the plan states (a semaphore between two threads), so there is no second
+statement to get wrong. The receipt says which operation chose it. ``FreeRTOSConfig.h`` takes its values
+from the facts (core clock, NVIC priority bits and the syscall priority, the heap from the objects the plan
+creates, checked against the default RAM).
 
 DMA buffers go to the region ``placement.buffer_needs`` picks (section
 ``.dma.<REGION>.<buffer>``, the bare-metal linker convention), aligned as it says; where the region is
@@ -32,7 +43,7 @@ from typing import Any
 from rac_fw.contract import Evidence, Receipt
 from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
-from rac_fw.domains.firmware.facts.chip import Pll
+from rac_fw.domains.firmware.facts.chip import HalDriver, HalRtos, Pll
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     clock_hz,
@@ -53,16 +64,30 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
-from rac_fw.domains.firmware.obligations.refs import claims
-from rac_fw.domains.firmware.placement import buffer_needs
+from rac_fw.domains.firmware.placement import buffer_needs, default_ram
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 
-#: STM32Cube HAL driver releases the templates are written against (also in templates/hal/VERSION).
-HAL_VERSIONS = {"STM32F4": "STM32Cube HAL F4 v1.8.3", "STM32H7": "STM32Cube HAL H7 v1.11.3"}
-
 _PIN = re.compile(r"^P([A-K])(\d+)$")
+
+#: Template files (``templates/hal/<name>.c.j2``) whose operations run as kernel threads: a ``hal``
+#: realization naming one of them makes the tree an RTOS application (the hook other op families use).
+RTOS_TEMPLATE_PREFIX = "rtos"
+#: FreeRTOS control-block sizes on a 32-bit Cortex-M with every option the generated configuration sets,
+#: rounded up, plus heap_4's 8-byte block header: what the heap budget counts per object.
+_TCB_BYTES, _QUEUE_BYTES, _EVENT_GROUP_BYTES, _TIMER_BYTES, _HEAP_HEADER = 128, 96, 48, 64, 8
+#: Kernel-created tasks: the idle task (configMINIMAL_STACK_SIZE 128 words) and the timer service task
+#: (configTIMER_TASK_STACK_DEPTH 256 words) with its command queue (configTIMER_QUEUE_LENGTH 10 × 16 B).
+_IDLE_STACK_WORDS, _TIMER_STACK_WORDS, _TIMER_QUEUE_LENGTH = 128, 256, 10
+#: Smallest thread stack handed to osThreadNew (FreeRTOS' Cortex-M minimum, 128 words) and the loop thread's.
+_MIN_STACK_BYTES, _LOOP_STACK_BYTES = 512, 2048
+#: RAM kept outside the heap in the default region: the main stack (the linker's _estack) and HAL statics.
+_RAM_RESERVE_BYTES = 8192
+#: CMSIS-RTOS2 priorities the plan's thread priorities map onto (cmsis_os2.h: osPriorityLow = 8; plan
+#: priorities are FreeRTOS-style, higher = more urgent, clamped to 1..31, so every thread stays below the
+#: timer service task at osPriorityHigh = 40).
+_OS_PRIORITY_LOW, _PLAN_PRIORITY_MAX = 8, 31
 _ANALOG = re.compile(r"^ADC(\d)_INP?(\d+)$")
 _TIM_CHANNEL = re.compile(r"^(TIM\d+)_CH(\d)$")
 
@@ -137,25 +162,26 @@ def _f4_pll(pll: Pll, hse: int, sysclk: int, usb: int | None) -> dict[str, int]:
     raise _unsupported(None, f"no PLL setting gives {sysclk} Hz from a {hse} Hz HSE")
 
 
-def _clocks(target: Target, family: str) -> dict[str, Any]:
-    """The SystemClock_Config parameters that reproduce the target's ``hal`` clock facts."""
+def _clocks(target: Target, hal: HalDriver) -> dict[str, Any]:
+    """The SystemClock_Config parameters that reproduce the target's ``hal`` clock facts (the HSE PLL where
+    the facts give its ranges, ``Target.pll``; per-domain prescalers where the RCC has them)."""
     sysclk, hclk = _hz(target, "SYSCLK"), _hz(target, "HCLK")
     hsi = _hz(target, "HSI")
     clocks: dict[str, Any] = {"sysclk": sysclk, "hclk": hclk, "hsi": hsi}
     hse = clock_hz(target, "HSE", "hal")
     if sysclk == hsi:
         clocks["source"] = "HSI"
-    elif hse and family == "STM32F4" and target.pll is not None:
+    elif hse and target.pll is not None and not hal.rcc_domains:
         clocks["source"] = "PLL"
         clocks["hse"] = int(hse)
         clocks["pll"] = _f4_pll(target.pll, int(hse), sysclk, clock_hz(target, "PLL48CK", "hal"))
     else:
-        raise _unsupported(None, f"{target.id}: only HSI or HSE-PLL (STM32F4) clock trees are generated; "
+        raise _unsupported(None, f"{target.id}: only HSI or (single-domain RCC) HSE-PLL clock trees are generated; "
                             f"SYSCLK {sysclk} Hz is neither")  # fmt: skip
     if target.bus_prescalers is None:
         raise _unsupported(None, f"{target.id}: no bus prescaler facts (bus_prescalers)")
     ahb, apb = target.bus_prescalers.ahb, target.bus_prescalers.apb
-    if family == "STM32H7":
+    if hal.rcc_domains:
         cpu = _hz(target, "CPU")
         clocks["d1cpre"] = _divider(sysclk, cpu, ahb, "SYSCLK/CPU")
         clocks["hpre"] = _divider(cpu, hclk, ahb, "CPU/HCLK")
@@ -179,7 +205,8 @@ class HalBuild(BoundBuild):
     """Everything one plan needs, collected per peripheral so shared instances are initialized once."""
 
     bound: BoundPlan
-    family: str
+    hal: HalDriver
+    """The chip's HAL driver facts: which init-structure shapes its IP blocks take."""
     views: list[dict[str, Any]] = field(default_factory=list)
     modules: set[str] = field(default_factory=lambda: {"RCC", "GPIO", "CORTEX", "FLASH", "PWR", "DMA"})
     ports: set[str] = field(default_factory=set)
@@ -194,13 +221,17 @@ class HalBuild(BoundBuild):
     buffers: dict[str, dict[str, Any]] = field(default_factory=dict)
     watchdog: dict[str, Any] | None = None
     chosen: dict[str, str] = field(default_factory=dict)
+    """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
     files: dict[str, str] = field(default_factory=dict)
     """Whole files an operation or plan block contributes (a linker-script fragment, a FreeRTOSConfig.h)."""
-    """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
-
-    @property
-    def h7(self) -> bool:
-        return self.family == "STM32H7"
+    rtos: dict[str, Any] | None = None
+    """The kernel set-up when an operation needs threads (``_rtos``); None: a super-loop."""
+    threads: list[dict[str, Any]] = field(default_factory=list)
+    """Every kernel thread an operation's role runs in (``thread``), in creation order."""
+    locks: dict[str, bool] = field(default_factory=dict)
+    """Named mutexes several operations share (lock name → priority inheritance)."""
+    heap_bytes: int = 0
+    """Heap the kernel objects the operations create take (queues with storage, semaphores…)."""
 
     @property
     def cache_on(self) -> bool:
@@ -269,10 +300,12 @@ class HalBuild(BoundBuild):
             table[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pins": pins,
                                "hz": device.frequency_hz, "mode": getattr(op, "mode", 0)}  # fmt: skip
             if bus == "i2c":
-                # H7: TIMINGR from the kernel clock the facts name (i2c.instances.<instance>.clock);
-                # the F4 I2C takes ClockSpeed directly.
+                # An i2c2-generation I2C takes TIMINGR from the kernel clock the facts name
+                # (i2c.instances.<instance>.clock); the i2c1 generation takes ClockSpeed directly.
                 table[instance]["timing"] = (
-                    _i2c_timing(_i2c_kernel(self, instance, where), device.frequency_hz) if self.h7 else None
+                    _i2c_timing(_i2c_kernel(self, instance, where), device.frequency_hz)
+                    if self.hal.i2c_timing_register
+                    else None
                 )
             else:
                 table[instance]["prescaler"] = _spi_prescaler(self, instance, device.frequency_hz, where)
@@ -331,10 +364,60 @@ class HalBuild(BoundBuild):
         timer.update(psc=psc, arr=arr, base=view)
         timer["irq"] = {"name": self.timer_irq(instance),
                         "priority": 5 if op.irq_priority is None else op.irq_priority}  # fmt: skip
-        view.update(timer=timer, oneshot=oneshot)
+        view.update(timer=timer, oneshot=oneshot, os_timer=False)
 
     def iwdg(self, timeout_ms: int, where: str) -> dict[str, Any]:
         return _iwdg(self, timeout_ms, where)
+
+    # --- kernel objects (RTOS applications only) --------------------------------------------------------
+    def kernel(self, where: str) -> dict[str, Any]:
+        """The kernel set-up; asking for it outside an RTOS application is a defect of the op spec (its
+        ``hal`` realization must render from an RTOS template, which is what turns the kernel on)."""
+        if self.rtos is None:
+            raise RuntimeError(f"{where}: kernel object outside an RTOS application (template not rtos*)")
+        return self.rtos
+
+    def thread(self, name: str | None, role: str, where: str) -> dict[str, Any]:
+        """A kernel thread for one role of an operation, played by plan thread ``name``: its function,
+        ``osThreadAttr_t`` name, stack (the plan's, at least FreeRTOS' minimum) and CMSIS-RTOS2 priority."""
+        self.kernel(where)
+        thread = self.plan.thread(name) if name else None
+        stack = max(thread.stack_bytes if thread else _LOOP_STACK_BYTES, _MIN_STACK_BYTES)
+        stack = math.ceil(stack / 8) * 8
+        level = min(max(thread.priority, 1), _PLAN_PRIORITY_MAX) if thread else 1
+        entry = {"task": f"{role}_thread", "attr": f"{role}_attr", "name": c_string_literal(role[:15]),
+                 "stack": stack, "priority": f"(osPriority_t)(osPriorityLow + {level})",
+                 "level": _OS_PRIORITY_LOW + level}  # fmt: skip
+        self.threads.append(entry)
+        self.heap_bytes += stack + _TCB_BYTES + 2 * _HEAP_HEADER
+        return entry
+
+    def wait(self, timeout: int | str) -> str:
+        """A CMSIS-RTOS2 timeout argument for a plan timeout in ms (``forever``: ``osWaitForever``)."""
+        return "osWaitForever" if timeout == "forever" else f"{self.ticks(int(timeout))}U"
+
+    def ticks(self, ms: int) -> int:
+        """Kernel ticks for ``ms`` milliseconds at the configured tick rate, rounded up (0 stays 0)."""
+        rate = self.kernel("ticks")["tick_rate_hz"]
+        return math.ceil(ms * rate / 1000)
+
+    def kernel_object(self, kind: str, storage: int = 0) -> None:
+        """Count one queue/semaphore/mutex (``queue``), event group or timer, with its storage, in the heap."""
+        size = {"queue": _QUEUE_BYTES, "event_group": _EVENT_GROUP_BYTES, "timer": _TIMER_BYTES}[kind]
+        self.heap_bytes += size + storage + _HEAP_HEADER
+
+    def lock(self, name: str, inherit: bool) -> str:
+        """The C name of the shared mutex ``name`` (created once; priority inheritance if any user asks)."""
+        if name not in self.locks:
+            self.kernel_object("queue")
+        self.locks[name] = self.locks.get(name, False) or inherit
+        return f"{name}_lock"
+
+    def os_timer_view(self, view: dict[str, Any], op: Any) -> None:
+        """A ``source: kernel`` timer in an RTOS application: a CMSIS-RTOS2 software timer (``osTimerNew``),
+        whose callback runs in the timer service thread."""
+        self.kernel_object("timer")
+        view.update(os_timer=True, oneshot=op.oneshot, period_ticks=max(1, self.ticks(math.ceil(op.period_s * 1000))))
 
     def irq(self, owner: str, *names: str) -> str:
         """The vector name (CMSIS ``<name>_IRQn`` / ``<name>_IRQHandler``) of the first of ``names``
@@ -368,13 +451,14 @@ class HalBuild(BoundBuild):
 
     def signal_pin(self, signal: str, where: str) -> Pin:
         """The plan pin declared with ``signal``; else the first free pin the pin facts route it to
-        (``obligations.refs.free_pins``: not taken, reserved, board-wired or strapping), noted in the receipt."""
+        (``facts.query.free_pins``: not in the bound plan's ``pins_in_use``, reserved, board-wired or
+        strapping), noted in the receipt."""
         use = next((p for p in self.plan.resources.pins if p.function == signal), None)
         if use is not None:
             return _pin(self.target, use.pin, where)
         if signal in self.chosen:
             return _pin(self.target, self.chosen[signal], where)
-        taken = {c.pin for c in claims(self.plan, self.target)} | set(self.chosen.values())
+        taken = set(self.bound.pins_in_use) | set(self.chosen.values())
         free = free_pins(self.target, taken, signal)
         if not free:
             raise _unsupported(where, f"no free pin can carry {signal}; declare one in resources.pins")
@@ -414,7 +498,17 @@ class HalBuild(BoundBuild):
         uart["irq"] = {"name": self.irq(uart["instance"], uart["instance"]),
                        "priority": 5 if priority is None else priority}  # fmt: skip
 
+    @property
+    def timebase(self) -> str | None:
+        """The timer the HAL time base runs on in an RTOS application (no operation may claim it)."""
+        return self.rtos["timebase"]["instance"] if self.rtos is not None else None
+
     def timer(self, instance: str, where: str) -> dict[str, Any]:
+        if instance == self.timebase:
+            raise _unsupported(
+                where,
+                f"{instance} is the HAL time base while FreeRTOS drives SysTick; use another timer (or source: kernel)",
+            )
         if instance not in self.timers:
             facts = self.target.timers.get(instance)
             if facts is None:
@@ -442,7 +536,7 @@ class HalBuild(BoundBuild):
         timers = self.target.timers
         ordered = sorted(timers, key=lambda n: (timers[n].kind != "basic", -timers[n].bits))
         for name in ordered:
-            if timers[name].kind in ("basic", "general") and name not in self.timers:
+            if timers[name].kind in ("basic", "general") and name not in self.timers and name != self.timebase:
                 return str(name)
         raise _unsupported(where, "no free hardware timer left for a software timer")
 
@@ -459,8 +553,8 @@ class HalBuild(BoundBuild):
             prescalers = sorted(p for p in facts.clock_prescalers or (2, 4, 6, 8) if p > 1)
             prescaler = next((p for p in prescalers if clock // p <= limit), prescalers[-1])
             divider = f"ADC_CLOCK_SYNC_PCLK_DIV{prescaler}"
-            # H7 ADC1 and ADC2 share one bus clock gate (__HAL_RCC_ADC12_CLK_ENABLE).
-            gate = "ADC12" if self.h7 and unit in ("ADC1", "ADC2") else unit
+            # A unit may share its bus clock gate (H7 ADC1/ADC2: __HAL_RCC_ADC12_CLK_ENABLE).
+            gate = self.hal.clock_gates.get(unit, unit)
             # ``users``: the operations converting on this unit; ``scan``: the adc_scan view that owns its
             # sequence by DMA (then it is the only user).
             self.adcs[unit] = {"instance": unit, "handle": f"h{unit.lower()}", "prescaler": divider, "pins": [],
@@ -637,24 +731,110 @@ def _iwdg(build: HalBuild, timeout_ms: int, where: str) -> dict[str, Any]:
     raise _unsupported(where, f"{timeout_ms} ms is outside the {name} range")
 
 
+def _rtos_reason(build: HalBuild) -> str | None:
+    """The first operation whose ``hal`` realization renders from an RTOS template: why the tree runs FreeRTOS."""
+    for index, op in enumerate(build.plan.operations):
+        realization = spec(op.op).realization("hal")
+        if realization is not None and realization.template.startswith(RTOS_TEMPLATE_PREFIX):
+            return f"operations[{index}] ({op.op})"
+    return None
+
+
+def _rtos(build: HalBuild, facts: HalRtos, reason: str) -> dict[str, Any]:
+    """The kernel set-up before the operations' views: tick rate and the HAL time base's timer (1 ms)."""
+    where = "hal.rtos.timebase"
+    instance = facts.timebase
+    if instance not in build.target.timers:
+        raise _unsupported(None, f"{build.target.id}: the HAL time base {instance} is not a timer in the facts")
+    psc, arr = build.fit_timer(instance, 1 / 1000, where)
+    build.modules.add("TIM")
+    timebase = {"instance": instance, "handle": f"h{instance.lower()}", "psc": psc, "arr": arr,
+                "irq": build.timer_irq(instance)}  # fmt: skip
+    return {"reason": reason, "tick_rate_hz": facts.tick_rate_hz, "timebase": timebase}
+
+
+def _lock_views(build: HalBuild) -> list[dict[str, Any]]:
+    """The shared mutexes main() creates before the operations' objects (C name, label, inheritance)."""
+    return [{"c": f"{name}_lock", "label": c_string_literal(name), "inherit": inherit}
+            for name, inherit in sorted(build.locks.items())]  # fmt: skip
+
+
+def _rtos_notes(rtos: dict[str, Any] | None) -> list[str]:
+    """What the receipt says about the RTOS choice (nothing for a super-loop)."""
+    if rtos is None:
+        return []
+    return [
+        f"RTOS: FreeRTOS through CMSIS-RTOS2, chosen because {rtos['reason']} runs as kernel threads",
+        f"HAL time base: {rtos['timebase']['instance']} (FreeRTOS drives SysTick)",
+        f"kernel heap: {rtos['heap_bytes']} bytes (heap_4 in {rtos['heap_region']})",
+    ]
+
+
+def _rtos_config(build: HalBuild, facts: HalRtos) -> dict[str, Any]:
+    """``FreeRTOSConfig.h`` values from the facts: core clock, NVIC priority bits → the kernel and syscall
+    interrupt priorities, and the heap the plan's threads and objects need (+25 %), checked against what the
+    default RAM leaves after the plan's buffers and the main stack."""
+    target = build.target
+    if target.nvic is None:
+        raise _unsupported(None, f"{target.id}: no NVIC facts (priority bits) for the FreeRTOS configuration")
+    tcb = _TCB_BYTES + 2 * _HEAP_HEADER
+    need = build.heap_bytes + _LOOP_STACK_BYTES + tcb  # the rac_loop thread
+    need += _IDLE_STACK_WORDS * 4 + tcb + _TIMER_STACK_WORDS * 4 + tcb
+    need += _QUEUE_BYTES + _TIMER_QUEUE_LENGTH * 16 + _HEAP_HEADER
+    heap = math.ceil(need * 1.25 / 1024) * 1024
+    region = default_ram(target)
+    if region is None:
+        raise _unsupported(None, f"{target.id}: no default RAM region for the kernel heap")
+    buffers = sum(b["padded"] for b in build.buffers.values() if b["region"] == region.name)
+    room = region.size - buffers - _RAM_RESERVE_BYTES
+    if heap > room:
+        raise _unsupported(
+            None,
+            f"the kernel heap needs {heap} bytes for the plan's threads and objects; "
+            f"{region.name} leaves {room} bytes after {buffers} bytes of buffers and "
+            f"{_RAM_RESERVE_BYTES} for the main stack: shrink thread stacks or queues",
+        )
+    cpu = target.clock("CPU")
+    bits = target.nvic.priority_bits
+    return {
+        "cpu_hz": _hz(target, "CPU" if cpu is not None else "HCLK"),
+        "prio_bits": bits,
+        "lowest_priority": target.nvic.levels - 1,
+        "max_syscall_priority": facts.max_syscall_priority,
+        "heap_bytes": heap,
+        "heap_region": region.name,
+        "loop_stack": _LOOP_STACK_BYTES,
+        "idle_stack_words": _IDLE_STACK_WORDS,
+        "timer_stack_words": _TIMER_STACK_WORDS,
+        "timer_queue_length": _TIMER_QUEUE_LENGTH,
+    }
+
+
 class HalLowerer:
-    """The ``hal`` framework: STM32Cube HAL sources for targets whose board names a HAL family."""
+    """The ``hal`` framework: STM32Cube HAL sources for targets whose chip facts name a HAL driver (``hal:``)."""
 
     name = "hal"
 
     def lower(self, bound: BoundPlan) -> Lowered:
         plan, target = bound.plan, bound.target
-        family = target.board.hal_family or ""
-        if family not in HAL_VERSIONS:
-            raise _unsupported(None, f"{target.id} has no STM32Cube HAL family in its board facts")
+        hal = target.hal
+        if hal is None:
+            raise _unsupported(None, f"{target.id} has no STM32Cube HAL driver in its chip facts (hal:)")
         problems = unsupported_operations(bound)
         if problems:
             raise LoweringError(problems)
-        build = HalBuild(bound, family)
+        build = HalBuild(bound, hal)
+        reason = _rtos_reason(build)
+        if reason is not None:
+            if hal.rtos is None:
+                raise _unsupported(None, f"{target.id}: the chip facts say how no RTOS runs beside the HAL (hal.rtos)")
+            build.rtos = _rtos(build, hal.rtos, reason)
         for index, op in enumerate(plan.operations):
             build.views.append(_view(build, index, op))
         realize_sections(build, self.name)
-        prefix = family.lower() + "xx"  # stm32f4xx / stm32h7xx
+        if build.rtos is not None and hal.rtos is not None:
+            build.rtos.update(_rtos_config(build, hal.rtos))
+        prefix = hal.family.lower() + "xx"  # stm32f4xx / stm32h7xx
         cache = build.cache_on
         hse = target.clock("HSE")
         irq_names = sorted(
@@ -662,10 +842,12 @@ class HalLowerer:
             | {t["irq"]["name"] for t in build.timers.values() if t["irq"]}
             | {d["irq"] for d in build.dmas}
             | set(build.exti)
+            | ({build.rtos["timebase"]["irq"]} if build.rtos is not None else set())
         )
         context: dict[str, Any] = {
-            "target": target, "family": family, "h7": build.h7, "prefix": prefix, "version": HAL_VERSIONS[family],
-            "views": build.views, "clocks": _clocks(target, family), "modules": sorted(build.modules),
+            "target": target, "family": hal.family, "hal": hal, "prefix": prefix, "version": hal.release,
+            "dmamux": bool(target.dmamux), "views": build.views, "clocks": _clocks(target, hal),
+            "modules": sorted(build.modules),
             "ports": sorted(build.ports), "outputs": [build.outputs[k] for k in sorted(build.outputs)],
             "exti": sorted(build.exti.items()), "uarts": [build.uarts[k] for k in sorted(build.uarts)],
             "timers": [build.timers[k] for k in sorted(build.timers)],
@@ -680,6 +862,7 @@ class HalLowerer:
             "loop_ticks": any(v["ticks"] for v in build.views),
             # HSE_VALUE matters only when the HSE is used; otherwise the board's crystal, else ST's default.
             "hse_default": max(hse.default_hz.values(), default=25_000_000) if hse else 25_000_000,
+            "rtos": build.rtos, "threads": build.threads, "locks": _lock_views(build),
         }  # fmt: skip
         env = template_env("hal")
         context["macros"] = op_macros(env, self.name, {v["kind"]: _template(v["kind"]) for v in build.views}, context)
@@ -692,13 +875,17 @@ class HalLowerer:
             f"Core/Src/{prefix}_it.c": env.get_template("it.c.j2").render(context),
             "README.md": env.get_template("README.md.j2").render(context),
         }, build.files)  # fmt: skip
+        if build.rtos is not None:
+            files["Core/Inc/FreeRTOSConfig.h"] = env.get_template("rtos_config.h.j2").render(context)
+            files[f"Core/Src/{prefix}_hal_timebase_tim.c"] = env.get_template("rtos_timebase.c.j2").render(context)
         receipt = Receipt(
             realized=[f"{v['kind']}:{v['sym']}" for v in build.views],
             notes=[
                 *(f"{signal} on {pin} (chosen: the plan named no pin)" for signal, pin in sorted(build.chosen.items())),
-                HAL_VERSIONS[family],
+                hal.release,
                 f"SYSCLK {context['clocks']['sysclk']} Hz",
                 f"D-cache maintenance: {'yes' if cache else 'no'}",
+                *_rtos_notes(build.rtos),
             ],  # fmt: skip
         )
         user = usercode.placement("Core/Src", "Core/Inc")

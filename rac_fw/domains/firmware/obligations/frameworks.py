@@ -61,12 +61,14 @@ FRAMEWORKS: dict[str, FrameworkRules] = {
     ),
     "hal": FrameworkRules(
         name="hal",
-        threads=False,
+        # FreeRTOS through CMSIS-RTOS2 when an operation needs kernel threads (lower/hal.py; the thread and
+        # kernel operations are available where the chip facts say how, facts.query.hal_rtos).
+        threads=True,
         kernel_timer=True,
         owns_systick=True,
         hardware_timers=True,
         devicetree=False,
-        min_thread_stack_bytes=0,
+        min_thread_stack_bytes=512,
         ram_overhead_bytes=1024,
     ),
     "baremetal": FrameworkRules(

@@ -2,7 +2,7 @@
 
 A plan refers to LEDs and buttons by board name or devicetree label (``led0``, ``ld1_green``,
 ``sw0``) or by a pin it declares. The pins a plan claims are found once in ``firmware.claims``
-(re-exported here for the HAL lowering until it reads ``BoundPlan.claims``).
+(re-exported here for the report page, ``rac_fw.report.page``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """What an agent is shown of the plan language: a compact index, and one schema per operation on demand.
 
 The full plan JSON Schema grows with every operation (14 k o200k tokens for 24), which is too much to
-carry in every tool definition. The *index* names each operation with its one-line purpose and where
-it is realized (frameworks, and the targets when not all of a framework's targets), in a few tokens per
-operation; ``op_schema(kind)`` gives that operation's full schema with its support row per target, and
-``op_schema("resources")`` the resource declarations. ``benchmarks/bench_schema.py`` prints the sizes.
+carry in every tool definition. The *index* names each operation and plan-level block with its one-line
+purpose, grouped by where it is realized (frameworks, and the targets when not all of a framework's
+targets), in a few tokens per operation; ``op_schema(name)`` gives that operation's or block's full
+schema with its support row per target, and ``op_schema("resources")`` the resource declarations.
+``benchmarks/bench_schema.py`` prints the sizes.
 """
 
 from __future__ import annotations
@@ -14,16 +15,16 @@ from typing import Any
 from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.plan.matrix import all_frameworks, frameworks_for
-from rac_fw.domains.firmware.plan.registry import spec, specs
+from rac_fw.domains.firmware.plan.registry import sections, spec, specs
 from rac_fw.domains.firmware.plan.resources import Resources
-from rac_fw.schemas import inline_refs
+from rac_fw.domains.firmware.plan.spec import SectionSpec
+from rac_fw.schemas import first_sentence, inline_refs, purpose
 
 #: The part name that ``op_schema`` answers with the resource declarations instead of an operation.
 RESOURCES = "resources"
-#: Longest purpose line in the index (the model's docstring says the rest).
-PURPOSE_CHARS = 60
 #: How the index spells where an operation is realized.
-WHERE_LEGEND = "[fw]: on all its targets; [fw:a,b]: only on a, b; [fw-a]: on all but a"
+WHERE_LEGEND = ("operations and blocks are grouped by where they are realized: fw = on all its targets, "
+                "fw:a,b = only on a, b, fw-a = on all but a")
 
 
 class UnknownOperation(LookupError):
@@ -31,25 +32,22 @@ class UnknownOperation(LookupError):
 
     def __init__(self, name: str):
         self.name = name
-        super().__init__(f"no operation {name!r}; known: {', '.join(s.kind for s in specs())}, {RESOURCES}")
+        known = [*(s.kind for s in specs()), *(b.name for b in sections()), RESOURCES]
+        super().__init__(f"no operation or plan block {name!r}; known: {', '.join(known)}")
 
 
 def _targets() -> list[Target]:
     return [load_target(t) for t in target_ids()]
 
 
-def _purpose(sentence: str) -> str:
-    if len(sentence) <= PURPOSE_CHARS:
-        return sentence
-    return sentence[: PURPOSE_CHARS - 3].rsplit(" ", 1)[0].rstrip(",;:(") + "..."
-
-
-def _where(kind: str, targets: list[Target]) -> str:
-    """Where ``kind`` is realized, as short as the index legend allows (see :data:`WHERE_LEGEND`)."""
+def _where(realized: dict[str, list[str]]) -> str:
+    """Where a part is realized (target id → frameworks realizing it there), as short as the index
+    legend allows (see :data:`WHERE_LEGEND`)."""
+    targets = _targets()
     parts: list[str] = []
     for framework in all_frameworks():
         having = [t.id for t in targets if framework in t.frameworks]
-        realizing = [t.id for t in targets if framework in frameworks_for(kind, t)]
+        realizing = [t.id for t in targets if framework in realized[t.id]]
         missing = [t for t in having if t not in realizing]
         if not realizing:
             continue
@@ -62,14 +60,29 @@ def _where(kind: str, targets: list[Target]) -> str:
     return " ".join(parts) or "nowhere"
 
 
+def _op_rows(kind: str) -> dict[str, list[str]]:
+    return {t.id: frameworks_for(kind, t) for t in _targets()}
+
+
+def _block_rows(block: SectionSpec) -> dict[str, list[str]]:
+    return {t.id: [f for f in t.frameworks if block.realizes(f, t)] for t in _targets()}
+
+
 def index() -> dict[str, Any]:
-    """The schema index: the plan's envelope, the frameworks per target, and one line per operation."""
+    """The schema index: the plan's envelope, the frameworks per target, one purpose line per operation
+    (grouped by where the operations are realized: the group key costs its tokens once, not once per
+    operation) and one line per plan-level block."""
     targets = _targets()
-    operations = {}
+    operations: dict[str, dict[str, str]] = {}
     for s in specs():
-        where = _where(s.kind, targets)
+        where = _where(_op_rows(s.kind))
         if where != "nowhere":
-            operations[s.kind] = f"{_purpose(s.summary)} [{where}]"
+            operations.setdefault(where, {})[s.kind] = purpose(s.summary)
+    blocks: dict[str, dict[str, str]] = {}
+    for block in sections():
+        where = _where(_block_rows(block))
+        if where != "nowhere":
+            blocks.setdefault(where, {})[block.name] = purpose(first_sentence(block.model.__doc__, block.name))
     return {
         "plan": {
             "target": "target id (from the task)",
@@ -78,47 +91,52 @@ def index() -> dict[str, Any]:
             "operations": "1-64 items {op: KIND, name?: id, ...}: op_schema(KIND) gives the fields",
             "heap_bytes": "int",
             "stack_bytes": "int",
+            "BLOCK": "a plan-level block below: op_schema(BLOCK) gives its fields",
         },  # fmt: skip
         "where": WHERE_LEGEND,
         "targets": {t.id: list(t.frameworks) for t in targets},
         "operations": operations,
+        "blocks": blocks,
     }
 
 
 def op_schema(name: str) -> dict[str, Any]:
-    """The JSON Schema of one operation (or of ``resources``), with where it is realized per target."""
+    """The JSON Schema of one operation, plan-level block or ``resources``, with where it is realized
+    per target."""
     if name == RESOURCES:
         return inline_refs(Resources.model_json_schema())
+    blocks = {b.name: b for b in sections()}
+    if name in blocks:
+        schema = inline_refs(blocks[name].model.model_json_schema())
+        schema["x-realized"] = _block_rows(blocks[name])
+        return schema
     try:
         op = spec(name)
     except KeyError:
         raise UnknownOperation(name) from None
     schema = inline_refs(op.model.model_json_schema())
-    schema["x-realized"] = {t.id: frameworks_for(name, t) for t in _targets()}
+    schema["x-realized"] = _op_rows(name)
     return schema
 
 
 def envelope_schema() -> dict[str, Any]:
-    """The plan schema a tool definition carries: every top-level field, ``resources`` as an object and
-    each operation as ``{op: KIND, …}`` — the rest is validated on submission and served by ``op_schema``."""
+    """The plan schema a tool definition carries: every top-level field, ``resources`` and each plan-level
+    block as an object, and each operation as ``{op: KIND, …}`` — the rest is validated on submission and
+    served by ``op_schema`` (the index lists the kinds and blocks)."""
     from rac_fw.domains.firmware.plan.model import Plan  # the plan imports the registry: import late
 
     schema = inline_refs(Plan.model_json_schema())
     properties = schema.get("properties", {})
-    properties["resources"] = {
-        "type": "object",
-        "description": "buffers, pins, devices, threads; schema: op_schema('resources')",
-    }
+    properties["resources"] = {"type": "object",
+                               "description": "buffers, pins, devices, threads: op_schema('resources')"}
+    for block in sections():
+        properties[block.name] = {"type": ["object", "null"], "description": f"plan block: op_schema({block.name!r})"}
     properties["operations"] = {
         "type": "array",
         "minItems": 1,
         "maxItems": 64,
-        "description": "Operations; each one's fields: op_schema(KIND) (the index lists the kinds)",
-        "items": {
-            "type": "object",
-            "required": ["op"],
-            "properties": {"op": {"enum": [s.kind for s in specs()]}},
-        },
+        "description": "Operations {op: KIND, ...}; KIND from the index, fields: op_schema(KIND)",
+        "items": {"type": "object", "required": ["op"], "properties": {"op": {"type": "string"}}},
     }
     for field in properties.values():
         field.pop("title", None)

@@ -21,6 +21,7 @@ FAMILY_ORDER = (
     "memory", "storage", "update", "ble", "wifi", "net",
     "power", "crypto",
     "events", "kernel",
+    "clock", "can",
 )  # fmt: skip
 
 

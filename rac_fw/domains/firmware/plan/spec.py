@@ -13,11 +13,12 @@ plan — obligations did that — and never test a target name.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from rac_fw.schemas import first_sentence
 
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
@@ -126,8 +127,7 @@ class OpSpec:
     @property
     def summary(self) -> str:
         """The purpose in one sentence: the first sentence of the model's docstring."""
-        paragraph = " ".join((self.model.__doc__ or self.kind).strip().split("\n\n")[0].split())
-        return re.split(r"(?<!e\.g)(?<!i\.e)\. (?=[A-Z])", paragraph)[0].rstrip(".").replace("``", "")
+        return first_sentence(self.model.__doc__, self.kind)
 
     def has(self, flag: Flag) -> bool:
         return flag in self.flags

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from rac_fw.contract import Evidence, Relaxation
-from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.radio import ble, ble_stack
 from rac_fw.domains.firmware.ops.ble import payload
+from rac_fw.domains.firmware.ops.ble.bonding import bond_check, espidf_bonding, zephyr_bonding
+from rac_fw.domains.firmware.ops.ble.common import central_links, has_host, host_links, label, no_radio
 from rac_fw.domains.firmware.ops.ble.payload import DeviceName, HexBytes, Placement, Uuid
 from rac_fw.domains.firmware.ops.ble.sources import value_source
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
@@ -67,6 +68,11 @@ class BleAdvertise(Operation):
     extended: bool = Field(default=False, description="Use a Bluetooth 5 extended advertising set.")
     max_connections: int = Field(default=1, ge=1, le=64)
     io_capabilities: IoCapabilities = "none"
+    bond: bool = Field(
+        default=False,
+        description="Keep pairing keys in the settings backend (Zephyr) or NVS (NimBLE) so bonded peers "
+        "reconnect encrypted without pairing again.",
+    )
 
     @model_validator(mode="after")
     def _update_needs_value(self) -> BleAdvertise:
@@ -180,40 +186,32 @@ def _interval(plan: Plan, target: Target, framework: str, index: int, op: BleAdv
 
 
 def _connections(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
-
+    """Peripheral plus central links ≤ the host's connection limit (a scanner's own links included)."""
     stack = ble_stack(target, framework)
-    if stack is None or op.max_connections <= stack.max_connections:
+    if stack is None or host_links(plan) <= stack.max_connections:
         return []
     path: Path = ["operations", index, "max_connections"]
+    keep = stack.max_connections - central_links(plan)
+    options = [relax(f"accept {keep} connections", replace(path, keep))] if keep >= 1 else []
+    options.append(
+        relax("advertise without accepting connections", replace(["operations", index, "connectable"], False))
+    )
     return [
         violation(
             "E_BLE_CONNECTIONS",
-            f"{_label(op, index)}: {op.max_connections} connections, but the {stack.host} host on {target.id} "
-            f"accepts at most {stack.max_connections} ({stack.connections_kconfig})",
+            f"{_label(op, index)}: {host_links(plan)} connections ({op.max_connections} accepted here), but the "
+            f"{stack.host} host on {target.id} accepts at most {stack.max_connections} ({stack.connections_kconfig})",
             path,
             [_label(op, index), stack.connections_kconfig],
-            [measure("requested", op.max_connections, "connections"),
+            [measure("requested", host_links(plan), "connections"),
              measure("limit", stack.max_connections, "connections")],
-            [relax(f"accept {stack.max_connections} connections", replace(path, stack.max_connections))],
+            options,
         )
     ]  # fmt: skip
 
 
 def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
-    """BLE on a chip without a Bluetooth LE radio: name the targets that have one."""
-
-    if ble(target) is not None:
-        return []
-    others = [t for t in target_ids() if ble(load_target(t)) is not None]
-    return [
-        violation(
-            "E_TARGET_UNSUPPORTED",
-            f"{target.id} has no Bluetooth LE radio (targets with one: {', '.join(others) or 'none'})",
-            ["operations", index],
-            [target.id, *others],
-            relaxations=[relax(f"drop this {op.op}", remove(["operations", index]))],
-        )
-    ]
+    return no_radio(target, index, op)
 
 
 def _single(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
@@ -237,8 +235,12 @@ def _value(plan: Plan, target: Target, framework: str, index: int, op: BleAdvert
     return value_source(plan, name, ["operations", index, "manufacturer", "value"])
 
 
+def _bond(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
+    return bond_check(target, framework, index, op)
+
+
 def _label(op: BleAdvertise, index: int) -> str:
-    return op.name or f"operations[{index}]"
+    return label(op, index)
 
 
 def _realizes_extended(framework: str, target: Target) -> bool:
@@ -277,13 +279,13 @@ def _zephyr(b: ZephyrBuilder, index: int, op: BleAdvertise) -> dict[str, Any]:
     b.app.includes.update({"zephyr/bluetooth/bluetooth.h", "zephyr/bluetooth/hci.h", "zephyr/sys/byteorder.h"})
     if op.connectable:
         b.app.includes.update({"zephyr/bluetooth/conn.h", "zephyr/sys/atomic.h"})
-        b.app.setting("ble", "CONFIG_BT_MAX_CONN", str(op.max_connections))
+        b.app.setting("ble", "CONFIG_BT_MAX_CONN", str(host_links(b.plan)))
     if op.device_name is not None:
         b.app.setting("ble", "CONFIG_BT_DEVICE_NAME", c_string_literal(op.device_name))
     if op.extended:
         b.app.need("ble", "CONFIG_BT_EXT_ADV")
         b.app.setting("ble", "CONFIG_BT_CTLR_ADV_DATA_LEN_MAX", str(payload.EXTENDED_BUDGET))
-    if op.io_capabilities != "none":
+    if op.io_capabilities != "none" or op.bond:
         b.app.need("ble", "CONFIG_BT_SMP")
     value = op.manufacturer.value if op.manufacturer else None
     view = _ad_view(op) | {
@@ -293,6 +295,9 @@ def _zephyr(b: ZephyrBuilder, index: int, op: BleAdvertise) -> dict[str, Any]:
         "scannable": not op.connectable and op.name_in == "scan_response" and not op.extended,
         "max_connections": op.max_connections,
         "display": op.io_capabilities == "display_only",
+        # A central link (ble_scan) is the scanner's to track: count only links where this device is peripheral.
+        "central": central_links(b.plan) > 0,
+        "bonding": zephyr_bonding(b, index),
         "step": None,
     }
     refresh = op.refresh_ms()
@@ -304,29 +309,39 @@ def _zephyr(b: ZephyrBuilder, index: int, op: BleAdvertise) -> dict[str, Any]:
 def _espidf(b: EspIdfBuild, index: int, op: BleAdvertise) -> dict[str, Any]:
     b.requires.update({"bt", "nvs_flash"})
     b.sdkconfig.update({"CONFIG_BT_ENABLED": "y", "CONFIG_BT_NIMBLE_ENABLED": "y"})
-    b.sdkconfig["CONFIG_BT_NIMBLE_MAX_CONNECTIONS"] = str(op.max_connections)
+    b.sdkconfig["CONFIG_BT_NIMBLE_MAX_CONNECTIONS"] = str(host_links(b.plan))
     if op.device_name is not None:
         b.sdkconfig["CONFIG_BT_NIMBLE_SVC_GAP_DEVICE_NAME"] = c_string_literal(op.device_name)
+    if op.extended:
+        # ESP-IDF components/bt/host/nimble/Kconfig.in: BT_NIMBLE_EXT_ADV (BLE 5 advertising sets; with it
+        # the legacy ble_gap_adv_* calls are compiled out), one instance, data up to the 251-byte budget.
+        b.sdkconfig.update({"CONFIG_BT_NIMBLE_50_FEATURE_SUPPORT": "y", "CONFIG_BT_NIMBLE_EXT_ADV": "y",
+                            "CONFIG_BT_NIMBLE_MAX_EXT_ADV_INSTANCES": "1",
+                            "CONFIG_BT_NIMBLE_EXT_ADV_MAX_SIZE": str(payload.EXTENDED_BUDGET)})  # fmt: skip
     services = [b.symbol(i, o) for i, o in enumerate(b.plan.operations) if o.op == "ble_gatt_service"]
+    scanners = [b.symbol(i, o) for i, o in enumerate(b.plan.operations) if o.op == "ble_scan"]
     secured = [o for o in b.plan.operations if getattr(o, "security", 1) >= 2]
+    bonding = espidf_bonding(b)
     return _ad_view(op) | {
         "value": op.manufacturer.value if op.manufacturer else None,
         "services": services,
+        "scanners": scanners,
         "connectable": op.connectable,
-        "scannable": not op.connectable and op.name_in == "scan_response",
+        "scannable": not op.connectable and op.name_in == "scan_response" and not op.extended,
         "refresh_ms": op.refresh_ms(),
         "io_cap": "BLE_HS_IO_DISPLAY_ONLY" if op.io_capabilities == "display_only" else "BLE_HS_IO_NO_INPUT_OUTPUT",
-        "bonding": bool(secured),
+        "display": op.io_capabilities == "display_only",
+        "bonding": bonding or bool(secured),
+        "persist": bonding,
         "mitm": any(getattr(o, "security", 1) >= 3 for o in secured),
         "sc": any(getattr(o, "security", 1) >= 4 for o in secured),
         "task": b.thread(None, b.symbol(index, op)),
     }
 
 
-def _legacy_only(plan: Plan, target: Target, index: int, op: BleAdvertise) -> list[Evidence]:
-    """The NimBLE realization advertises with the legacy PDUs only."""
-
-    if not op.extended:
+def _needs_extended(plan: Plan, target: Target, index: int, op: BleAdvertise) -> list[Evidence]:
+    """Extended advertising only where the controller has LE Advertising Extensions (the chip facts)."""
+    if not op.extended or _extended(target):
         return []
     path: Path = ["operations", index, "extended"]
     fits = payload.size(payload.fields(op.device_name, op.name_in, op.service_uuids,
@@ -337,20 +352,12 @@ def _legacy_only(plan: Plan, target: Target, index: int, op: BleAdvertise) -> li
     return [
         violation(
             "E_TARGET_UNSUPPORTED",
-            "the espidf (NimBLE) lowering advertises with legacy PDUs only (31 bytes)",
+            f"{target.id}'s Bluetooth LE controller has no extended advertising (legacy PDUs only, 31 bytes)",
             path,
             [_label(op, index), target.id],
             relaxations=options,
         )
     ]
-
-
-def _has_zephyr_host(target: Target) -> bool:
-    return ble_stack(target, "zephyr") is not None
-
-
-def _has_nimble(target: Target) -> bool:
-    return ble_stack(target, "espidf") is not None
 
 
 def _extended(target: Target) -> bool:
@@ -363,10 +370,20 @@ SPEC = OpSpec(
     family="ble",
     realizations={
         "zephyr": Realization(
-            template="ble", view=_zephyr, available=_has_zephyr_host, features={"extended": _extended}
+            template="ble",
+            view=_zephyr,
+            available=has_host("zephyr"),
+            admits=_needs_extended,
+            features={"extended": _extended},
         ),
-        "espidf": Realization(template="ble_advertise", view=_espidf, available=_has_nimble, admits=_legacy_only),
+        "espidf": Realization(
+            template="ble_advertise",
+            view=_espidf,
+            available=has_host("espidf"),
+            admits=_needs_extended,
+            features={"extended": _extended},
+        ),
     },
-    checks=(_radio, _single, _budget, _interval, _connections, _value),
+    checks=(_radio, _single, _budget, _interval, _connections, _value, _bond),
     codes=("E_BLE_ADV_BUDGET", "E_BLE_INTERVAL", "E_BLE_CONNECTIONS", "E_BLE_ADV_SETS"),
 )

@@ -11,6 +11,7 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.radio import ble, ble_stack
 from rac_fw.domains.firmware.ops.ble import payload
 from rac_fw.domains.firmware.ops.ble.ble_advertise import BleAdvertise
+from rac_fw.domains.firmware.ops.ble.common import has_host, no_radio
 from rac_fw.domains.firmware.ops.ble.payload import Uuid
 from rac_fw.domains.firmware.ops.ble.sources import producers, value_source
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
@@ -37,6 +38,11 @@ class Characteristic(PlanModel):
     read: bool = True
     write: bool = Field(default=False, description="Centrals may write; each write is stored and logged.")
     notify: bool = Field(default=False, description="Notify subscribers every notify_ms with the source's value.")
+    indicate: bool = Field(
+        default=False,
+        description="Indicate the source's value every notify_ms to subscribers (acknowledged: one in flight per "
+        "characteristic, the next waits for the peer's confirmation).",
+    )
     ccc: bool = Field(default=True, description="Client Characteristic Configuration descriptor (subscriptions).")
     source: Name | None = Field(
         default=None, description="A value-producing operation whose latest value (int32 LE) is the value."
@@ -48,7 +54,7 @@ class Characteristic(PlanModel):
 
 
 class BleGattService(Operation):
-    """A primary GATT service with characteristics (read, write, notify with a CCC descriptor).
+    """A primary GATT service with characteristics (read, write, notify or indicate with a CCC descriptor).
 
     A characteristic with a ``source`` serves that operation's latest value; with ``notify`` it is
     sent to every subscribed central each ``notify_ms``. ``security`` is the level a central must
@@ -128,41 +134,43 @@ def _mtu(plan: Plan, target: Target, framework: str, index: int, op: BleGattServ
 
 
 def _notify(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
-
+    """Notify and indicate need a CCC descriptor (the peer subscribes there) and a value source."""
     found: list[Evidence] = []
     for j, ch in enumerate(op.characteristics):
         where: Path = ["operations", index, "characteristics", j]
-        if ch.notify and not ch.ccc:
+        pushes = [k for k in ("notify", "indicate") if getattr(ch, k)]
+        stop = [relax(f"do not {k}", replace([*where, k], False)) for k in pushes]
+        if pushes and not ch.ccc:
             found.append(
                 violation(
                     "E_BLE_CCC",
-                    f"{_label(op, index)}.{ch.name} notifies but has no CCC descriptor: no central can subscribe",
+                    f"{_label(op, index)}.{ch.name} {' and '.join(pushes)} but has no CCC descriptor: no central "
+                    "can subscribe",
                     [*where, "ccc"],
-                    [_label(op, index), ch.name],
-                    relaxations=[
-                        relax("add the CCC descriptor", replace([*where, "ccc"], True)),
-                        relax("do not notify", replace([*where, "notify"], False)),
-                    ],
+                    [_label(op, index), ch.name, *pushes],
+                    relaxations=[relax("add the CCC descriptor", replace([*where, "ccc"], True)), *stop],
                 )
             )
-        if ch.notify and ch.source is None:
-            options = [relax(f"notify the value of {p}", replace([*where, "source"], p)) for p in producers(plan)[:3]]
-            options.append(relax("do not notify", replace([*where, "notify"], False)))
+        if pushes and ch.source is None:
+            options = [
+                relax(f"{pushes[0]} the value of {p}", replace([*where, "source"], p)) for p in producers(plan)[:3]
+            ]
             found.append(
                 violation(
                     "E_BLE_NOTIFY_SOURCE",
-                    f"{_label(op, index)}.{ch.name} notifies, but no operation's value drives it (source)",
+                    f"{_label(op, index)}.{ch.name} {' and '.join(pushes)}, but no operation's value drives it "
+                    "(source)",
                     [*where, "source"],
                     [_label(op, index), ch.name],
-                    relaxations=options,
+                    relaxations=[*options, *stop],
                 )
             )
         found += value_source(plan, ch.source, [*where, "source"])
-        if not (ch.read or ch.write or ch.notify):
+        if not (ch.read or ch.write or pushes):
             found.append(
                 violation(
                     "E_BLE_CHARACTERISTIC",
-                    f"{_label(op, index)}.{ch.name} can be neither read, written nor notified",
+                    f"{_label(op, index)}.{ch.name} can be neither read, written, notified nor indicated",
                     where,
                     [ch.name],
                     relaxations=[relax("make it readable", replace([*where, "read"], True))],
@@ -171,9 +179,15 @@ def _notify(plan: Plan, target: Target, framework: str, index: int, op: BleGattS
     return found
 
 
+def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
+    return no_radio(target, index, op)
+
+
 def _security(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
 
     found: list[Evidence] = []
+    if ble(target) is None:  # _radio answers: no advertiser could run here either
+        return found
     advertiser = _advertiser(plan)
     path: Path = ["operations", index, "security"]
     if advertiser is None or not advertiser[1].connectable:
@@ -246,13 +260,14 @@ def _characteristics(op: BleGattService) -> list[dict[str, Any]]:
                 "read": ch.read,
                 "write": ch.write,
                 "notify": ch.notify,
-                "ccc": ch.ccc and ch.notify,
+                "indicate": ch.indicate,
+                "ccc": ch.ccc and (ch.notify or ch.indicate),
                 "source": ch.source,
                 "size": ch.value_bytes(),
                 "value_attr": attr + 1,
             }
         )
-        attr += 2 + (1 if ch.ccc and ch.notify else 0)
+        attr += 2 + (1 if ch.ccc and (ch.notify or ch.indicate) else 0)
     return views
 
 
@@ -281,7 +296,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: BleGattService) -> dict[str, Any]:
         ch["read_perm"] = _perm(op.security, "READ")
         ch["write_perm"] = _perm(op.security, "WRITE")
     view: dict[str, Any] = {"uuid": _uuid_c(op.uuid)["zephyr"], "chars": chars, "setup": False, "step": None}
-    if any(ch["notify"] for ch in chars):
+    if any(ch["notify"] or ch["indicate"] for ch in chars):
         view["step"] = {"period_ms": op.notify_ms, "count": None}
     return view
 
@@ -300,32 +315,26 @@ def _espidf(b: EspIdfBuild, index: int, op: BleGattService) -> dict[str, Any]:
             parts += ["BLE_GATT_CHR_F_WRITE"] + ([f"BLE_GATT_CHR_F_WRITE{flags}"] if flags else [])
         if ch["notify"]:
             parts.append("BLE_GATT_CHR_F_NOTIFY")
+        if ch["indicate"]:
+            parts.append("BLE_GATT_CHR_F_INDICATE")
         ch["flags"] = " | ".join(parts)
     return {
         "uuid": _uuid_c(op.uuid)["nimble"],
         "chars": chars,
-        "notify": any(ch["notify"] for ch in chars),
+        "notify": any(ch["notify"] or ch["indicate"] for ch in chars),
         "notify_ms": op.notify_ms,
         "task": b.thread(None, b.symbol(index, op)),
     }
-
-
-def _has_zephyr_host(target: Target) -> bool:
-    return ble_stack(target, "zephyr") is not None
-
-
-def _has_nimble(target: Target) -> bool:
-    return ble_stack(target, "espidf") is not None
 
 
 SPEC = OpSpec(
     model=BleGattService,
     family="ble",
     realizations={
-        "zephyr": Realization(template="ble", view=_zephyr, available=_has_zephyr_host),
-        "espidf": Realization(template="ble_gatt", view=_espidf, available=_has_nimble),
+        "zephyr": Realization(template="ble", view=_zephyr, available=has_host("zephyr")),
+        "espidf": Realization(template="ble_gatt", view=_espidf, available=has_host("espidf")),
     },
-    checks=(_mtu, _notify, _security),
+    checks=(_radio, _mtu, _notify, _security),
     codes=("E_BLE_MTU", "E_BLE_CCC", "E_BLE_NOTIFY_SOURCE", "E_BLE_CHARACTERISTIC", "E_BLE_SECURITY",
            "E_BLE_NO_ADVERTISER"),
 )  # fmt: skip

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import hal_rtos
 from rac_fw.domains.firmware.ops.kernel import Timeout, timeout_expr, unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -127,6 +129,23 @@ def _espidf(b: EspIdfBuild, index: int, op: EventFlags) -> dict[str, Any]:
     }
 
 
+def _hal(b: HalBuild, index: int, op: EventFlags) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    where = f"operations[{index}]"
+    b.kernel_object("event_group")
+    view.update(
+        flags=op.flags,
+        mask=_mask(op),
+        wait_for=op.wait_for,
+        wait=b.wait(op.timeout_ms),
+        options="osFlagsWaitAll" if op.wait_for == "all" else "osFlagsWaitAny",
+        period=b.ticks(op.period_ms),
+        waiter=b.thread(op.waiter, f"{op.waiter}_{view['sym']}", where),
+        setter=b.thread(op.setter, f"{op.setter}_{view['sym']}", where) if op.setter is not None else None,
+    )
+    return view
+
+
 SPEC = OpSpec(
     model=EventFlags,
     family="kernel",
@@ -134,6 +153,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="kernel", view=_zephyr),
         "espidf": Realization(template="kernel", view=_espidf),
+        "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
     },
     checks=(_check,),
     codes=("E_EVENT_BITS", "E_EVENT_NEVER_SET", "E_UNKNOWN_RESOURCE"),

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import hal_rtos
 from rac_fw.domains.firmware.ops.kernel import Timeout, timeout_expr, unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -88,6 +90,20 @@ def _espidf(b: EspIdfBuild, index: int, op: MutexLock) -> dict[str, Any]:
     }
 
 
+def _hal(b: HalBuild, index: int, op: MutexLock) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    where = f"operations[{index}]"
+    b.kernel_object("queue")
+    view.update(
+        wait=b.wait(op.lock_timeout_ms),
+        forever=op.lock_timeout_ms == "forever",
+        hold=b.ticks(op.hold_ms),
+        period=b.ticks(op.period_ms),
+        threads=[b.thread(t, f"{t}_{view['sym']}", where) for t in op.threads],
+    )
+    return view
+
+
 SPEC = OpSpec(
     model=MutexLock,
     family="kernel",
@@ -95,6 +111,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="kernel", view=_zephyr),
         "espidf": Realization(template="kernel", view=_espidf),
+        "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
     },
     checks=(_check,),
     codes=("E_LOCK_TIMEOUT", "E_UNKNOWN_RESOURCE"),

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import hal_rtos
 from rac_fw.domains.firmware.ops.events.react import acting_on
 from rac_fw.domains.firmware.ops.kernel import Timeout, timeout_expr, unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -124,6 +126,22 @@ def _espidf(b: EspIdfBuild, index: int, op: Semaphore) -> dict[str, Any]:
     return view
 
 
+def _hal(b: HalBuild, index: int, op: Semaphore) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    where = f"operations[{index}]"
+    b.kernel_object("queue")
+    view.update(
+        limit=op.limit,
+        initial=op.initial,
+        period=b.ticks(op.give_period_ms),
+        wait=b.wait(op.take_timeout_ms),
+        forever=op.take_timeout_ms == "forever",
+        taker=b.thread(op.taker, f"{op.taker}_{view['sym']}", where),
+        giver=b.thread(op.giver, f"{op.giver}_{view['sym']}", where) if op.giver is not None else None,
+    )
+    return view
+
+
 SPEC = OpSpec(
     model=Semaphore,
     family="kernel",
@@ -131,6 +149,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="kernel", view=_zephyr),
         "espidf": Realization(template="kernel", view=_espidf),
+        "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
     },
     checks=(_check,),
     codes=("E_SEMAPHORE_COUNT", "E_SEMAPHORE_NEVER_GIVEN", "E_UNKNOWN_RESOURCE"),

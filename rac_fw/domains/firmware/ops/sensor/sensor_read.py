@@ -48,6 +48,13 @@ class SensorRead(Operation):
         description="Sampling frequency to set before the first read (SENSOR_ATTR_SAMPLING_FREQUENCY); "
         "None = the driver's default. Needs a driver that takes the attribute.",
     )
+    burst: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Samples fetched per interval, one sampling period (1/sampling_hz) apart, and averaged: a "
+        "FIFO read done as fetches in a loop. Needs sampling_hz when above 1.",
+    )
 
 
 #: Board devicetree node labels of on-chip sensors the Zephyr sensor API reads (die temperature, Vref, Vbat).
@@ -92,6 +99,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SensorRead) -> dict[str, Any]:
         "channel": f"SENSOR_CHAN_{op.channel.upper()}",
         "axes": 3 if op.channel.endswith("_xyz") else 1,
         "sampling_hz": None,
+        "burst": op.burst,
+        "spacing_us": _spacing_us(op),
         "setup": True,
         "step": {"period_ms": op.interval_ms},
     }
@@ -106,6 +115,8 @@ def _external(b: ZephyrBuilder, op: SensorRead, node: DeviceNode, facts: Binding
         "channel": f"SENSOR_CHAN_{op.channel.upper()}",
         "axes": 3 if op.channel.endswith("_xyz") else 1,
         "sampling_hz": op.sampling_hz,
+        "burst": op.burst,
+        "spacing_us": _spacing_us(op),
         "setup": True,
         "step": {"period_ms": op.interval_ms},
     }
@@ -162,6 +173,48 @@ def _served(plan: Plan, target: Target, framework: str, index: int, op: SensorRe
 
 CHANNEL = "E_SENSOR_CHANNEL"
 ATTRIBUTE = "E_SENSOR_ATTRIBUTE"
+BURST = "E_SENSOR_BURST"
+
+
+def _spacing_us(op: SensorRead) -> int:
+    """Time between two samples of a burst: one sampling period."""
+    return 1_000_000 // op.sampling_hz if op.sampling_hz else 0
+
+
+def _burst(plan: Plan, target: Target, framework: str, index: int, op: SensorRead) -> list[Evidence]:
+    """A burst needs a sampling period to space its samples, and must end before the next read starts."""
+    if op.burst == 1:
+        return []
+    where: list[str | int] = ["operations", index]
+    single = relax("read one sample per interval", replace([*where, "burst"], 1))
+    if op.sampling_hz is None:
+        return [
+            violation(
+                BURST,
+                f"{op.name or op.device} fetches {op.burst} samples per read but states no sampling frequency to "
+                "space them by",
+                [*where, "sampling_hz"],
+                [op.name or op.device, "burst", "sampling_hz"],
+                relaxations=[single],
+            )
+        ]
+    span_us = (op.burst - 1) * _spacing_us(op)
+    if span_us < op.interval_ms * 1000:
+        return []
+    fits = max(1, (op.interval_ms * 1000 - 1) // _spacing_us(op) + 1)
+    longer = span_us // 1000 + 1
+    return [
+        violation(
+            BURST,
+            f"{op.burst} samples at {op.sampling_hz} Hz take {span_us / 1000:g} ms, not less than the "
+            f"{op.interval_ms} ms read interval",
+            [*where, "burst"],
+            [op.name or op.device, "burst", "interval_ms"],
+            [measure("burst_span", span_us / 1000, "ms"), measure("interval", op.interval_ms, "ms")],
+            [relax(f"fetch {fits} samples per read", replace([*where, "burst"], fits)),
+             relax(f"read every {longer} ms", replace([*where, "interval_ms"], longer))],
+        )
+    ]
 
 
 def _available(target: Target) -> bool:
@@ -185,6 +238,6 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="sensor", view=_zephyr, available=_available),
     },
-    checks=(_served,),
-    codes=(CHANNEL, ATTRIBUTE),
+    checks=(_served, _burst),
+    codes=(CHANNEL, ATTRIBUTE, BURST),
 )

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import hal_rtos
 from rac_fw.domains.firmware.ops.threads import LOCK_PERIOD_MS, LOCK_TIMEOUT_MS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import Path, relax, replace, violation
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -52,6 +54,18 @@ def _espidf(b: EspIdfBuild, index: int, op: LockOrder) -> dict[str, Any]:
     for lock in op.locks:
         b.locks.setdefault(lock, True)
     return {"tasks": [b.thread(t, f"{t}_{b.symbol(index, op)}") for t in op.threads]}
+
+
+def _hal(b: HalBuild, index: int, op: LockOrder) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    where = f"operations[{index}]"
+    view.update(
+        locks=[b.lock(lock, True) for lock in op.locks],
+        wait=b.wait(LOCK_TIMEOUT_MS),
+        period=b.ticks(LOCK_PERIOD_MS),
+        threads=[b.thread(t, f"{t}_{view['sym']}", where) for t in op.threads],
+    )
+    return view
 
 
 def _established(plan: Plan, upto: int) -> tuple[dict[tuple[str, str], str], dict[str, int]]:
@@ -129,6 +143,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads", view=_espidf),
+        "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
     },
     checks=(_order, _names),
     codes=("E_LOCK_ORDER", "E_UNKNOWN_RESOURCE"),

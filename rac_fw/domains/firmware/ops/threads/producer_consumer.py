@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import hal_rtos
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
@@ -52,6 +54,20 @@ def _espidf(b: EspIdfBuild, index: int, op: ProducerConsumer) -> dict[str, Any]:
             "consumer_task": b.thread(op.consumer, f"{op.consumer}_{sym}")}  # fmt: skip
 
 
+def _hal(b: HalBuild, index: int, op: ProducerConsumer) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    where = f"operations[{index}]"
+    b.kernel_object("queue", op.queue_depth * op.item_bytes)
+    view.update(
+        depth=op.queue_depth,
+        item_bytes=op.item_bytes,
+        period=b.ticks(op.period_ms),
+        producer=b.thread(op.producer, f"{op.producer}_{view['sym']}", where),
+        consumer=b.thread(op.consumer, f"{op.consumer}_{view['sym']}", where),
+    )
+    return view
+
+
 def _names(plan: Plan, target: Target, framework: str, index: int, op: ProducerConsumer) -> list[Evidence]:
     """E_UNKNOWN_RESOURCE: producer and consumer are declared threads."""
     from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
@@ -69,6 +85,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads", view=_espidf),
+        "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
     },
     checks=(_names,),
     codes=("E_UNKNOWN_RESOURCE",),

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from rac_fw.domains.firmware.facts.query import hal_rtos
 from rac_fw.domains.firmware.ops.threads import LOCK_PERIOD_MS, LOCK_TIMEOUT_MS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
@@ -55,6 +57,19 @@ def _espidf(b: EspIdfBuild, index: int, op: SharedStateMutex) -> dict[str, Any]:
     return {"tasks": [b.thread(t, f"{t}_{b.symbol(index, op)}") for t in op.threads]}
 
 
+def _hal(b: HalBuild, index: int, op: SharedStateMutex) -> dict[str, Any]:
+    view = b.base_view(index, op)
+    where = f"operations[{index}]"
+    view.update(
+        lock=b.lock(op.lock, op.priority_inheritance),
+        state_bytes=op.state_bytes,
+        wait=b.wait(LOCK_TIMEOUT_MS),
+        period=b.ticks(LOCK_PERIOD_MS),
+        threads=[b.thread(t, f"{t}_{view['sym']}", where) for t in op.threads],
+    )
+    return view
+
+
 def _names(plan: Plan, target: Target, framework: str, index: int, op: SharedStateMutex) -> list[Evidence]:
     """E_UNKNOWN_RESOURCE: every thread is a declared thread."""
     from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
@@ -72,6 +87,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads", view=_espidf),
+        "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
     },
     checks=(_names,),
     codes=("E_UNKNOWN_RESOURCE",),

@@ -70,7 +70,11 @@ def _espidf(b: EspIdfBuild, index: int, op: TimedOperation) -> dict[str, Any]:
 
 def _hal(b: HalBuild, index: int, op: TimedOperation) -> dict[str, Any]:
     view = b.base_view(index, op)
-    b.timer_view(view, op, op.oneshot, f"operations[{index}]")
+    if op.source == "kernel" and b.rtos is not None:
+        # In an RTOS application the framework's software timer is a CMSIS-RTOS2 osTimer.
+        b.os_timer_view(view, op)
+    else:
+        b.timer_view(view, op, op.oneshot, f"operations[{index}]")
     return view
 
 

@@ -74,6 +74,10 @@ def _espidf(b: EspIdfBuild, index: int, op: Watchdog) -> dict[str, Any]:
 
 
 def _hal(b: HalBuild, index: int, op: Watchdog) -> dict[str, Any]:
+    if op.feed_thread is not None:
+        # The HAL application feeds from its loop (rac_loop under FreeRTOS); a named feeder would be ignored.
+        raise b.unsupported(f"operations[{index}].feed_thread", "the STM32 HAL lowering feeds the watchdog "
+                            f"from its main loop, not from thread {op.feed_thread!r}: drop feed_thread")  # fmt: skip
     view = b.base_view(index, op)
     view["iwdg"] = b.watchdog = b.iwdg(op.timeout_ms, f"operations[{index}]")
     b.modules.add("IWDG")

@@ -12,24 +12,49 @@ against the binding facts (``facts/bindings.yaml``, harvested from Zephyr's ``dt
 * ``E_DT_PROPERTY_INVALID`` — a property the binding does not declare, of the wrong type, or outside
   its enum; an interrupt on a binding without one, or on a pin that is not a GPIO of the target.
 
+The block also carries pin control and DMA channels of on-chip peripherals:
+
+* ``pinctrl`` — a peripheral's signals on chosen pins. Checked against the chip's pin facts
+  (``E_DT_PINCTRL``): the peripheral must exist and be a kind whose roles are known, every required role
+  must have a pin, the pin must carry the signal (STM32: an alternate function of ``pins.json``; nRF:
+  any pin through PSEL), be free (not reserved, strapping or board-wired, unless the board wires it to
+  this very signal) and not be taken by another group or resource. Relaxations: the free pins that carry
+  the signal, nearest port first.
+* ``dmas`` — a peripheral's DMA request per direction (``E_DT_DMA``): the facts must route the request
+  (RM0090 fixed stream/channel mapping, DMAMUX request lines) to a controller of the board devicetree
+  with a stream no other entry takes; a peripheral with built-in EasyDMA takes no ``dmas``.
+
 Zephyr realizes the block as child nodes of the bus controller in the overlay
 (``&i2c1 { ext_env: bme280@76 { compatible = "bosch,bme280"; reg = <0x76>; }; };``), enables the
-driver's Kconfig symbols and, for SPI, the controller's ``cs-gpios``.
+driver's Kconfig symbols and, for SPI, the controller's ``cs-gpios``. Pin groups become
+``pinctrl-0 = <&usart1_tx_pa9 &usart1_rx_pa10>`` on STM32 (labels of hal_stm32's generated
+``*-pinctrl.dtsi``) and ``&pinctrl`` groups of ``NRF_PSEL(UART_TX, 1, 2)`` (default and sleep states)
+on nRF; DMA entries ``dmas``/``dma-names`` with the controller enabled.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, model_validator
 
-from rac_fw.contract import Evidence
-from rac_fw.domains.firmware.facts.devicetree import Binding, BindingProperty, binding, bindings
-from rac_fw.domains.firmware.facts.query import pin_free
+from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.devicetree import (
+    Binding,
+    BindingProperty,
+    DmaRoute,
+    binding,
+    bindings,
+    dma_route,
+    node_label_of,
+    peripheral_kind,
+    pin_signal,
+)
+from rac_fw.domains.firmware.facts.query import board_wiring, free_pins, pin_free
 from rac_fw.domains.firmware.plan.base import PlanModel
 from rac_fw.domains.firmware.plan.evidence import add, relax, remove, replace, violation
-from rac_fw.domains.firmware.plan.fields import Name, PinName
+from rac_fw.domains.firmware.plan.fields import Name, PeripheralName, PinName
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
 if TYPE_CHECKING:
@@ -57,14 +82,108 @@ class DeviceNode(PlanModel):
     )
 
 
-class Devicetree(PlanModel):
-    """External devicetree nodes the application adds: each a declared device with its compatible.
+SensorChannel = Literal["ambient_temp", "die_temp", "humidity", "press", "light", "voltage", "current", "distance"]
 
-    Checked against the binding facts (required properties, types, enums, interrupt wiring) and lowered
-    into the overlay as a child of the device's bus controller, with the driver's Kconfig symbols.
+
+class RegisterChannel(PlanModel):
+    """One sensor channel read from consecutive data registers: raw = the bytes in ``order``, shifted right,
+    sign-extended when ``signed``; the channel's value = raw × ``scale_micro`` / 10⁶ + ``offset_micro`` / 10⁶
+    in the channel's SI unit (°C, %RH, kPa, lux, V, A, m)."""
+
+    channel: SensorChannel
+    reg: int = Field(ge=0, le=0xFF, description="First data register address (the device auto-increments).")
+    bytes: Literal[1, 2, 3] = Field(default=2, description="Data bytes read from ``register`` on.")
+    order: Literal["big", "little"] = Field(default="big", description="Byte order: big = MSB first.")
+    shift: int = Field(default=0, ge=0, le=7, description="Right shift of the assembled value (unused low bits).")
+    signed: bool = Field(default=False, description="Two's complement value.")
+    scale_micro: int = Field(ge=1, le=100_000_000, description="Channel units per LSB, in millionths.")
+    offset_micro: int = Field(default=0, ge=-1_000_000_000, le=1_000_000_000, description="Added after scaling.")
+
+
+class RegisterWrite(PlanModel):
+    """One configuration register write at driver init (after the identity check)."""
+
+    reg: int = Field(ge=0, le=0xFF, description="Register address.")
+    value: int = Field(ge=0, le=0xFF, description="Byte written.")
+
+
+class RegisterDriver(PlanModel):
+    """A register-level Zephyr sensor driver the app carries, for a device without an upstream driver.
+
+    The tool generates the driver (``DT_DRV_COMPAT``, ``SENSOR_DEVICE_DT_INST_DEFINE`` with a
+    ``sensor_driver_api`` whose ``sample_fetch`` reads each channel's registers with ``i2c_write_read_dt``)
+    and its binding YAML under the app's ``dts/bindings``; a devicetree node with this ``compatible`` then
+    binds to it and ``sensor_read`` reads it like any sensor. No C in the plan: only the registers.
     """
 
-    nodes: list[DeviceNode] = Field(min_length=1, max_length=16)
+    compatible: Compatible = Field(description="The compatible the driver serves (vendor,part), e.g. acme,th02.")
+    id_register: int | None = Field(default=None, ge=0, le=0xFF, description="Identity (WHO_AM_I) register.")
+    id_value: int | None = Field(default=None, ge=0, le=0xFF, description="The value the identity register reads.")
+    init: list[RegisterWrite] = Field(default_factory=list, max_length=8, description="Writes at init, in order.")
+    channels: list[RegisterChannel] = Field(min_length=1, max_length=4)
+
+    @model_validator(mode="after")
+    def _identity(self) -> RegisterDriver:
+        if (self.id_register is None) != (self.id_value is None):
+            raise ValueError("id_register and id_value go together")
+        if len({c.channel for c in self.channels}) != len(self.channels):
+            raise ValueError("each channel once per driver")
+        return self
+
+    def binding(self) -> Binding:
+        """The binding facts of the generated driver (an I2C device serving its channels)."""
+        return Binding(compatible=self.compatible, buses=("i2c",), channels=tuple(c.channel for c in self.channels))
+
+
+PinRole = Literal["tx", "rx", "rts", "cts", "scl", "sda", "sck", "miso", "mosi", "nss"]
+
+
+class PinGroup(PlanModel):
+    """A peripheral's signals on chosen pins: its ``pinctrl-0`` (default state)."""
+
+    peripheral: PeripheralName = Field(
+        description="Peripheral instance: USART1, I2C2, SPI3, CAN1, FDCAN1, UARTE1, TWIM0."
+    )
+    pins: dict[PinRole, PinName] = Field(
+        min_length=1, max_length=4, description="Role → pin, e.g. {tx: PA9, rx: PA10}; {scl: P0.27, sda: P0.26}."
+    )
+
+
+class DmaChannel(PlanModel):
+    """A peripheral's DMA request in one direction: one ``dmas`` entry, named ``rx`` or ``tx``."""
+
+    peripheral: PeripheralName = Field(description="Peripheral instance whose request it is (USART2, SPI1).")
+    direction: Literal["rx", "tx"] = Field(description="rx: peripheral to memory; tx: memory to peripheral.")
+
+
+class Devicetree(PlanModel):
+    """Devicetree content the application adds: external device nodes, pin groups and DMA channels.
+
+    Nodes are declared devices with their compatible, checked against the binding facts (required
+    properties, types, enums, interrupt wiring) and lowered into the overlay as children of the device's
+    bus controller with the driver's Kconfig symbols. Pin groups and DMA channels are checked against the
+    chip's pin and DMA request facts and lowered into the peripheral's node.
+    """
+
+    nodes: list[DeviceNode] = Field(default_factory=list, max_length=16)
+    pinctrl: list[PinGroup] = Field(default_factory=list, max_length=8)
+    dmas: list[DmaChannel] = Field(default_factory=list, max_length=8)
+    drivers: list[RegisterDriver] = Field(default_factory=list, max_length=4)
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Devicetree:
+        if not (self.nodes or self.pinctrl or self.dmas or self.drivers):
+            raise ValueError("a devicetree block needs nodes, pinctrl groups, dmas or drivers")
+        return self
+
+    def binding_of(self, compatible: str) -> Binding | None:
+        """Binding facts of ``compatible``: harvested from Zephyr, or of a driver the block generates."""
+        own = next((d.binding() for d in self.drivers if d.compatible == compatible), None)
+        return own or binding(compatible)
+
+    def group_of(self, peripheral: str) -> PinGroup | None:
+        """The pin group the block gives ``peripheral``, if any."""
+        return next((g for g in self.pinctrl if g.peripheral == peripheral), None)
 
 
 # --- look-ups operations use --------------------------------------------------------------------------
@@ -76,7 +195,7 @@ def node_of(plan: Plan, device: str) -> tuple[DeviceNode, Binding] | None:
     if block is None:
         return None
     node = next((n for n in block.nodes if n.device == device), None)
-    facts = binding(node.compatible) if node is not None else None
+    facts = block.binding_of(node.compatible) if node is not None else None
     return (node, facts) if node is not None and facts is not None else None
 
 
@@ -91,6 +210,9 @@ UNKNOWN_DEVICE = "E_DT_DEVICE_UNKNOWN"
 UNKNOWN_BINDING = "E_DT_BINDING_UNKNOWN"
 REQUIRED = "E_DT_REQUIRED_PROPERTY"
 INVALID = "E_DT_PROPERTY_INVALID"
+PINCTRL = "E_DT_PINCTRL"
+DRIVER = "E_DT_DRIVER"
+DMA = "E_DT_DMA"
 
 
 def _valid(prop: BindingProperty, value: PropertyValue) -> bool:
@@ -120,7 +242,7 @@ def _node(plan: Plan, target: Target, index: int, node: DeviceNode) -> list[Evid
                 + [relax(f"drop the node for {node.device}", remove(where))],
             )
         ]
-    facts = binding(node.compatible)
+    facts = plan.devicetree.binding_of(node.compatible) if plan.devicetree else binding(node.compatible)
     if facts is None or device.bus not in facts.buses:
         fitting = sorted(c for c, b in bindings().items() if device.bus in b.buses)
         why = "no binding facts" if facts is None else f"a driver for {', '.join(facts.buses)} only"
@@ -190,9 +312,165 @@ def _node(plan: Plan, target: Target, index: int, node: DeviceNode) -> list[Evid
     return found
 
 
+def _drop(block: Devicetree, where: list[str | int], what: str) -> Relaxation:
+    """Drop one entry of the block, or the whole block when it is its only content (an empty block is invalid)."""
+    alone = len(block.nodes) + len(block.pinctrl) + len(block.dmas) + len(block.drivers) == 1
+    return relax(f"drop {what}" + (" (and the now empty devicetree block)" if alone else ""),
+                 remove(["devicetree"] if alone else where))  # fmt: skip
+
+
+def _taken_pins(plan: Plan, block: Devicetree, group: int) -> dict[str, str]:
+    """Pins other parts of the plan already use → who uses them (groups before ``group`` included)."""
+    taken = {p.pin: f"resources.pins.{p.name}" for p in plan.resources.pins}
+    taken |= {d.chip_select: f"{d.name}'s chip select" for d in plan.resources.devices if d.chip_select}
+    taken |= {n.interrupt: f"{n.device}'s interrupt" for n in block.nodes if n.interrupt}
+    for other in block.pinctrl[:group]:
+        taken |= {pin: f"{other.peripheral} {role}" for role, pin in other.pins.items()}
+    return taken
+
+
+def _usable(target: Target, pin: str, signal: str) -> bool:
+    """Free by the one free-pin rule, or wired by the board to this very signal (its console TX)."""
+    return pin_free(target, pin) or signal in (board_wiring(target, pin) or "")
+
+
+def _group(plan: Plan, target: Target, index: int, group: PinGroup, block: Devicetree) -> list[Evidence]:
+    where: list[str | int] = ["devicetree", "pinctrl", index]
+    found = peripheral_kind(group.peripheral)
+    if found is None or group.peripheral not in target.peripherals:
+        same = sorted(p for p in target.peripherals if found and (k := peripheral_kind(p)) and k[0] == found[0])
+        why = "is not a peripheral of" if group.peripheral not in target.peripherals else "has no known pin roles on"
+        return [
+            violation(
+                PINCTRL,
+                f"{group.peripheral} {why} {target.id}",
+                [*where, "peripheral"],
+                [group.peripheral, target.id],
+                relaxations=[relax(f"configure {p}", replace([*where, "peripheral"], p)) for p in same[:3]]
+                + [_drop(block, where, f"the {group.peripheral} pin group")],
+            )
+        ]
+    kind = found[0]
+    evidence: list[Evidence] = []
+    taken = _taken_pins(plan, block, index)
+    for role in kind.required:
+        if role not in group.pins:
+            signal = pin_signal(group.peripheral, role, "af")
+            pins = [p.name for p in free_pins(target, set(taken) | set(group.pins.values()), signal)][:2]
+            evidence.append(
+                violation(
+                    PINCTRL,
+                    f"{group.peripheral} ({kind.kind}) needs a {role} pin; its pin group has none",
+                    [*where, "pins"],
+                    [group.peripheral, role],
+                    relaxations=[relax(f"put {role} on {p}", add([*where, "pins", role], p)) for p in pins],
+                )
+            )
+    for role, pin in group.pins.items():
+        path: list[str | int] = [*where, "pins", role]
+        facts = target.pins.get(pin)
+        routing = facts.routing if facts is not None else "af"
+        signal = pin_signal(group.peripheral, role, routing)
+        stm32_signal = pin_signal(group.peripheral, role, "af")
+        others = set(taken) | {p for r, p in group.pins.items() if r != role}
+        if role not in kind.roles or (routing == "psel" and role not in kind.psel):
+            problem = f"{group.peripheral} has no {role} signal (roles: {', '.join(kind.roles)})"
+        elif facts is None:
+            problem = f"{target.id} has no pin {pin}"
+        elif not facts.can_carry(stm32_signal if routing != "psel" else signal):
+            problem = f"{pin} cannot carry {stm32_signal} (no alternate function routes it there)"
+        elif not _usable(target, pin, stm32_signal):
+            problem = f"{pin} is not free: {board_wiring(target, pin) or facts.reserved or 'strapping or NFC pin'}"
+        elif pin in others:
+            problem = f"{pin} is already used by {taken.get(pin) or group.peripheral}"
+        else:
+            continue
+        near = [p.name for p in free_pins(target, others, stm32_signal, near=pin)][:3]
+        evidence.append(
+            violation(
+                PINCTRL,
+                f"{group.peripheral} {role} on {pin}: {problem}",
+                path,
+                [group.peripheral, pin, stm32_signal],
+                relaxations=[relax(f"put {role} on {p}", replace(path, p)) for p in near]
+                if role in kind.roles
+                else [relax(f"drop {role}", remove(path))],
+            )
+        )
+    return evidence
+
+
+def dma_routes(target: Target, block: Devicetree) -> list[DmaRoute | str]:
+    """Each ``dmas`` entry's route (or why there is none), streams allocated in entry order."""
+    taken: set[tuple[str, int]] = set()
+    routes: list[DmaRoute | str] = []
+    for entry in block.dmas:
+        route = dma_route(target, f"{entry.peripheral}_{entry.direction.upper()}", taken)
+        if isinstance(route, DmaRoute):
+            taken.add((route.controller, route.stream))
+        routes.append(route)
+    return routes
+
+
+def _dmas(target: Target, block: Devicetree) -> list[Evidence]:
+    found: list[Evidence] = []
+    seen: set[tuple[str, str]] = set()
+    for index, (entry, route) in enumerate(zip(block.dmas, dma_routes(target, block), strict=True)):
+        where: list[str | int] = ["devicetree", "dmas", index]
+        request = f"{entry.peripheral}_{entry.direction.upper()}"
+        key = (entry.peripheral, entry.direction)
+        problem = (
+            f"{request} is listed twice"
+            if key in seen
+            else f"{entry.peripheral} is not a peripheral of {target.id}"
+            if entry.peripheral not in target.peripherals
+            else route
+            if isinstance(route, str)
+            else None
+        )
+        seen.add(key)
+        if problem is None:
+            continue
+        found.append(
+            violation(
+                DMA,
+                problem,
+                where,
+                [entry.peripheral, request],
+                relaxations=[_drop(block, where, f"the {request} channel")],
+            )
+        )
+    return found
+
+
+def _drivers(block: Devicetree) -> list[Evidence]:
+    """A generated driver must be needed: no upstream binding for its compatible, and a node using it."""
+    found: list[Evidence] = []
+    used = {n.compatible for n in block.nodes}
+    for index, driver in enumerate(block.drivers):
+        where: list[str | int] = ["devicetree", "drivers", index]
+        problem = (
+            f"Zephyr has a driver for {driver.compatible} (binding facts): the app needs no register-level copy"
+            if binding(driver.compatible) is not None
+            else f"no devicetree node uses {driver.compatible}: the generated driver would bind to nothing"
+            if driver.compatible not in used
+            else None
+        )
+        if problem is None:
+            continue
+        found.append(
+            violation(DRIVER, problem, [*where, "compatible"], [driver.compatible],
+                      relaxations=[_drop(block, where, f"the {driver.compatible} driver")])  # fmt: skip
+        )
+    return found
+
+
 def check(plan: Plan, target: Target, framework: str, block: Devicetree) -> list[Evidence]:
-    """Every node against its binding facts and the device it describes."""
-    return [e for i, node in enumerate(block.nodes) for e in _node(plan, target, i, node)]
+    """Every node against its binding facts, every pin group against the pins, every DMA entry against the
+    request routes."""
+    found = [e for i, node in enumerate(block.nodes) for e in _node(plan, target, i, node)]
+    found += [e for i, group in enumerate(block.pinctrl) for e in _group(plan, target, i, group, block)]
+    return found + _dmas(target, block) + _drivers(block)
 
 
 # --- realization -------------------------------------------------------------------------------------
@@ -211,7 +489,7 @@ def _zephyr(b: ZephyrBuilder, block: Devicetree) -> None:
     chip_selects: dict[str, list[str]] = {}
     for node in block.nodes:
         device: Device | None = b.plan.device(node.device)
-        facts = binding(node.compatible)
+        facts = block.binding_of(node.compatible)
         if device is None or facts is None:
             continue
         bus = b.node_label(device.controller)
@@ -243,6 +521,96 @@ def _zephyr(b: ZephyrBuilder, block: Devicetree) -> None:
         b.app.need(device.bus)
     for bus, selects in chip_selects.items():
         b.app.okay(bus, f"cs-gpios = {', '.join(selects)};")
+    for group in block.pinctrl:
+        _pinctrl(b, group)
+    _dma_entries(b, block)
+    for driver in block.drivers:
+        _driver(b, driver)
+
+
+def _driver(b: ZephyrBuilder, driver: RegisterDriver) -> None:
+    """The driver source under src/drivers/ and its binding under dts/bindings/ (the app's DTS root)."""
+    vendor, part = driver.compatible.split(",", 1)
+    ident = re.sub(r"\W", "_", f"{vendor}_{part}")
+    channels = []
+    for i, c in enumerate(driver.channels):
+        bits = c.bytes * 8 - c.shift
+        order = range(c.bytes) if c.order == "big" else range(c.bytes - 1, -1, -1)
+        channels.append({
+            "index": i,
+            "channel": f"SENSOR_CHAN_{c.channel.upper()}",
+            "reg": c.reg,
+            "bytes": c.bytes,
+            "assemble": " | ".join(f"((uint32_t)buf[{k}] << {8 * (c.bytes - 1 - n)}U)" for n, k in enumerate(order)),
+            "shift": c.shift,
+            "sign": (1 << (bits - 1)) if c.signed else None,
+            "full": 1 << bits,
+            "scale": c.scale_micro,
+            "offset": c.offset_micro,
+        })  # fmt: skip
+    view = {"compatible": driver.compatible, "ident": ident, "drv_compat": ident, "driver": driver,
+            "channels": channels}  # fmt: skip
+    b.app.files[f"src/drivers/{ident}.c"] = b.env.get_template("sensor_driver.c.j2").render(v=view)
+    b.app.files[f"dts/bindings/{driver.compatible}.yaml"] = b.env.get_template("sensor_binding.yaml.j2").render(v=view)
+    b.app.need("sensor")
+    b.app.need("i2c")
+
+
+def _psel(pin: str, function: str) -> str:
+    """``NRF_PSEL(UART_TX, 1, 2)`` for P1.02."""
+    port, number = pin[1:].split(".")
+    return f"<NRF_PSEL({function}, {int(port)}, {int(number)})>"
+
+
+def _pinctrl(b: ZephyrBuilder, group: PinGroup) -> None:
+    """STM32: the generated pinctrl labels; nRF: default and sleep groups of ``&pinctrl`` (inputs pulled up)."""
+    pins = [(role, pin, b.target.pins[pin]) for role, pin in group.pins.items() if pin in b.target.pins]
+    routing = pins[0][2].routing if pins else "af"
+    label = node_label_of(group.peripheral, routing)
+    if routing == "psel":
+        found = peripheral_kind(group.peripheral)
+        inputs = found[0].inputs if found else ()
+        states = []
+        for state, extra in (("default", ""), ("sleep", "\t\tlow-power-enable;\n")):
+            parts = []
+            for n, chosen in enumerate(
+                (
+                    [(r, p) for r, p, _ in pins if r not in inputs],
+                    [(r, p) for r, p, _ in pins if r in inputs],
+                ),
+                start=1,
+            ):
+                if not chosen:
+                    continue
+                psels = ", ".join(_psel(p, pin_signal(group.peripheral, r, "psel")) for r, p in chosen)
+                pull = "\t\tbias-pull-up;\n" if chosen[0][0] in inputs and state == "default" else ""
+                parts.append(f"\tgroup{n} {{\n\t\tpsels = {psels};\n{pull}{extra}\t}};")
+            name = f"rac_{label}_{state}"
+            states.append(name)
+            block = b.app.label_blocks.setdefault("pinctrl", [])
+            node = f"{name}: {name} {{\n" + "\n".join(parts) + "\n};"
+            if node not in block:
+                block.append(node)
+        b.app.okay(label, f"pinctrl-0 = <&{states[0]}>;", f"pinctrl-1 = <&{states[1]}>;",
+                   'pinctrl-names = "default", "sleep";')  # fmt: skip
+        return
+    labels = [b.target.pinctrl_label(pin, pin_signal(group.peripheral, role, "af")) for role, pin, _ in pins]
+    refs = " ".join(f"&{x}" for x in labels if x)
+    b.app.okay(label, f"pinctrl-0 = <{refs}>;", 'pinctrl-names = "default";')
+
+
+def _dma_entries(b: ZephyrBuilder, block: Devicetree) -> None:
+    """``dmas``/``dma-names`` per peripheral in entry order, the controllers enabled."""
+    per: dict[str, list[tuple[str, DmaRoute]]] = {}
+    for entry, route in zip(block.dmas, dma_routes(b.target, block), strict=True):
+        if isinstance(route, DmaRoute):
+            per.setdefault(entry.peripheral, []).append((entry.direction, route))
+            for node in route.nodes:
+                b.app.okay(node)
+    for peripheral, routes in per.items():
+        label = node_label_of(peripheral, "af")
+        names = ", ".join(f'"{d}"' for d, _ in routes)
+        b.app.okay(label, f"dmas = {', '.join(r.cells for _, r in routes)};", f"dma-names = {names};")
 
 
 SECTION = SectionSpec(
@@ -251,5 +619,5 @@ SECTION = SectionSpec(
     family="devicetree",
     realizations={"zephyr": _zephyr},
     checks=(check,),
-    codes=(UNKNOWN_DEVICE, UNKNOWN_BINDING, REQUIRED, INVALID),
+    codes=(UNKNOWN_DEVICE, UNKNOWN_BINDING, REQUIRED, INVALID, PINCTRL, DMA, DRIVER),
 )

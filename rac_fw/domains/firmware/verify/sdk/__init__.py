@@ -167,12 +167,20 @@ def _merge(base: Any, extra: Any, where: str) -> Any:
     return base
 
 
+def _fragment_folders(path: Path) -> list[Path]:
+    """Where the fragments of ``path`` live: ``<stem>.d/`` beside it and, for one variant of a catalog
+    (``api-stm32f4.json``, ``headers-stm32h7.json``), first the folder every variant shares (``api.d/``,
+    ``headers.d/``): an API family common to the variants (CMSIS-RTOS2 for every HAL family) is one file."""
+    own = path.with_name(path.stem + ".d")
+    shared = path.with_name(path.stem.split("-", 1)[0] + ".d")
+    return [folder for folder in dict.fromkeys((shared, own)) if folder.is_dir()]
+
+
 def _load_with_fragments(path: Path, *keys: str) -> dict[str, Any]:
-    """``path`` plus every fragment in ``<stem>.d/`` beside it (name order); only ``keys`` are merged
-    from a fragment (its ``framework``/``version``/``sources`` describe where the fragment came from)."""
+    """``path`` plus every fragment in its fragment folders (``_fragment_folders``, name order); only ``keys``
+    are merged from a fragment (its ``framework``/``version``/``sources`` describe where it came from)."""
     data = _load_data(path)
-    folder = path.with_name(path.stem + ".d")
-    if folder.is_dir():
+    for folder in _fragment_folders(path):
         for fragment in sorted(folder.iterdir()):
             if fragment.suffix not in (".json", ".yaml"):
                 continue

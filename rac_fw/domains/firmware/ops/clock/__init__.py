@@ -1,0 +1,1 @@
+"""Core clock requests (``core_clock``), validated against the chip's PLL and limit facts."""

@@ -1,0 +1,48 @@
+/* BAD (return_values_checked): osSemaphoreNew returns NULL on failure and the result is never tested. */
+#include "stm32h7xx_hal.h"
+#include "cmsis_os2.h"
+
+static osSemaphoreId_t ready;
+static volatile uint32_t taken;
+static const osThreadAttr_t worker_attr = {.name = "worker", .stack_size = 1024U, .priority = osPriorityNormal};
+
+static void worker(void *argument)
+{
+    (void)argument;
+    for (;;) {
+        if (osSemaphoreAcquire(ready, 250U) == osOK) {
+            taken++;
+        }
+    }
+}
+
+void HAL_GPIO_EXTI_Callback(uint16_t GPIO_Pin)
+{
+    (void)GPIO_Pin;
+    if (osSemaphoreRelease(ready) != osOK) {
+        taken = 0U;
+    }
+}
+
+void EXTI15_10_IRQHandler(void)
+{
+    HAL_GPIO_EXTI_IRQHandler(GPIO_PIN_13);
+}
+
+int main(void)
+{
+    if (HAL_Init() != HAL_OK) {
+        return 1;
+    }
+    if (osKernelInitialize() != osOK) {
+        return 1;
+    }
+    (void)osSemaphoreNew(1U, 0U, NULL); /* expect: E_UNCHECKED_RETURN */
+    if (osThreadNew(worker, NULL, &worker_attr) == NULL) {
+        return 1;
+    }
+    if (osKernelStart() != osOK) {
+        return 1;
+    }
+    return 0;
+}
