@@ -35,7 +35,8 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.network import interfaces
 from rac_fw.domains.firmware.plan.base import PlanModel
 from rac_fw.domains.firmware.plan.evidence import Path, add, relax, remove, replace, violation
-from rac_fw.domains.firmware.plan.spec import SectionSpec
+from rac_fw.domains.firmware.plan.registry import flagged
+from rac_fw.domains.firmware.plan.spec import Flag, SectionSpec
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
@@ -181,16 +182,16 @@ def _interface(plan: Plan, target: Target, framework: str, net: Network) -> list
                 relaxations=options or [relax("drop the network block", remove(["network"]))],
             )
         ]
-    if first.kind == "wifi" and not any(op.op == "wifi_station" for op in plan.operations):
+    stations = flagged(Flag.WIFI_RADIO)
+    if first.kind == "wifi" and not any(op.op in stations for op in plan.operations):
+        station = min(stations)
         return [
             violation(
                 INTERFACE,
                 f"{target.id}'s {first.name} interface is up only with a Wi-Fi station",
                 ["network"],
                 [first.name],
-                relaxations=[
-                    relax("join a Wi-Fi network (wifi_station)", add(["operations", 0], {"op": "wifi_station"}))
-                ],
+                relaxations=[relax(f"join a Wi-Fi network ({station})", add(["operations", 0], {"op": station}))],
             )
         ]
     return []
