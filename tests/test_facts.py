@@ -114,9 +114,11 @@ def test_esp32s3_pins_strapping_flash_and_adc_units():
     assert target.extra["radio"]["adc_conflict"] == "ADC2"  # type: ignore[index]
 
 
-def test_native_sim_is_host_without_dma():
+def test_native_sim_is_host_with_only_the_emulated_dma():
     target = load_target("native_sim")
-    assert target.frameworks == ("zephyr",) and target.dma == () and not target.peripherals
+    assert target.frameworks == ("zephyr",) and not target.peripherals
+    (dma,) = target.dma  # zephyr,dma-emul: memory to memory only, configured by the overlay
+    assert dma.memory_to_memory and dma.zephyr_request_slots and not dma.zephyr_status
     assert target.board.leds[0].dt_label == "led0"
 
 

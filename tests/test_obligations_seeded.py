@@ -265,6 +265,18 @@ CASES = [
          "message": "hi"}), "E_NET_HEAP", ["heap_bytes"], ["bytes"]),
     Case("wifi-two-stations", "esp32s3", plan({"op": "wifi_station"}, {"op": "wifi_station", "name": "other"}),
          "E_NET_INTERFACE", ["other"]),
+    # --- application protocols and the network block (ops/net, plan/sections/network.py) ---
+    Case("net-coap-token-9", "native_sim", plan({"op": "coap_request", "name": "c", "host": "127.0.0.1",
+         "resource": "/t", "token_bytes": 9}), "E_NET_COAP_TOKEN", ["c"], ["bytes"]),
+    Case("net-https-names-nothing", "native_sim", plan({"op": "http_request", "name": "h", "host": "192.0.2.1",
+         "tls": "api"}, stack_bytes=3072), "E_NET_TLS_REF", ["h", "api"]),
+    Case("net-https-main-stack", "native_sim", plan({"op": "tls_credentials", "name": "api", "ca": "api_ca"},
+         {"op": "http_request", "name": "h", "host": "192.0.2.1", "tls": "api"}), "E_NET_STACK", ["h"], ["bytes"]),
+    Case("net-tls-tag-twice", "native_sim", plan({"op": "tls_credentials", "name": "a", "ca": "a_ca"},
+         {"op": "tls_credentials", "name": "b", "ca": "b_ca"}), "E_NET_TLS_TAG", ["b", "a"], ["tag"]),
+    Case("net-gateway-outside-subnet", "esp32s3", plan({"op": "wifi_station"}, network={"ipv4": "static",
+         "address": "192.168.1.50", "netmask": "255.255.255.0", "gateway": "10.0.0.1"}),
+         "E_NET_ADDRESS", ["10.0.0.1"]),
     Case("unknown-led", "stm32h743", plan({"op": "gpio_blink", "led": "led7", "period_ms": 500}),
          "E_UNKNOWN_RESOURCE", ["led7"]),
     Case("unknown-thread", "nrf52840", plan(
@@ -462,6 +474,32 @@ CASES += [
     Case(c.id, c.plan["target"], {k: v for k, v in c.plan.items() if k != "target"}, c.code, list(c.objects),
          [c.magnitude[1]] if c.magnitude else [])
     for c in {c.code: c for c in reversed([*DEVICETREE_SEEDED, *SENSOR_SEEDED])}.values()
+]  # fmt: skip
+
+# Issue 13 (kernel2): message queues, heaps, double buffers, direct IRQs, cycle-counter timing.
+_T2 = res(threads=[{"name": n, "priority": 5, "stack_bytes": 4096} for n in ("a", "b")])
+_TICK = {"op": "timer_periodic", "name": "tick", "period_ms": 2}
+CASES += [
+    Case("queue-same-thread", "nrf52840", plan({"op": "msg_queue", "name": "q", "producer": "a", "consumer": "a",
+         "depth": 4, "put_timeout_ms": 0, "get_timeout_ms": 100}, framework="zephyr", resources=_T2),
+         "E_QUEUE_SAME_THREAD", ["q", "a"]),
+    Case("heap-too-small", "nrf52840", plan({"op": "heap_region", "name": "h", "heap_bytes": 1024, "blocks": 10,
+         "block_bytes": 100, "alloc_timeout_ms": 0}, framework="zephyr"), "E_HEAP_TOO_SMALL", ["h"], ["bytes"]),
+    Case("ping-pong-overrun", "nrf52840", plan(_TICK, {"op": "ping_pong", "name": "pp", "source": "tick",
+         "event": "expiry", "consumer": "a", "half_items": 16, "process_ms": 40, "wait_timeout_ms": 100},
+         framework="zephyr", resources=_T2), "E_PINGPONG_OVERRUN", ["pp", "a", "tick"], ["ms"]),
+    Case("direct-irq-line-taken", "nrf52840", plan(
+         {"op": "direct_irq", "name": "fast", "irq": "SWI0_EGU0", "zero_latency": True},
+         {"op": "direct_irq", "name": "slow", "irq": "SWI0_EGU0", "priority": 3}, framework="zephyr"),
+         "E_IRQ_IN_USE", ["fast", "slow", "SWI0_EGU0"]),
+    Case("barrier-one-party", "nrf52840", plan({"op": "barrier", "name": "sync", "threads": ["a"],
+         "wait_timeout_ms": 100}, framework="zephyr", resources=_T2), "E_BARRIER_PARTIES", ["sync", "a"]),
+    Case("memory-domain-region", "nrf52840", plan({"op": "memory_domain", "name": "box", "partition_bytes": 300},
+         framework="zephyr", config={"user_mode": True}), "E_MPU_REGION", ["box", "partition_bytes"], ["bytes"]),
+    Case("memory-domain-user-mode-off", "nrf52840", plan({"op": "memory_domain", "name": "box",
+         "partition_bytes": 256}, framework="zephyr"), "E_USER_MODE_OFF", ["box"]),
+    Case("cycle-counter-wrap", "nrf52840", plan({"op": "cycle_timing", "name": "t", "deadline_us": 70_000_000},
+         framework="baremetal"), "E_CYCLE_COUNTER_WRAP", ["t", "DWT"], ["us"]),
 ]  # fmt: skip
 
 

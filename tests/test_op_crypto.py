@@ -3,15 +3,24 @@ derived from the SVDs (an accelerator exists only where its peripheral does)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import require_tool
+from elftools.elf.elffile import ELFFile
 
 from rac_fw.contract import Status, apply_patch
 from rac_fw.domains.firmware.facts.crypto import accelerators, backend, crypto
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.pipeline import run_plan
 from rac_fw.domains.firmware.plan.load import parse_plan
+from rac_fw.domains.firmware.verify.artifact import verify_sources
+
+BAD = Path(__file__).resolve().parent / "bad_sources"
 
 AES = {"name": "session", "type": "aes", "bits": 256, "usage": ["encrypt", "decrypt"]}
 
@@ -134,3 +143,90 @@ def test_every_accelerator_and_backend_cites_its_source() -> None:
         assert all(b.source and b.algorithms for b in facts.backends), target_id
         named = {a.name for a in facts.accelerators}
         assert all(set(b.accelerators) <= named for b in facts.backends), target_id
+
+
+# --- random on the STM32 HAL and on bare metal ---------------------------------------------------------
+def _random(target: str, framework: str) -> dict[str, Any]:
+    return {"target": target, "framework": framework,
+            "operations": [{"op": "random", "name": "salt", "length_bytes": 18}]}  # fmt: skip
+
+
+@pytest.mark.parametrize(("target", "clock"), [("stm32f407", None), ("stm32h743", "HSI48")])
+def test_hal_random_starts_the_rng_kernel_clock_the_facts_name(target: str, clock: str | None) -> None:
+    """F4: the RNG runs from PLL48CK, which the HAL clock set-up runs at 48 MHz; H7: from HSI48, an
+    oscillator off after reset that the generated code starts before HAL_RNG_Init."""
+    result = run_plan(parse_plan(_random(target, "hal")))
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    assert result.lowered is not None
+    main = result.lowered.files["Core/Src/main.c"]
+    conf = next(text for path, text in result.lowered.files.items() if path.endswith("_hal_conf.h"))
+    assert "#define HAL_RNG_MODULE_ENABLED" in conf and "_hal_rng.h" in conf
+    init = main.index("HAL_RNG_Init(&salt_rng)")
+    assert (
+        main.index("__HAL_RCC_RNG_CLK_ENABLE();") < init < main.index("HAL_RNG_GenerateRandomNumber(&salt_rng, &word)")
+    )
+    assert ("RCC_OSCILLATORTYPE_HSI48" in main) == (clock == "HSI48")
+    if clock:
+        assert main.index("HAL_RCC_OscConfig(&osc)") < init
+
+
+def test_nrf52840_baremetal_random_reads_the_rng_registers(tmp_path: Path) -> None:
+    require_tool("arm-none-eabi-gcc")
+    plan = tmp_path / "rng.json"
+    plan.write_text(json.dumps(_random("nrf52840", "baremetal")))
+    out = tmp_path / "app"
+    command = [sys.executable, "-m", "rac_fw.cli", "plan", str(plan), "-o", str(out), "--build", "gcc", "--json"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    with (out / "build" / "firmware.elf").open("rb") as handle:
+        symbols = ELFFile(handle).get_section_by_name(".symtab")
+        assert symbols is not None and symbols.get_symbol_by_name("op0_bytes")
+    source = (out / "src" / "main.c").read_text()
+    start = source.index("RNG->TASKS_START = 1U;")
+    assert source.index("RNG->CONFIG = RNG_CONFIG_DERCEN_Msk;") < start < source.index("RNG->EVENTS_VALRDY != 0U")
+    assert "RNG->TASKS_STOP = 1U;" in source
+
+
+def test_stm32_baremetal_random_is_refused_with_evidence() -> None:
+    """The STM32 RNG needs its kernel clock (PLL48CK / HSI48), which bare metal here does not start."""
+    result = run_plan(parse_plan(_random("stm32f407", "baremetal")))
+    assert result.status is Status.INVALID
+    assert {e.code for e in result.evidence} == {"E_TARGET_UNSUPPORTED"}
+
+
+def test_qemu_netduinoplus2_maps_the_rng_as_an_unimplemented_device() -> None:
+    """QEMU 7.2's STM32F405 SoC registers 0x50060800 as an 'unimplemented device' (priority -1000 i/o
+    region: reads 0, writes ignored), so DRDY never rises and an F407 RNG cannot be run there."""
+    require_tool("qemu-system-arm")
+    command = [
+        "qemu-system-arm",
+        "-M",
+        "netduinoplus2",
+        "-S",
+        "-display",
+        "none",
+        "-serial",
+        "null",
+        "-monitor",
+        "stdio",
+    ]
+    run = subprocess.run(command, input="info mtree\nquit\n", capture_output=True, text=True, timeout=60)
+    regions = [line.strip() for line in run.stdout.splitlines() if line.strip().endswith(": RNG")]
+    assert regions and regions[0].startswith("0000000050060800-0000000050060bff (prio -1000, i/o)"), run.stdout[-2000:]
+
+
+def test_hal_rng_order_rule() -> None:
+    path = BAD / "hal" / "crypto_rng_before_init.c"
+    conf = (BAD / "hal" / "support" / "stm32h7xx_hal_conf.h").read_text()
+    conf = conf.replace(
+        "#define HAL_GPIO_MODULE_ENABLED", "#define HAL_GPIO_MODULE_ENABLED\n#define HAL_RNG_MODULE_ENABLED"
+    )
+    conf = conf.replace(
+        '#include "stm32h7xx_hal_gpio.h"', '#include "stm32h7xx_hal_gpio.h"\n#include "stm32h7xx_hal_rng.h"'
+    )
+    result = verify_sources({"Src/main.c": path.read_text(), "Inc/stm32h7xx_hal_conf.h": conf}, "hal", None)
+    assert {e.code for e in result.evidence} == {"E_CALL_ORDER"}, [
+        (e.code, e.location, e.message) for e in result.evidence
+    ]
+    line = next(i + 1 for i, text in enumerate(path.read_text().splitlines()) if "expect:" in text)
+    assert f"Src/main.c:{line} in main()" in {e.location for e in result.evidence}

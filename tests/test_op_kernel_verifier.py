@@ -25,6 +25,11 @@ CASES = {
     "kernel_work_submit_unchecked": (None, "kernel_prj.conf"),
     "kernel_queue_not_started": (None, "kernel_prj.conf"),
     "kernel_task_wdt_no_kconfig": ("prj.conf", "prj.conf"),
+    "kernel_lifo_get_unchecked": (None, "kernel_prj.conf"),
+    "kernel_lifo_not_initialized": (None, "kernel_prj.conf"),
+    "kernel_zero_latency_no_kconfig": ("prj.conf", "kernel_prj.conf"),
+    "kernel_timing_no_kconfig": ("prj.conf", "kernel_prj.conf"),
+    "kernel_timing_start_before_init": (None, "timing_prj.conf"),
 }
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from test_op_periph2 import SEEDED as DEPTH_SEEDED
 
 from rac_fw.contract import Status, apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
@@ -410,3 +411,9 @@ def test_i2c_scan_probes_each_device_address_with_an_empty_write() -> None:
     with pytest.raises(ValueError, match="above last"):
         parse_plan({"target": "nrf52840", "operations": [{"op": "i2c_scan", "controller": "TWIM0", "first": 0x50,
                                                            "last": 0x20}]})  # fmt: skip
+
+
+# The obligation suite (test_obligations_seeded) draws one case per code from this module's SEEDED: the
+# peripheral-depth cases (test_op_periph2) join it here. Rebinding the name leaves the list the test above
+# was parametrized with unchanged, so no case runs twice in this module.
+SEEDED = [*SEEDED, *DEPTH_SEEDED]  # type: ignore[list-item]

@@ -58,6 +58,24 @@ SEEDED = [
     ("hal-sleep-wakes-on-systick-only",
      _plan("stm32h743", "hal", state="csleep", wake=["gpio"], button="sw0"),
      "E_TARGET_UNSUPPORTED", {"csleep", "gpio"}, {}),
+    ("system-off-before-another-operation",
+     {"target": "nrf52840", "framework": "zephyr",
+      "operations": [{"op": "sleep", "name": "nap", "state": "system_off", "wake": ["gpio"], "button": "sw0",
+                      "resume": "restart"}, {"op": "gpio_set", "name": "lamp", "led": "led0"}]},
+     "E_POWER_RESET_LAST", {"system_off", "nap", "gpio_set"}, {"operations_after": (1, "operations")}),
+    ("deep-sleep-with-a-periodic-print",
+     {"target": "esp32s3", "framework": "espidf",
+      "operations": [{"op": "uart_print", "name": "hello", "message": "hi", "repeat_interval_ms": 1000},
+                     {"op": "sleep", "name": "nap", "state": "deep_sleep", "wake": ["rtc"], "after_ms": 1000,
+                      "resume": "restart"}]},
+     "E_POWER_RESET_LAST", {"deep_sleep", "nap", "uart_print"}, {"operations_after": (1, "operations")}),
+    ("hal-stop-wakes-on-a-button-not-the-rtc",
+     _plan("stm32f407", "hal", state="stop", wake=["rtc"], after_ms=1000),
+     "E_TARGET_UNSUPPORTED", {"stop", "rtc"}, {}),
+    ("hal-standby-pin-is-not-a-wkup-pin",
+     {**_plan("stm32h743", "hal", state="standby", wake=["gpio"], button="door", resume="restart"),
+      "resources": {"pins": [{"name": "door", "pin": "PB5"}]}},
+     "E_POWER_WAKE_SOURCE", {"standby", "gpio", "door", "PB5"}, {}),
     ("unknown-state",
      _plan("stm32f407", "zephyr", state="hibernate", wake=["rtc"], after_ms=1000),
      "E_POWER_STATE", {"hibernate", "stm32f407"}, {}),
@@ -130,12 +148,93 @@ def test_rtc_wake_sleep_lowers_to_the_framework_mechanisms() -> None:
     assert "esp_sleep_enable_timer_wakeup(2000000ULL)" in app and "esp_light_sleep_start()" in app
 
 
+def test_a_reset_on_wake_sleep_reports_done_before_sleeping_and_the_wake_cause_on_boot() -> None:
+    """System OFF / deep sleep end the run with a reset: the sleeping operation reports (completing
+    "rac: done") just before it enters the state, and the next boot prints why it started."""
+    off = run_plan(
+        parse_plan(
+            {
+                "target": "nrf52840",
+                "framework": "zephyr",
+                "operations": [
+                    {"op": "gpio_set", "name": "lamp", "led": "led0"},
+                    {
+                        "op": "sleep",
+                        "name": "nap",
+                        "state": "system_off",
+                        "wake": ["gpio"],
+                        "button": "sw0",
+                        "resume": "restart",
+                    },
+                ],
+            }
+        )
+    )
+    assert off.status is Status.PASS, [(e.code, e.message) for e in off.evidence]
+    files = _files(off)
+    main = files["src/main.c"]
+    assert main.index('rac_ok("nap");') < main.index("sys_poweroff();")
+    assert main.index("hwinfo_get_reset_cause(&cause)") < main.index("app_nap_step(void)")
+    assert "RESET_LOW_POWER_WAKE" in main and "CONFIG_HWINFO=y" in files["prj.conf"]
+    deep = run_plan(
+        parse_plan(
+            {
+                "target": "esp32s3",
+                "framework": "espidf",
+                "operations": [
+                    {"op": "uart_print", "name": "hello", "message": "hi"},
+                    {
+                        "op": "sleep",
+                        "name": "nap",
+                        "state": "deep_sleep",
+                        "wake": ["rtc"],
+                        "after_ms": 1000,
+                        "resume": "restart",
+                    },
+                ],
+            }
+        )
+    )
+    assert deep.status is Status.PASS, [(e.code, e.message) for e in deep.evidence]
+    app = _files(deep)["main/main.c"]
+    assert (
+        app.index("esp_sleep_get_wakeup_cause()") < app.index('rac_ok("nap");') < app.index("esp_deep_sleep_start();")
+    )
+    assert "atomic_load(&rac_reported) < 1U && waited < 10000U" in app
+
+
 def test_hal_sleep_waits_in_sleep_mode_for_the_ticks() -> None:
     result = run_plan(parse_plan(_plan("stm32f407", "hal", state="sleep", wake=["timer"], after_ms=25)))
     assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
     main = _files(result)["Core/Src/main.c"]
     assert "HAL_PWR_EnterSLEEPMode(PWR_MAINREGULATOR_ON, PWR_SLEEPENTRY_WFI);" in main
     assert "< 25U" in main
+
+
+@pytest.mark.parametrize(("target", "irq", "wkup", "clear"), [
+    ("stm32f407", "EXTI0", 1, "__HAL_PWR_CLEAR_FLAG(PWR_FLAG_WU);"),
+    ("stm32h743", "EXTI15_10", 4, "__HAL_PWR_CLEAR_WAKEUPFLAG(PWR_WAKEUP_FLAG4);"),
+])  # fmt: skip
+def test_hal_stop_and_standby_wake_on_the_board_button(target: str, irq: str, wkup: int, clear: str) -> None:
+    """Stop: the button's EXTI line (from its pin number), SysTick suspended, the clock tree configured
+    again after the wake-up. Standby: the button's WKUP index in the facts' list, its flag cleared by the
+    PWR registers the SVD facts have (per-pin WKUPCR on the H7, CSR.WUF on the F4)."""
+    stop = run_plan(parse_plan(_plan(target, "hal", state="stop", wake=["gpio"], button="sw0")))
+    assert stop.status is Status.PASS, [(e.code, e.message) for e in stop.evidence]
+    main = _files(stop)["Core/Src/main.c"]
+    entered = main.index("HAL_PWR_EnterSTOPMode(PWR_LOWPOWERREGULATOR_ON, PWR_STOPENTRY_WFI);")
+    assert (
+        main.index("HAL_SuspendTick();")
+        < entered
+        < main.rindex("SystemClock_Config();", 0, main.index("HAL_ResumeTick();"))
+    )
+    assert f"HAL_NVIC_EnableIRQ({irq}_IRQn);" in main and "GPIO_MODE_IT_RISING" in main
+    standby = run_plan(parse_plan(_plan(target, "hal", state="standby", wake=["gpio"], button="sw0", resume="restart")))
+    assert standby.status is Status.PASS, [(e.code, e.message) for e in standby.evidence]
+    main = _files(standby)["Core/Src/main.c"]
+    assert main.index(clear) < main.index(f"HAL_PWR_EnableWakeUpPin(PWR_WAKEUP_PIN{wkup});")
+    assert main.index(f"HAL_PWR_EnableWakeUpPin(PWR_WAKEUP_PIN{wkup});") < main.index("HAL_PWR_EnterSTANDBYMode();")
+    assert "__HAL_PWR_GET_FLAG(PWR_FLAG_SB)" in main
 
 
 def test_pm_lock_and_runtime_pm_are_balanced_in_the_generated_c() -> None:

@@ -280,6 +280,181 @@ def test_qemu_netduinoplus2_does_not_model_the_flash_interface(tmp_path: Path) -
     assert "rac: boot stm32f407" in text and "rac: blob FAIL not erased at byte 0" in text, text[:2000]
 
 
+def _lfs(target: str, **fields: Any) -> dict[str, Any]:
+    op = {"op": "fs_file", "name": "bootlog", "file": "boot", "file_bytes": 1000, **fields}
+    return {"target": target, "framework": "zephyr", "operations": [op, {"op": "gpio_set", "led": "led0"}]}
+
+
+def _lfs_with_buffer(size: int) -> dict[str, Any]:
+    plan = _lfs("nrf52840", cache_bytes=4096, lookahead_bytes=1024)
+    plan["resources"] = {"buffers": [{"name": "frame", "size_bytes": size, "role": "scratch"}]}
+    return plan
+
+
+@pytest.mark.parametrize(
+    ("case", "plan", "code", "objects", "units"),
+    [
+        ("one-sector-partition", _lfs("stm32h743"), "E_PARTITION_TOO_SMALL",
+         {"storage_partition", "boot", "stm32h743"}, {"file": "bytes", "needed": "blocks", "available": "blocks"}),
+        ("file-larger-than-partition", _lfs("nrf52840", file_bytes=40_000), "E_PARTITION_TOO_SMALL",
+         {"storage_partition", "boot"}, {"needed": "blocks", "available": "blocks"}),
+        ("cache-not-dividing-the-block", _lfs("nrf52840", cache_bytes=48), "E_FS_CACHE",
+         {"boot", "nrf52840"}, {"cache": "bytes", "prog": "bytes", "block": "bytes"}),
+        # 5 x 4096-byte cache units + 1024 lookahead beside a 240000-byte buffer exceed the DK's 256 KB RAM
+        ("caches-over-the-ram-budget", _lfs_with_buffer(240_000), "E_RAM_BUDGET", set(), {}),
+    ],
+)  # fmt: skip
+def test_seeded_littlefs_violation(
+    case: str, plan: dict[str, Any], code: str, objects: set[str], units: dict[str, str]
+) -> None:
+    assert_seeded(plan, code, objects, units)
+
+
+def test_littlefs_mounts_formats_on_failure_and_reads_back() -> None:
+    """8 blocks of 4 KB on the nRF52840-DK: the 1000-byte file needs 1 + 3 blocks. The mount carries
+    FS_MOUNT_FLAG_NO_FORMAT only when the plan forbids formatting; the cache sizes reach Kconfig."""
+    result = run_plan(parse_plan(_lfs("nrf52840")))
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    assert result.lowered is not None
+    main, prj = result.lowered.files["src/main.c"], result.lowered.files["prj.conf"]
+    assert (
+        "FS_MOUNT_FLAG_NO_FORMAT" not in main and ".storage_dev = (void *)FIXED_PARTITION_ID(storage_partition)" in main
+    )
+    write, read = main.index("FS_O_CREATE | FS_O_WRITE"), main.index("FS_O_READ)")
+    assert main.index("fs_mount(&") < write < main.index("fs_write(&file") < read < main.index("fs_read(&file")
+    assert "CONFIG_FILE_SYSTEM_LITTLEFS=y" in prj and "CONFIG_FS_LITTLEFS_CACHE_SIZE=64" in prj
+    strict = run_plan(parse_plan(_lfs("nrf52840", format_on_failure=False)))
+    assert strict.lowered is not None and ".flags = FS_MOUNT_FLAG_NO_FORMAT," in strict.lowered.files["src/main.c"]
+
+
+def _ring(target: str, **fields: Any) -> dict[str, Any]:
+    op = {"op": "ring_log", "name": "events", "record_bytes": 24, **fields}
+    return {"target": target, "framework": "zephyr", "operations": [op, {"op": "gpio_set", "led": "led0"}]}
+
+
+@pytest.mark.parametrize(
+    ("case", "plan", "code", "objects", "units"),
+    [
+        ("ring-on-one-sector", _ring("stm32h743"), "E_SECTOR_SIZE", {"storage_partition", "stm32h743"},
+         {"sectors": "count"}),
+        ("record-larger-than-a-sector", _ring("nrf52840", record_bytes=5000), "E_RECORD_TOO_LARGE",
+         {"record_bytes", "nrf52840"}, {"entry": "bytes", "sector_room": "bytes"}),
+        ("ring-appended-every-10-ms", _ring("nrf52840", append_period_ms=10), "E_FLASH_ENDURANCE",
+         {"ring_log", "nrf52840"}, {"append_period": "ms", "records_needed": "records", "capacity": "records"}),
+    ],
+)  # fmt: skip
+def test_seeded_ring_log_violation(
+    case: str, plan: dict[str, Any], code: str, objects: set[str], units: dict[str, str]
+) -> None:
+    assert_seeded(plan, code, objects, units)
+
+
+def test_ring_log_endurance_in_numbers_and_the_generated_ring() -> None:
+    """24-byte records on the nRF52840 (4-byte write unit): 1 + 24 -> 28 bytes + a 4-byte CRC = 32 bytes, 127
+    per 4 KB sector after its 8-byte header; every 10 ms for 10 years is 3.16e10 records against 8 x 127 x
+    10000 = 1.02e7."""
+    result = run_plan(parse_plan(_ring("nrf52840", append_period_ms=10)))
+    evidence = next(e for e in result.evidence if e.code == "E_FLASH_ENDURANCE")
+    measured = {m.name: m.value for m in evidence.magnitudes}
+    assert measured["records_per_sector"] == 127 and measured["sectors"] == 8
+    assert measured["capacity"] == 8 * 127 * 10_000 and measured["records_needed"] == pytest.approx(3.156e10, rel=1e-3)
+    fine = run_plan(parse_plan(_ring("nrf52840", append_period_ms=60_000)))
+    assert fine.status is Status.PASS, [(e.code, e.message) for e in fine.evidence]
+    assert fine.lowered is not None
+    main = fine.lowered.files["src/main.c"]
+    init, walk = main.index("fcb_init(FIXED_PARTITION_ID(storage_partition)"), main.index("fcb_walk(&app_events_fcb")
+    assert main.index("flash_area_get_sectors(") < init < walk < main.index("record(s) survived the reset")
+    step = main[main.index("static int app_events_step(void)") :]
+    assert step.index("fcb_append(") < step.index("fcb_rotate(") < step.index("fcb_flash_write(")
+    assert step.index("fcb_flash_write(") < step.index("fcb_append_finish(")
+    assert "CONFIG_FCB=y" in fine.lowered.files["prj.conf"]
+
+
+def _idf_setting(**fields: Any) -> dict[str, Any]:
+    setting = {"op": "settings_value", "name": "cal", "key": "calibration", "value_bytes": 32, **fields}
+    return {"target": "esp32s3", "framework": "espidf", "operations": [setting]}
+
+
+def test_espidf_settings_restore_then_save_commit_and_read_back() -> None:
+    """The value of the previous boot is restored first (none on the first boot), then saved with a
+    commit and read back, in a namespace of its own beside kv_record's (one nvs_flash file system)."""
+    plan = _idf_setting(save_period_ms=3_600_000)
+    plan["operations"].append({"op": "kv_record", "name": "log", "key": "log", "value_bytes": 16})
+    result = run_plan(parse_plan(plan))
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    assert result.lowered is not None
+    app = result.lowered.files["main/main.c"]
+    restore = app.index("cal_restore(&cal_restored)")
+    assert app.index("nvs_flash_init()") < restore < app.index("ESP_ERROR_CHECK(cal_save());", restore)
+    assert 'nvs_open("rac_settings", NVS_READWRITE, &handle)' in app and "ESP_ERR_NVS_NOT_FOUND" in app
+    body = app[app.index("static esp_err_t cal_save(void)") :]
+    assert body.index("nvs_set_blob") < body.index("nvs_commit(handle)") < body.index("nvs_get_blob")
+    assert "vTaskDelay(pdMS_TO_TICKS(3600000))" in app
+
+
+def test_espidf_settings_key_and_endurance_limits() -> None:
+    assert_seeded(
+        _idf_setting(key="calibration_table_v2"),
+        "E_KEY_TOO_LONG",
+        {"calibration_table_v2"},
+        {"key_length": "characters", "max": "characters"},
+    )
+    result = run_plan(parse_plan(_idf_setting(save_period_ms=10)))
+    assert "E_FLASH_ENDURANCE" in {e.code for e in result.evidence}
+
+
+def _flash_plan(target: str, framework: str) -> dict[str, Any]:
+    return {"target": target, "framework": framework,
+            "operations": [{"op": "flash_store", "name": "blob", "length_bytes": 256}]}  # fmt: skip
+
+
+@pytest.mark.parametrize(("target", "bank", "sector", "address", "program"), [
+    ("stm32f407", 1, 11, "0x080E0000UL", "HAL_FLASH_Program(FLASH_TYPEPROGRAM_BYTE, 0x080E0000UL + i, (uint64_t)"),
+    ("stm32h743", 2, 7, "0x081E0000UL", "HAL_FLASH_Program(FLASH_TYPEPROGRAM_FLASHWORD, 0x081E0000UL + i, (uint32_t)"),
+])  # fmt: skip
+def test_hal_flash_store_erases_the_last_sector_by_bank_and_programs_in_units(
+    target: str, bank: int, sector: int, address: str, program: str
+) -> None:
+    """F4: one bank of 12 mixed sectors, byte programming; H7: two banks of 8 x 128 KB, 32-byte flash
+    words from a buffer address (and a D-cache invalidate before the read-back): all from the facts."""
+    result = run_plan(parse_plan(_flash_plan(target, "hal")))
+    assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
+    assert result.lowered is not None
+    main = result.lowered.files["Core/Src/main.c"]
+    assert f"erase.Banks = FLASH_BANK_{bank};" in main and f"erase.Sector = FLASH_SECTOR_{sector};" in main
+    assert main.index("HAL_FLASH_Unlock()") < main.index("HAL_FLASHEx_Erase(&erase") < main.index(program)
+    assert main.index(program) < main.index("HAL_FLASH_Lock()") and address in main
+    assert ("SCB_InvalidateDCache_by_Addr" in main) == (target == "stm32h743")
+
+
+def test_hal_flash_store_refuses_a_misaligned_h7_record() -> None:
+    plan = _flash_plan("stm32h743", "hal")
+    plan["operations"][0]["length_bytes"] = 100
+    assert_seeded(
+        plan, "E_WRITE_ALIGNMENT", {"length_bytes", "stm32h743"}, {"length_bytes": "bytes", "write_block": "bytes"}
+    )
+
+
+def test_nrf52840_baremetal_flash_store_uses_the_nvmc_and_stays_below_its_page(tmp_path: Path) -> None:
+    require_tool("arm-none-eabi-gcc")
+    plan = tmp_path / "nvmc.json"
+    plan.write_text(json.dumps(_flash_plan("nrf52840", "baremetal")))
+    out = tmp_path / "app"
+    command = [sys.executable, "-m", "rac_fw.cli", "plan", str(plan), "-o", str(out), "--build", "gcc", "--json"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    with (out / "build" / "firmware.elf").open("rb") as handle:
+        elf = ELFFile(handle)
+        ends = [seg["p_paddr"] + seg["p_filesz"] for seg in elf.iter_segments() if seg["p_type"] == "PT_LOAD"]
+        symbols = elf.get_section_by_name(".symtab")
+        assert symbols is not None and symbols.get_symbol_by_name("main")
+    assert max(ends) <= 0x000FF000, "the image would overlap the page flash_store erases"
+    source = (out / "src" / "main.c").read_text()
+    erase, write, read = (source.index(f"NVMC->CONFIG = {v}UL;") for v in (2, 1, 0))
+    assert erase < source.index("NVMC->ERASEPAGE = 0x000FF000UL;") < write < read
+    assert "NVMC->READY & NVMC_READY_READY_Msk" in source
+
+
 # --- the verifier's storage rules, one bad source each ----------------------------------------------------
 ZEPHYR_BAD = [
     ("storage_nvs_before_mount", "E_CALL_ORDER"),
@@ -287,11 +462,19 @@ ZEPHYR_BAD = [
     ("storage_stream_without_erase", "E_CALL_MISSING"),
     ("storage_confirm_unchecked", "E_CALL_MISSING"),
     ("storage_settings_before_init", "E_CALL_ORDER"),
+    ("storage_file_before_mount", "E_CALL_ORDER"),
+    ("storage_ring_append_before_init", "E_CALL_ORDER"),
 ]
 ESPIDF_BAD = [
     ("storage_nvs_open_before_init", "E_CALL_ORDER"),
     ("storage_ota_write_without_begin", "E_CALL_MISSING"),
     ("storage_confirm_without_state", "E_CALL_MISSING"),
+]
+
+
+HAL_BAD = [
+    ("storage_program_before_erase", "E_CALL_ORDER"),
+    ("storage_erase_while_locked", "E_CALL_ORDER"),
 ]
 
 
@@ -302,7 +485,9 @@ def _expected_line(path: Path) -> int:
 @pytest.mark.parametrize(("name", "code"), ZEPHYR_BAD)
 def test_zephyr_storage_order_rule(name: str, code: str) -> None:
     path = BAD / "zephyr" / f"{name}.c"
-    files = {"src/main.c": path.read_text(), "prj.conf": (BAD / "zephyr" / "storage_prj.conf").read_text()}
+    prj = (BAD / "zephyr" / "storage_prj.conf").read_text()
+    prj += "CONFIG_FILE_SYSTEM=y\nCONFIG_FILE_SYSTEM_LITTLEFS=y\nCONFIG_FCB=y\n"
+    files = {"src/main.c": path.read_text(), "prj.conf": prj}
     result = verify_sources(files, "zephyr", None)
     assert {e.code for e in result.evidence} == {code}, [(e.code, e.location, e.message) for e in result.evidence]
     assert f"src/main.c:{_expected_line(path)} in main()" in {e.location for e in result.evidence}
@@ -315,3 +500,21 @@ def test_espidf_storage_order_rule(name: str, code: str) -> None:
     result = verify_sources(files, "espidf", None)
     assert {e.code for e in result.evidence} == {code}, [(e.code, e.location, e.message) for e in result.evidence]
     assert f"main/main.c:{_expected_line(path)} in app_main()" in {e.location for e in result.evidence}
+
+
+@pytest.mark.parametrize(("name", "code"), HAL_BAD)
+def test_hal_storage_order_rule(name: str, code: str) -> None:
+    path = BAD / "hal" / f"{name}.c"
+    support = BAD / "hal" / "support"
+    # The shared support configuration with the FLASH module enabled, as a project that programs flash has it.
+    conf = (support / "stm32h7xx_hal_conf.h").read_text()
+    conf = conf.replace(
+        "#define HAL_GPIO_MODULE_ENABLED", "#define HAL_FLASH_MODULE_ENABLED\n#define HAL_GPIO_MODULE_ENABLED"
+    )
+    conf = conf.replace(
+        '#include "stm32h7xx_hal_gpio.h"', '#include "stm32h7xx_hal_flash.h"\n#include "stm32h7xx_hal_gpio.h"'
+    )
+    files = {"Src/main.c": path.read_text(), "Inc/stm32h7xx_hal_conf.h": conf}
+    result = verify_sources(files, "hal", None)
+    assert {e.code for e in result.evidence} == {code}, [(e.code, e.location, e.message) for e in result.evidence]
+    assert f"Src/main.c:{_expected_line(path)} in main()" in {e.location for e in result.evidence}

@@ -32,6 +32,7 @@ def ota(target: str, bootloader: dict[str, Any] | None, *ops: dict[str, Any], te
 
 
 CONFIRM = {"op": "image_confirm", "name": "confirm", "self_test": "selftest"}
+WATCHDOG = {"op": "watchdog", "name": "wdt", "timeout_ms": 2000, "feed_interval_ms": 500}
 
 
 def stream(**fields: Any) -> dict[str, Any]:
@@ -62,6 +63,12 @@ SEEDED = [
      "E_BOOT_SECTORS", {"max_image_sectors", "nrf52840"}, {"max_image_sectors": "sectors", "slot": "sectors"}),
     ("confirm-without-bootloader", ota("nrf52840", None, CONFIRM), "E_BOOTLOADER_MISSING",
      {"image_confirm", "nrf52840"}, {}),
+    # a 2 s watchdog fed by the main loop: the confirm must come within 80 % of it (1600 ms)
+    ("confirm-later-than-the-watchdog", ota("nrf52840", {"mode": "swap_move"}, {**CONFIRM, "deadline_ms": 5000},
+                                            WATCHDOG),
+     "E_CONFIRM_DEADLINE", {"confirm", "wdt"}, {"deadline": "ms", "watchdog_timeout": "ms", "deadline_budget": "ms"}),
+    ("confirm-without-deadline-under-a-watchdog", ota("nrf52840", {"mode": "swap_move"}, CONFIRM, WATCHDOG),
+     "E_CONFIRM_DEADLINE", {"confirm", "wdt"}, {"watchdog_timeout": "ms", "deadline_budget": "ms"}),
     ("self-test-after-confirm", {"target": "nrf52840", "bootloader": {"mode": "swap_move"},
                                  "operations": [{"op": "gpio_set", "name": "led", "led": "led0"}, CONFIRM, SELF_TEST]},
      "E_SELFTEST", {"selftest", "image_confirm"}, {}),
@@ -133,3 +140,30 @@ def test_the_ota_table_moves_nvs_and_kv_record_follows_it() -> None:
     assert {m.name: m.value for m in evidence.magnitudes}["limit"] == int(0.976 * 0x4000) - 4000
     default_table = {"target": "esp32s3", "framework": "espidf", "operations": [{**SELF_TEST, "value_bytes": 13_000}]}
     assert run_plan(default_table).status is Status.PASS
+
+
+def test_confirm_deadline_in_numbers_and_in_the_generated_c() -> None:
+    """5000 ms against a 2000 ms watchdog the loop feeds only after the confirm: budget 1600 ms. Within
+    it, Zephyr resets at once (MCUboot reverts) when the self-test fails or passes late; ESP-IDF marks
+    the image invalid and reboots when the deadline has passed."""
+    result = run_plan(parse_plan(ota("nrf52840", {"mode": "swap_move"}, {**CONFIRM, "deadline_ms": 5000}, WATCHDOG)))
+    evidence = next(e for e in result.evidence if e.code == "E_CONFIRM_DEADLINE")
+    measured = {m.name: m.value for m in evidence.magnitudes}
+    assert measured == {"deadline": 5000, "watchdog_timeout": 2000, "deadline_budget": 1600}
+    assert "1600 ms" in evidence.message and "operations[2]" in evidence.message
+    fixed = run_plan(parse_plan(ota("nrf52840", {"mode": "swap_move"}, {**CONFIRM, "deadline_ms": 1600}, WATCHDOG)))
+    assert fixed.status is Status.PASS, [(e.code, e.message) for e in fixed.evidence]
+    assert fixed.lowered is not None
+    main = fixed.lowered.files["src/main.c"]
+    assert main.index("k_uptime_get() > 1600") < main.index("sys_reboot(SYS_REBOOT_COLD);")
+    assert main.index("sys_reboot(SYS_REBOOT_COLD);") < main.index("return boot_write_img_confirmed();")
+    assert "CONFIG_REBOOT=y" in fixed.lowered.files["prj.conf"]
+    esp = run_plan(
+        parse_plan(ota("esp32s3", {"mode": "esp_ota"}, {**CONFIRM, "deadline_ms": 3000}, framework="espidf"))
+    )
+    assert esp.status is Status.PASS, [(e.code, e.message) for e in esp.evidence]
+    assert esp.lowered is not None
+    app = esp.lowered.files["main/main.c"]
+    deadline = app.index("esp_timer_get_time() > 3000000LL")
+    assert deadline < app.index("esp_ota_mark_app_invalid_rollback_and_reboot()")
+    assert deadline < app.index("esp_ota_mark_app_valid_cancel_rollback()")

@@ -684,6 +684,7 @@ REGISTRY = {
         ("check_clocks", ("E_CLOCK_NOT_ENABLED",)),
         ("check_order", ("E_CALL_MISSING", "E_CALL_ORDER")),
         ("check_forbidden", ("E_FORBIDDEN_CALL",)),
+        ("check_released", ("E_HANDLE_LEAK",)),
         ("check_secret_literals", ("E_SECRET_LITERAL",)),
     ],
     "dma_cache_maintenance": [

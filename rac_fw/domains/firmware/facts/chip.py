@@ -115,6 +115,17 @@ class Adc:
     """Unit → Zephyr devicetree node label, when there are several (ESP32-S3 ``ADC1`` → ``adc0``)."""
     compatible: str | None = None
     """The devicetree compatible of an emulated ADC (``zephyr,adc-emul``)."""
+    oversampling_max: int = 0
+    """log2 of the largest hardware averaging ratio (nRF SAADC OVERSAMPLE 8: 256 samples); 0: none
+    (STM32F4, whose Zephyr node says ``st,adc-oversampler = "none"``). Zephyr's ``zephyr,oversampling``."""
+    acquisition_us: tuple[int, ...] = ()
+    """Acquisition (sample-and-hold) times in microseconds the unit offers (nRF SAADC TACQ)."""
+    acquisition_ticks: tuple[int, ...] = ()
+    """Acquisition times in ADC clock cycles the unit offers (the Zephyr node's ``sampling-times``)."""
+    differential: bool = False
+    """The unit converts the difference of two inputs (nRF SAADC MODE = Diff)."""
+    calibration: bool = False
+    """The Zephyr driver calibrates when a read sequence asks (``adc_sequence.calibrate``: nRF SAADC offset)."""
     notes: str = ""
 
 
@@ -138,6 +149,13 @@ class Timer:
     """Prescaler register width when any integer 1..2^bits divides (STM32 PSC 16 bit: the default)."""
     dt_label: str | None = None
     """Its devicetree node label, when it differs from the instance name (``timer0``)."""
+    zephyr_counter: str | None = None
+    """The Zephyr node implementing the counter API, when a plan may use it: a label (``rtc2``, a
+    ``nordic,nrf-rtc``), or ``<label>/<child>`` for a child node (``timers2/counter``, the
+    ``st,stm32-counter`` child of an ``st,stm32-timers`` node). None: no counter for plans (the radio
+    stack's or the kernel's own timer). It ticks at ``clock`` undivided: the devicetree defaults the packs
+    cite leave the prescaler at its identity (nRF TIMER ``prescaler = <0>``, RTC ``prescaler = <1>``, STM32
+    ``st,prescaler = <0>``)."""
     notes: str = ""
 
 
@@ -234,6 +252,9 @@ class SerialBus:
     prescalers: tuple[int, ...] = ()
     """Kernel-clock prescalers for the bus clock (STM32 SPI BR: /2../256)."""
     instances: dict[str, BusInstance] = field(default_factory=dict)
+    zephyr_target: bool = False
+    """The Zephyr driver of these controllers implements I2C target (slave) mode: ``i2c_target_register``
+    under ``CONFIG_I2C_TARGET`` (STM32 ``i2c_ll_stm32``); nRF TWIM needs the separate TWIS peripheral."""
 
 
 @with_config(_STRICT)

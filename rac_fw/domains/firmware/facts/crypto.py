@@ -36,6 +36,11 @@ class Accelerator:
     """The SVD peripheral instance that is the block: present in the pack's peripherals or absent."""
     algorithms: tuple[str, ...]
     """Algorithms the block computes (plan vocabulary: ``sha256``, ``aes-gcm``, ``random``…)."""
+    clock: str | None = None
+    """The kernel clock the block runs from, where it needs one the bus clock is not (STM32 RNG: ``PLL48CK``
+    on the F4, ``HSI48`` on the H7): a ``Target.clocks`` name, or an oscillator (``oscillator``)."""
+    oscillator: bool = False
+    """The ``clock`` is an oscillator off at reset that the code must start (HAL ``RCC_OSCILLATORTYPE_<clock>``)."""
     source: str = ""
 
 
@@ -47,7 +52,8 @@ class Backend:
     framework: str
     name: str
     api: str
-    """``psa`` (PSA Crypto API, ``psa/crypto.h``), ``mbedtls`` (mbedTLS 3.x classic API) or ``hal``."""
+    """``psa`` (PSA Crypto API, ``psa/crypto.h``), ``mbedtls`` (mbedTLS 3.x classic API), ``hal`` or
+    ``registers`` (bare metal: the block's registers from the SVD facts)."""
     algorithms: tuple[str, ...]
     accelerators: tuple[str, ...] = ()
     """Names of the accelerators the backend drives (empty: software)."""

@@ -140,6 +140,18 @@ class DmaController:
     ``(stream, channel)`` pairs that carry it, preferred first. Empty when requests are routed
     freely (STM32H7 DMAMUX, nRF EasyDMA, ESP32 GDMA)."""
 
+    zephyr_blocks: int = 1
+    """``dma_block_config`` entries one ``dma_config`` may chain on the Zephyr driver (``dma_stm32`` programs
+    ``head_block`` only: 1; ``dma-emul`` keeps block i in request slot i, so up to ``dma-requests``)."""
+    zephyr_status: bool = True
+    """The Zephyr driver implements ``dma_get_status`` (``dma-emul`` answers -ENOSYS)."""
+    zephyr_request_slots: bool = False
+    """The Zephyr node needs ``dma-channels`` and ``dma-requests`` from the overlay (``zephyr,dma-emul``:
+    ``dma-requests`` defaults to 1 and must cover the chained blocks)."""
+    zephyr_kconfig: tuple[str, ...] = ()
+    """Kconfig symbols (without ``CONFIG_``) a Zephyr application using this controller sets: the
+    emulator's driver (``DMA_EMUL``) and, on a 64-bit host build, 64-bit DMA addresses (``DMA_64BIT``)."""
+
     def routes(self, request: str) -> tuple[tuple[int, int], ...]:
         """The ``(stream, channel)`` pairs that carry ``request`` on this controller (empty: none fixed)."""
         return self.requests.get(request, ())

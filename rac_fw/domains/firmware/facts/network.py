@@ -49,6 +49,11 @@ class NetStack:
     """Its default: what an application gets without setting it."""
     sockets_max: int | None = None
     """Top of its Kconfig range (None: the symbol has no range; RAM bounds it)."""
+    tls_credentials_kconfig: str | None = None
+    """The Kconfig symbol that sizes the TLS credential store (``TLS_MAX_CREDENTIALS_NUMBER``; None: the
+    stack keeps no tagged store, as esp-tls, whose clients take their certificates directly)."""
+    tls_credentials_default: int | None = None
+    """Its default: how many credentials an application can register without setting it."""
 
 
 @with_config(_STRICT)

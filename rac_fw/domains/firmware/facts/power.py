@@ -27,11 +27,12 @@ WakeKind = Literal["gpio", "rtc", "timer", "uart"]
 32 kHz domain); ``timer``: a high-speed timer or the CPU's SysTick (stops with the main clocks);
 ``uart``: activity on a UART receive line."""
 
-Mechanism = Literal["idle", "pm", "poweroff", "light_sleep", "deep_sleep"]
+Mechanism = Literal["idle", "pm", "poweroff", "light_sleep", "deep_sleep", "stop", "standby"]
 """How a framework enters a state: ``idle`` — the scheduler's idle loop (WFI/WFE) while the thread waits;
 ``pm`` — Zephyr's PM policy picks the state during idle (``CONFIG_PM``); for ``baremetal`` and ``hal``, ``idle``
 is a WFI loop in Sleep mode (SLEEPDEEP clear; HAL_PWR_EnterSLEEPMode), woken by the 1 kHz SysTick; ``poweroff`` — Zephyr
-``sys_poweroff()``; ``light_sleep``/``deep_sleep`` — ESP-IDF ``esp_light_sleep_start``/``esp_deep_sleep_start``."""
+``sys_poweroff()``; ``light_sleep``/``deep_sleep`` — ESP-IDF ``esp_light_sleep_start``/``esp_deep_sleep_start``;
+``stop``/``standby`` — STM32Cube HAL ``HAL_PWR_EnterSTOPMode``/``HAL_PWR_EnterSTANDBYMode``."""
 
 
 @with_config(_STRICT)
@@ -41,7 +42,8 @@ class WakeSource:
 
     kind: WakeKind
     pins: tuple[str, ...] = ()
-    """For ``gpio``: the only pins that can wake (STM32 WKUP pins, ESP32 RTC IOs); empty = any GPIO."""
+    """For ``gpio``: the only pins that can wake (STM32 WKUP pins in WKUP order, WKUP1 first; ESP32 RTC
+    IOs); empty = any GPIO."""
     note: str = ""
 
 

@@ -59,6 +59,8 @@ REGISTER_GROUPS = frozenset(
         "SCB",
         "MPU",
         "FPU",
+        # STM32 and nRF52: the true random number generator (bare-metal ``random``)
+        "RNG",
         # nRF52
         "UARTE",
         "TIMER",

@@ -18,6 +18,7 @@ from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resou
 from rac_fw.domains.firmware.plan.sections.bootloader import Bootloader
 from rac_fw.domains.firmware.plan.sections.config import Config
 from rac_fw.domains.firmware.plan.sections.devicetree import Devicetree
+from rac_fw.domains.firmware.plan.sections.network import Network
 from rac_fw.domains.firmware.plan.spec import Flag
 
 #: Every operation model, in catalog order (from the op registry).
@@ -77,6 +78,7 @@ class Plan(PlanModel):
     operations: list[AnyOperation] = Field(min_length=1, max_length=64)
     config: Config | None = None
     devicetree: Devicetree | None = None
+    network: Network | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -22,6 +22,7 @@ FAMILY_ORDER = (
     "power", "crypto",
     "events", "kernel",
     "clock", "can",
+    "counter",
 )  # fmt: skip
 
 

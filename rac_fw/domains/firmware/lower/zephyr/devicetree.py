@@ -233,8 +233,13 @@ class DevicetreeFacts(BuilderCore):
             raise unsupported(where, f"{pin_name} carries no single-ended ADC input", [pin_name], [])
         return pin, signal
 
-    def adc_channel(self, index: int, where: str, channel: Any, resolution: int) -> int:
-        """Register one ADC channel in zephyr,user io-channels; return its index in that list."""
+    def adc_channel(
+        self, index: int, where: str, channel: Any, resolution: int, settings: dict[str, str] | None = None
+    ) -> int:
+        """Register one ADC channel in zephyr,user io-channels; return its index in that list.
+
+        ``settings``: channel-node properties (``zephyr,oversampling`` → ``<4>``) that replace the defaults
+        below or are added after them (``adc_sample``'s acquisition time, reference, differential input)."""
         if hasattr(channel, "channel_index"):
             slot, pin_name = channel.channel_index, channel.pin
         else:
@@ -287,6 +292,9 @@ class DevicetreeFacts(BuilderCore):
         else:
             reg = slot
         lines.append(f"zephyr,resolution = <{resolution}>;")
+        for prop, value in (settings or {}).items():
+            lines = [line for line in lines if not line.startswith(f"{prop} ")]
+            lines.append(f"{prop} = {value};" if value else f"{prop};")
         self.app.okay(node, "#address-cells = <1>;", "#size-cells = <0>;")
         reference = facts.reference if facts is not None else None
         if reference is not None and reference.zephyr_property:

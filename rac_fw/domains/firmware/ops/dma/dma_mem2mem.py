@@ -8,6 +8,7 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import dt_labels, has_registers, memory_to_memory_controllers
+from rac_fw.domains.firmware.ops.dma import zephyr_dma_node
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -41,8 +42,10 @@ def _zephyr(b: ZephyrBuilder, index: int, op: DmaMem2Mem) -> dict[str, Any]:
     b.app.includes.update({"zephyr/drivers/dma.h", "string.h", "zephyr/sys/atomic.h"})
     src = b.dma_buffer(op.src, f"operations[{index}].src")
     dst = b.dma_buffer(op.dst, f"operations[{index}].dst")
+    controller = b.dma_controller(index, op)
+    zephyr_dma_node(b, controller)
     return {
-        "controller": b.dma_controller(index, op),
+        "controller": controller,
         "src": src,
         "dst": dst,
         "length": min(src["plan_size"], dst["plan_size"]),

@@ -14,7 +14,9 @@ and its own ``rac: <name> ok`` line. Publishers keep their models unchanged: the
 
 The realizer chooses the context (:func:`placement`): a reaction runs where the event is raised unless
 it may block and the event is raised in an ISR, then it is deferred to a work item on the system work
-queue. A plan may insist (``context: isr`` or ``deferred``); the obligations here refuse what is
+queue (Zephyr) or to a FreeRTOS task the ISR notifies (ESP-IDF: ``vTaskNotifyGiveFromISR``, the task
+waits in ``ulTaskNotifyTake``; ESP-IDF's ISR publishers are gpio ISRs and ISR-dispatched esp_timer /
+gptimer callbacks). A plan may insist (``context: isr`` or ``deferred``); the obligations here refuse what is
 unsafe with evidence (E_ISR_BLOCKING with "defer to the work queue" as relaxation).
 """
 
@@ -83,6 +85,23 @@ def attached(b: Any, index: int) -> list[dict[str, Any]]:
     if name is None:
         return []
     return [{"id": b.ids[i]} for i, o in enumerate(b.plan.operations) if isinstance(o, Reaction) and o.source == name]
+
+
+def reaction_symbols(b: Any, index: int) -> list[str]:
+    """The C prefixes of the reactions attached to operation ``index`` on ESP-IDF, whose ISR calls each
+    one's ``<sym>_react(&woken)`` (the ESP-IDF builder names operations by ``symbol``, not ``ids``)."""
+    name = b.plan.operations[index].name
+    return [b.symbol(i, o) for i, o in reactions_to(b.plan, name)]
+
+
+def deferral(b: Any, index: int, op: Reaction) -> Placement:
+    """The placement on ESP-IDF, where every publisher raises its event in an ISR (gpio ISRs, esp_timer /
+    gptimer callbacks); a thread-raised event has no ESP-IDF publisher yet, so it is refused, located."""
+    where = placement(b.plan, op)
+    if where == "thread":
+        raise b.unsupported(f"operations[{index}].source", f"{op.source} raises {op.event} in a thread: ESP-IDF "
+                            "realizes reactions to interrupt events")  # fmt: skip
+    return where
 
 
 def reactions_to(plan: Plan, name: str | None) -> list[tuple[int, Reaction]]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, placement
+from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, deferral, placement
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
@@ -15,6 +15,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -130,11 +131,28 @@ def _zephyr(b: ZephyrBuilder, index: int, op: React) -> dict[str, Any]:
     return view
 
 
+def _espidf(b: EspIdfBuild, index: int, op: React) -> dict[str, Any]:
+    """ESP-IDF: count and give in the ISR (``xSemaphoreGiveFromISR``), log (and anything deferred) in a
+    task the ISR notifies. submit/feed name Zephyr-only operations, which the support rule refuses."""
+    where = deferral(b, index, op)
+    named = [i for i, o in enumerate(b.plan.operations) if op.target is not None and o.name == op.target]
+    return {
+        "placement": where,
+        "action": op.action,
+        "target": b.symbol(named[0], b.plan.operations[named[0]]) if named else None,
+        "message": c_string_literal(op.message or "") + ' " (%" PRIi32 ")\\n"',
+        "task": b.thread(None, f"{b.symbol(index, op)}_react") if where == "work" else None,
+    }
+
+
 SPEC = OpSpec(
     model=React,
     family="events",
     flags=frozenset({Flag.VALUE}),
-    realizations={"zephyr": Realization(template="events", view=_zephyr)},
+    realizations={
+        "zephyr": Realization(template="events", view=_zephyr),
+        "espidf": Realization(template="events", view=_espidf),
+    },
     checks=(check_source, check_context, _check_target),
     codes=("E_REACTION_EVENT", "E_REACTION_CONTEXT", "E_REACTION_TARGET", "E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE"),
 )

@@ -6,11 +6,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, placement
+from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, deferral, placement
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -42,12 +43,32 @@ def _zephyr(b: ZephyrBuilder, index: int, op: ReactLed) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: ReactLed) -> dict[str, Any]:
+    """ESP-IDF: ``gpio_set_level`` in the ISR (placed in IRAM by CONFIG_GPIO_CTRL_FUNC_IN_IRAM, as an IRAM
+    interrupt handler needs) or in the deferral task; the LED is configured, dark, before any ISR runs."""
+    gpio, active_low = b.io(op.led, "led", f"operations[{index}].led")
+    where = deferral(b, index, op)
+    if where == "isr":
+        b.sdkconfig["CONFIG_GPIO_CTRL_FUNC_IN_IRAM"] = "y"
+    return {
+        "placement": where,
+        "action": op.action,
+        "gpio": gpio,
+        "on": 0 if active_low else 1,
+        "off": 1 if active_low else 0,
+        "task": b.thread(None, f"{b.symbol(index, op)}_react") if where == "work" else None,
+    }
+
+
 SPEC = OpSpec(
     model=ReactLed,
     family="events",
     flags=frozenset({Flag.VALUE}),
     endpoints={"led": "led"},
-    realizations={"zephyr": Realization(template="events", view=_zephyr)},
+    realizations={
+        "zephyr": Realization(template="events", view=_zephyr),
+        "espidf": Realization(template="events", view=_espidf),
+    },
     checks=(check_source, check_context),
     codes=("E_REACTION_EVENT", "E_REACTION_CONTEXT", "E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE"),
 )

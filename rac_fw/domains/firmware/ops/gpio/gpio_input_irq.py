@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.events import attached
+from rac_fw.domains.firmware.ops.events import attached, reaction_symbols
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -57,7 +57,7 @@ def _espidf(b: EspIdfBuild, index: int, op: GpioInputIrq) -> dict[str, Any]:
     edges = {"rising": "GPIO_INTR_POSEDGE", "falling": "GPIO_INTR_NEGEDGE", "both": "GPIO_INTR_ANYEDGE"}
     b.gpio_isr_flags = b.intr_flags(op.irq_priority)
     return {"gpio": gpio, "active_low": active_low, "pull": op.pull or ("up" if active_low else "down"),
-            "intr": edges[op.edge]}  # fmt: skip
+            "intr": edges[op.edge], "reactions": reaction_symbols(b, index)}  # fmt: skip
 
 
 def _hal(b: HalBuild, index: int, op: GpioInputIrq) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.network import NetInterface, interfaces, net_stack
+from rac_fw.domains.firmware.ops.wifi.wifi_station import credentials_kconfig, plan_credentials
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.registry import spec
@@ -167,6 +168,14 @@ RESOLVER_HEAP_BYTES = 4096
 
 CHECKS = (check_interface, check_retry, check_heap)
 CODES = ("E_NET_INTERFACE", "E_NET_TIMEOUT", "E_NET_HEAP")
+
+
+def credentials_file(plan: Plan, *, zephyr: bool) -> str:
+    """The Kconfig file declaring every credential the plan names (Zephyr's app ``Kconfig`` sources
+    Zephyr's own first; ESP-IDF's ``main/Kconfig.projbuild`` is a fragment). Every operation that names a
+    credential writes the same text, so the order they are lowered in does not matter."""
+    body = credentials_kconfig(plan_credentials(plan), "rac-fw credentials")
+    return 'source "Kconfig.zephyr"\n\n' + body if zephyr else body
 
 
 def zephyr_base(b: Any, index: int) -> None:

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.power import PowerFacts, PowerState, power
-from rac_fw.domains.firmware.facts.query import board_button, exact_name
+from rac_fw.domains.firmware.facts.query import board_button, exact_name, has_registers
 from rac_fw.domains.firmware.ops.crypto.policy import idf_headers
 from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 STATE = "E_POWER_STATE"
 WAKE = "E_POWER_WAKE_SOURCE"
 RAM_LOST = "E_POWER_RAM_LOST"
+RESET_LAST = "E_POWER_RESET_LAST"
+#: Fields whose value makes an operation repeat (it reports on its first pass, after the once-only ones).
+PERIOD_FIELDS = ("interval_ms", "repeat_interval_ms", "feed_interval_ms", "period_ms")
 
 
 WakeKind = Literal["gpio", "rtc", "timer"]
@@ -195,6 +198,8 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) ->
             [ev.measure("wake_after", op.after_ms, "ms")] if op.after_ms and kind != "gpio" else [],
             _wake_options(plan, target, state, op, index, kind) + other_states,
         ))  # fmt: skip
+    if state.wake_resets and op.resume == "restart":
+        found.extend(_reset_last(plan, target, state, op, index, other_states))
     if state.wake_resets and op.resume == "continue":
         lost = sum(r.size for r in target.memory if r.kind in ("sram", "dtcm", "ccm"))
         kept = f" (kept: {', '.join(state.retained)})" if state.retained else ""
@@ -208,6 +213,40 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) ->
              *other_states],
         ))  # fmt: skip
     return found
+
+
+def _periodic(other: Any) -> bool:
+    return any(getattr(other, f, None) for f in PERIOD_FIELDS)
+
+
+def _reset_last(
+    plan: Plan, target: Target, state: PowerState, op: Sleep, index: int, other_states: list[Relaxation]
+) -> list[Evidence]:
+    """E_POWER_RESET_LAST: a state whose wake-up is a reset ends the run, so every other operation must
+    have run and reported before it — the sleep is the plan's last operation and nothing repeats
+    (a periodic operation reports on its first loop pass, which would come after the sleep)."""
+    count = len(plan.operations)
+    later = list(range(index + 1, count))
+    periodic = [i for i, other in enumerate(plan.operations) if i != index and _periodic(other)]
+    if not later and not periodic:
+        return []
+    blocking = sorted(set(later) | set(periodic))
+
+    def named(indices: list[int]) -> str:
+        return ", ".join(f"{plan.operations[i].name or plan.operations[i].op} (operations[{i}])" for i in indices)
+
+    why = [f"{named(later)} after it" if later else "", f"{named(periodic)} repeating" if periodic else ""]
+    steps = [ev.remove(["operations", i]) for i in sorted({*periodic, index}, reverse=True)]
+    steps.append(ev.add(["operations", -1], op.model_dump(mode="json", exclude_none=True)))
+    dropped = [plan.operations[i].name or plan.operations[i].op for i in periodic]
+    how = f"drop the periodic {', '.join(dropped)} and sleep last" if dropped else "move the sleep to the end"
+    return [ev.violation(
+        RESET_LAST, f"{state.name} on {target.id} wakes by a reset, so the run ends there; with "
+        f"{' and '.join(w for w in why if w)} those operations would never report (no 'rac: done')",
+        ["operations", index], [state.name, op.name or op.op, *(plan.operations[i].op for i in blocking)],
+        [ev.measure("operations_after", len(blocking), "operations")],
+        [ev.relax(how, *steps), *other_states],
+    )]  # fmt: skip
 
 
 def _mechanism(target: Target, framework: str, op: Sleep) -> str:
@@ -225,8 +264,9 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Sleep) -> dict[str, Any]:
     if mechanism == "pm":
         b.app.need("power", "CONFIG_PM")
     if mechanism == "poweroff":
-        b.app.need("power", "CONFIG_POWEROFF")
-        b.app.includes.add("zephyr/sys/poweroff.h")
+        # hwinfo: the reset cause printed on boot tells a wake-up from a first start.
+        b.app.need("power", "CONFIG_POWEROFF", "CONFIG_HWINFO")
+        b.app.includes.update({"zephyr/sys/poweroff.h", "zephyr/drivers/hwinfo.h"})
     spec = None
     if op.button is not None:
         b.app.need("gpio")
@@ -255,32 +295,56 @@ def _espidf(b: EspIdfBuild, index: int, op: Sleep) -> dict[str, Any]:
         "state_c": c_string_literal(op.state),
         "after_us": op.after_ms * 1000 if op.after_ms else None,
         "pin": pin,
+        "others": len(b.plan.operations) - 1,
+        "wait_ms": RESET_REPORT_WAIT_MS,
     }
 
 
-#: Sleep-mode realizations (bare metal, STM32 HAL) are woken by the 1 kHz SysTick time base, so a timer
-#: is their only wake source.
-SYSTICK_WAKE = ("timer",)
+#: ESP-IDF deep sleep: how long the sleeping operation waits for the other operations' first reports
+#: (their tasks run concurrently with app_main) before it reports and sleeps.
+RESET_REPORT_WAIT_MS = 10_000
 
 
-def _systick_admits(framework: str) -> Any:
+#: The wake sources each WFI-based mechanism of bare metal and the STM32 HAL is built with: Sleep mode is
+#: woken by the 1 kHz SysTick; Stop (SysTick suspended, main clocks off) and Standby by the button's
+#: EXTI line / WKUP pin. Other sources (the RTC wake-up timer) need the RTOS frameworks' drivers.
+SUPER_LOOP_WAKE: dict[str, tuple[WakeKind, ...]] = {"idle": ("timer",), "stop": ("gpio",), "standby": ("gpio",)}
+
+
+def _super_loop_admits(framework: str) -> Any:
     def admits(plan: Plan, target: Target, index: int, op: Sleep) -> list[Evidence]:
-        """A WFI loop woken by the SysTick: wake sources beyond ``timer`` need the RTOS frameworks' drivers."""
-        extra = [k for k in op.wake if k not in SYSTICK_WAKE]
+        """Only the wake sources ``SUPER_LOOP_WAKE`` lists for the state's mechanism are built here."""
+        facts = power(target)
+        state = facts.state(op.state) if facts else None
+        if state is None or framework not in state.enter:
+            return []  # the state obligation answers
+        allowed = SUPER_LOOP_WAKE.get(state.enter[framework], ())
+        extra = [k for k in op.wake if k not in allowed]
         if not extra:
             return []
         at: ev.Path = ["operations", index]
-        steps = [ev.replace([*at, "wake"], list(SYSTICK_WAKE))]
-        if op.after_ms is None:
-            steps.append(ev.replace([*at, "after_ms"], 1000))
-        if op.button is not None:
-            steps.append(ev.remove([*at, "button"]))
+        options: list[Relaxation] = []
+        if allowed == ("timer",):
+            steps = [ev.replace([*at, "wake"], ["timer"])]
+            if op.after_ms is None:
+                steps.append(ev.replace([*at, "after_ms"], 1000))
+            if op.button is not None:
+                steps.append(ev.remove([*at, "button"]))
+            options.append(ev.relax("wake on the SysTick timer only", *steps))
+        else:
+            button = op.button if op.button and _wakes(plan, target, state, op, "gpio") else None
+            button = button or _capable_button(target, state, None)
+            if button is not None:
+                steps = [ev.replace([*at, "wake"], ["gpio"]), ev.replace([*at, "button"], button)]
+                if op.after_ms is not None:
+                    steps.append(ev.remove([*at, "after_ms"]))
+                options.append(ev.relax(f"wake on button {button} only", *steps))
         others = [f for f in target.frameworks if f not in (framework, "baremetal", "hal") and f in SPEC.realizations]
+        source = "the SysTick timer" if allowed == ("timer",) else "a button"
         return [ev.violation(
-            "E_TARGET_UNSUPPORTED", f"{framework} sleep wakes only on the SysTick timer; {', '.join(extra)} need the "
+            "E_TARGET_UNSUPPORTED", f"{framework} {state.name} wakes only on {source}; {', '.join(extra)} need the "
             f"{' or '.join(others) or 'RTOS'} drivers", [*at, "wake"], [op.state, *extra],
-            relaxations=[ev.relax("wake on the SysTick timer only", *steps),
-                         *(ev.relax(f"use framework {f}", ev.replace(["framework"], f)) for f in others)],
+            relaxations=[*options, *(ev.relax(f"use framework {f}", ev.replace(["framework"], f)) for f in others)],
         )]  # fmt: skip
 
     return admits
@@ -293,9 +357,35 @@ def _baremetal(b: BaremetalBuild, index: int, op: Sleep) -> None:
 
 
 def _hal(b: HalBuild, index: int, op: Sleep) -> dict[str, Any]:
-    _mechanism(b.target, "hal", op)
+    """Sleep: a WFI loop over the SysTick. Stop: the button's EXTI line armed, the SysTick suspended,
+    ``HAL_PWR_EnterSTOPMode`` until that line fires, then ``SystemClock_Config`` again (Stop exits on the
+    HSI, RM0090 §5.3.5 / RM0433 §6.6.7). Standby: the button's WKUP pin (its index in the facts' WKUP
+    list) armed with its flag cleared, then ``HAL_PWR_EnterSTANDBYMode``; the next boot reads PWR_FLAG_SB."""
+    mechanism = _mechanism(b.target, "hal", op)
     view = b.base_view(index, op)
-    view.update(state=op.state, after_ms=op.after_ms or 0)
+    view.update(state=op.state, after_ms=op.after_ms or 0, mechanism=mechanism)
+    if mechanism == "stop" and op.button is not None:
+        pin = b.input_view(view, op.button, None, f"operations[{index}].button")
+        view["mode"] = "GPIO_MODE_IT_FALLING" if view["active_low"] else "GPIO_MODE_IT_RISING"
+        line = pin.number
+        view["irq"] = b.irq("EXTI", f"EXTI{line}" if line <= 4 else ("EXTI9_5" if line <= 9 else "EXTI15_10"))
+        view["priority"] = 5
+        b.exti.setdefault(view["irq"], []).append(view)
+    if mechanism == "standby" and op.button is not None:
+        facts = power(b.target)
+        state = facts.state(op.state) if facts else None
+        gpio = state.wakes("gpio") if state else None
+        pin, _ = b.io(op.button, "button", f"operations[{index}].button")
+        if gpio is None or pin.name not in gpio.pins:
+            raise b.unsupported(f"operations.{index}.button", f"{pin.name} is not a WKUP pin of {b.target.id}")
+        wkup = gpio.pins.index(pin.name) + 1
+        view.update(wkup=wkup, wkup_pin=pin.name)
+        # The wake-up flag: per-pin in PWR_WKUPFR/WKUPCR where the PWR has them (RM0433 §6.8), else CSR.WUF.
+        view["clear_wake"] = (
+            f"__HAL_PWR_CLEAR_WAKEUPFLAG(PWR_WAKEUP_FLAG{wkup})"
+            if has_registers(b.target, "PWR", "WKUPCR")
+            else "__HAL_PWR_CLEAR_FLAG(PWR_FLAG_WU)"
+        )
     return view
 
 
@@ -315,10 +405,13 @@ SPEC = OpSpec(
         "zephyr": Realization(template="power", view=_zephyr, available=_enters("zephyr")),
         "espidf": Realization(template="power", view=_espidf, available=_enters("espidf")),
         "baremetal": Realization(
-            template="ops/sleep", view=_baremetal, available=_enters("baremetal"), admits=_systick_admits("baremetal")
+            template="ops/sleep",
+            view=_baremetal,
+            available=_enters("baremetal"),
+            admits=_super_loop_admits("baremetal"),
         ),
-        "hal": Realization(template="power", view=_hal, available=_enters("hal"), admits=_systick_admits("hal")),
+        "hal": Realization(template="power", view=_hal, available=_enters("hal"), admits=_super_loop_admits("hal")),
     },
     checks=(_check,),
-    codes=(STATE, WAKE, RAM_LOST),
+    codes=(STATE, WAKE, RAM_LOST, RESET_LAST),
 )

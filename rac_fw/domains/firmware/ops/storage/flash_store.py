@@ -1,7 +1,7 @@
 """The ``flash_store`` operation: erase, program and read back a range of the storage area.
 
 Obligations (this module): the storage area exists (Zephyr: the board's ``storage_partition``; bare
-metal: the flash's last erase block) and holds the range (E_PARTITION_MISSING, E_PARTITION_TOO_SMALL);
+metal and STM32 HAL: the flash's last erase block) and holds the range (E_PARTITION_MISSING, E_PARTITION_TOO_SMALL);
 offset and length are multiples of the flash write block (E_WRITE_ALIGNMENT); and no key-value record
 lives in the same partition, whose erase would destroy it (E_PARTITION_SHARED).
 """
@@ -15,7 +15,7 @@ from pydantic import Field
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import has_registers
-from rac_fw.domains.firmware.facts.storage import Partition, storage
+from rac_fw.domains.firmware.facts.storage import Partition, Storage, storage
 from rac_fw.domains.firmware.ops.storage.area import (
     TOO_SMALL,
     aligned,
@@ -30,6 +30,7 @@ from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -38,6 +39,15 @@ SHARED = "E_PARTITION_SHARED"
 FILE_SYSTEM_USERS = ("kv_record", "settings_value")
 #: STM32 flash interface (RM0090 §3.5.1 / §3.9.1): the KEYR unlock sequence.
 STM32_FLASH_KEYS = (0x45670123, 0xCDEF89AB)
+#: nRF52 NVMC CONFIG.WEN values (nRF52840 PS v1.7 §4.3.9.2): read-only, write enabled, erase enabled.
+NVMC_WEN = {"read": 0, "write": 1, "erase": 2}
+#: nRF52840 PS §4.3 Table 8 (tERASEPAGE 85 ms max, tWRITE 41 us max per word): bounds with margin.
+NVMC_ERASE_US, NVMC_WRITE_US = 200_000, 1000
+#: STM32Cube HAL ``HAL_FLASH_Program`` program type by the flash's program unit (``write_block_bytes``):
+#: a byte passed by value (F4 ``FLASH_TYPEPROGRAM_BYTE``) or a 256-bit flash word read from a buffer
+#: address (H7 ``FLASH_TYPEPROGRAM_FLASHWORD``, stm32h7xx_hal_flash.h) — the unit is the fact, the
+#: macro the HAL's name for it.
+HAL_PROGRAM = {1: ("FLASH_TYPEPROGRAM_BYTE", False), 32: ("FLASH_TYPEPROGRAM_FLASHWORD", True)}
 
 
 class FlashStore(Operation):
@@ -45,7 +55,8 @@ class FlashStore(Operation):
     program a known pattern there and read it back.
 
     Zephyr: the board's ``storage_partition`` through the flash map. Bare metal (STM32 flash
-    interface): the flash's last erase block, which the image never reaches. Every byte of the erased
+    interface, nRF52 NVMC) and STM32 HAL (``HAL_FLASHEx_Erase`` / ``HAL_FLASH_Program``): the flash's
+    last erase block, which the image never reaches. Every byte of the erased
     blocks outside the range is lost too (flash erases whole blocks).
     """
 
@@ -56,7 +67,7 @@ class FlashStore(Operation):
 
 def _area(plan: Any, target: Target, framework: str) -> Partition | None:
     """Zephyr: the storage partition; bare metal: the flash's last erase block (offset from flash start)."""
-    if framework == "baremetal":
+    if framework in ("baremetal", "hal"):
         facts = storage(target)
         if facts is None or not facts.flash.erase_blocks:
             return None
@@ -66,7 +77,7 @@ def _area(plan: Any, target: Target, framework: str) -> Partition | None:
 
 
 def _exists(plan: Plan, target: Target, framework: str, index: int, op: FlashStore) -> list[Evidence]:
-    if framework == "baremetal":
+    if framework in ("baremetal", "hal"):
         return []
     return missing(plan, target, framework, index, "storage", "flash_store")
 
@@ -108,7 +119,7 @@ def _alignment(plan: Plan, target: Target, framework: str, index: int, op: Flash
 
 def _shared(plan: Plan, target: Target, framework: str, index: int, op: FlashStore) -> list[Evidence]:
 
-    if framework == "baremetal":
+    if framework in ("baremetal", "hal"):
         return []
     records = [i for i, other in enumerate(plan.operations) if other.op in FILE_SYSTEM_USERS]
     part = _area(plan, target, framework)
@@ -159,25 +170,55 @@ def _stm32_flash(target: Target) -> bool:
     return storage(target) is not None and has_registers(target, "FLASH", "KEYR", "CR", "SR", "ACR")
 
 
+def _nvmc(target: Target) -> bool:
+    """The nRF52 NVMC: CONFIG write/erase enable, ERASEPAGE by address, READY (nRF52840 PS §4.3)."""
+    return storage(target) is not None and has_registers(target, "NVMC", "CONFIG", "ERASEPAGE", "READY")
+
+
+def _hal_flash(target: Target) -> bool:
+    """A flash whose program unit the HAL programs (``HAL_PROGRAM``) behind the chip's flash interface."""
+    facts = storage(target)
+    return facts is not None and facts.flash.write_block_bytes in HAL_PROGRAM and "FLASH" in target.peripherals
+
+
+def _baremetal_flash(target: Target) -> bool:
+    return _stm32_flash(target) or _nvmc(target)
+
+
+def _last_block(plan: Any, target: Target, framework: str) -> tuple[Storage, Partition, int] | None:
+    """The storage facts, the last erase block and its address (bare metal and HAL share the area)."""
+    facts = storage(target)
+    part = _area(plan, target, framework)
+    region = target.region(facts.flash.region) if facts is not None else None
+    if facts is None or part is None or region is None:
+        return None
+    return facts, part, region.address + part.offset
+
+
 def _baremetal(b: BaremetalBuild, index: int, op: FlashStore) -> None:
-    facts = storage(b.target)
-    part = _area(b.plan, b.target, "baremetal")
-    if facts is None or part is None:
-        raise b.error(f"{b.target.id}: no flash geometry in the facts")
-    region = b.target.region(facts.flash.region)
-    if region is None:
-        raise b.error(f"{b.target.id}: no memory region {facts.flash.region}")
-    regs = b.regs("FLASH")
+    found = _last_block(b.plan, b.target, "baremetal")
+    if found is None:
+        raise b.error(f"{b.target.id}: no flash geometry (or its memory region) in the facts")
+    facts, part, block_address = found
     ctx = b.base(index, op) | {
+        "address": block_address + op.offset_bytes,
+        "block_address": block_address,
+        "block_bytes": part.size,
+        "bytes": op.length_bytes,
+        "erased": facts.flash.erased_value,
+    }
+    if _nvmc(b.target):
+        regs = b.regs("NVMC")
+        ctx |= {"m": regs.m, "wen": NVMC_WEN, "word": facts.flash.write_block_bytes,
+                "erase_budget": b.budget_us(NVMC_ERASE_US), "program_budget": b.budget_us(NVMC_WRITE_US)}  # fmt: skip
+        b.emit("ops/flash_store_nvmc", ctx)
+        return
+    regs = b.regs("FLASH")
+    ctx |= {
         "m": regs.m,
         "p": regs.p,
         "sector": sum(run.count for run in facts.flash.erase_blocks) - 1,
-        "address": region.address + part.offset + op.offset_bytes,
-        "block_address": region.address + part.offset,
-        "block_bytes": part.size,
-        "bytes": op.length_bytes,
         "flash_keys": STM32_FLASH_KEYS,
-        "erased": facts.flash.erased_value,
         # RM0090 Table 45: a 128 KB sector erases in up to 2 s (x8 parallelism: 4 s); allow 8 s.
         "erase_budget": b.budget_us(8_000_000),
         "program_budget": b.budget_us(1000),
@@ -185,12 +226,34 @@ def _baremetal(b: BaremetalBuild, index: int, op: FlashStore) -> None:
     b.emit("ops/flash_store", ctx)
 
 
+def _hal(b: HalBuild, index: int, op: FlashStore) -> dict[str, Any]:
+    """``HAL_FLASHEx_Erase`` of the last sector (bank and sector number from the geometry facts: sectors
+    per bank = sectors / banks), ``HAL_FLASH_Program`` in program units, read-back compare."""
+    found = _last_block(b.plan, b.target, "hal")
+    unit = found[0].flash.write_block_bytes if found else 0
+    if found is None or unit not in HAL_PROGRAM:
+        raise b.unsupported(f"operations.{index}", f"{b.target.id}: no flash geometry with a HAL program type")
+    facts, part, block_address = found
+    sectors = sum(run.count for run in facts.flash.erase_blocks)
+    per_bank = sectors // facts.flash.banks
+    program, by_address = HAL_PROGRAM[unit]
+    view = b.base_view(index, op)
+    view.update(
+        block_address=block_address, block_bytes=part.size, address=block_address + op.offset_bytes,
+        bytes=op.length_bytes, bank=(sectors - 1) // per_bank + 1, sector=(sectors - 1) % per_bank,
+        unit=unit, program=program, by_address=by_address, erased=facts.flash.erased_value,
+        invalidate=b.cache_on,
+    )  # fmt: skip
+    return view
+
+
 SPEC = OpSpec(
     model=FlashStore,
     family="storage",
     realizations={
         "zephyr": Realization(template="storage", view=_zephyr, available=has_partition("zephyr", "storage")),
-        "baremetal": Realization(template="ops/flash_store", view=_baremetal, available=_stm32_flash),
+        "baremetal": Realization(template="ops/flash_store", view=_baremetal, available=_baremetal_flash),
+        "hal": Realization(template="storage", view=_hal, available=_hal_flash),
     },
     checks=(_exists, _fits, _alignment, _shared),
     codes=("E_PARTITION_MISSING", TOO_SMALL, "E_WRITE_ALIGNMENT", SHARED),

@@ -294,7 +294,7 @@ def _endurance(plan: Plan, target: Target, framework: str, index: int, op: Recor
     ]
 
 
-def _key_length(plan: Plan, target: Target, framework: str, index: int, op: KvRecord) -> list[Evidence]:
+def _key_length(plan: Plan, target: Target, framework: str, index: int, op: Record) -> list[Evidence]:
 
     if framework != "espidf" or len(op.key) <= IDF_KEY_MAX:
         return []

@@ -1,10 +1,13 @@
-"""The ``settings_value`` operation: a value saved through Zephyr's settings subsystem and loaded back.
+"""The ``settings_value`` operation: a value restored at boot, saved again and read back (Zephyr's
+settings subsystem; ESP-IDF's nvs_flash in its own namespace).
 
 The settings subsystem keeps ``rac/<key>`` in its NVS backend on the board's storage partition (a name
 entry and a value entry per save), so the record obligations of ``kv_record`` apply with that layout
 (partition, sector size, endurance); this module adds the settings value limit (E_RECORD_TOO_LARGE
 against ``SETTINGS_MAX_VAL_LEN``) and refuses a second file system on the same partition
-(E_PARTITION_SHARED).
+(E_PARTITION_SHARED). On ESP-IDF the value is a blob in namespace ``rac_settings`` of the ``nvs``
+partition nvs_flash manages for every user (no second file system), so the NVS blob and key limits
+of ``kv_record`` apply instead.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from rac_fw.domains.firmware.ops.storage.kv_record import (
     ENDURANCE,
     SECTOR,
     _endurance,
+    _key_length,
     _partition,
+    _record,
     _sector,
     _sectors,
 )
@@ -31,6 +36,7 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -38,6 +44,8 @@ if TYPE_CHECKING:
 SETTINGS_MAX_VAL_LEN = 256
 #: The subtree every rac-fw setting lives under (``rac/<key>``).
 SUBTREE = "rac"
+#: ESP-IDF: the NVS namespace settings live in (kv_record uses "rac"; at most 15 characters).
+IDF_NAMESPACE = "rac_settings"
 #: Operations that keep their own file system in the storage partition.
 FILE_SYSTEMS = ("kv_record", "flash_store")
 
@@ -64,7 +72,8 @@ class SettingsValue(Operation):
 
 
 def _value_limit(plan: Plan, target: Target, framework: str, index: int, op: SettingsValue) -> list[Evidence]:
-
+    if framework == "espidf":  # an NVS blob with an NVS key: kv_record's limits
+        return _record(plan, target, framework, index, op) + _key_length(plan, target, framework, index, op)
     if op.value_bytes <= SETTINGS_MAX_VAL_LEN:
         return []
     path: list[str | int] = ["operations", index, "value_bytes"]
@@ -88,7 +97,8 @@ def _value_limit(plan: Plan, target: Target, framework: str, index: int, op: Set
 
 
 def _shared(plan: Plan, target: Target, framework: str, index: int, op: SettingsValue) -> list[Evidence]:
-
+    if framework == "espidf":
+        return []  # one nvs_flash file system serves every namespace
     others = [i for i, other in enumerate(plan.operations) if other.op in FILE_SYSTEMS]
     if not others:
         return []
@@ -127,11 +137,22 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SettingsValue) -> dict[str, Any]:
     }
 
 
+def _espidf(b: EspIdfBuild, index: int, op: SettingsValue) -> dict[str, Any]:
+    b.requires.add("nvs_flash")
+    view: dict[str, Any] = {"key": c_string_literal(op.key), "bytes": op.value_bytes,
+                            "namespace": c_string_literal(IDF_NAMESPACE)}  # fmt: skip
+    if op.save_period_ms is not None:
+        view["task"] = b.thread(None, b.symbol(index, op) + "_saver")
+        view["period_ms"] = op.save_period_ms
+    return view
+
+
 SPEC = OpSpec(
     model=SettingsValue,
     family="storage",
     realizations={
         "zephyr": Realization(template="storage", view=_zephyr, available=has_partition("zephyr", "storage")),
+        "espidf": Realization(template="storage", view=_espidf, available=has_partition("espidf", "storage")),
     },
     checks=(_partition, _sectors, _value_limit, _endurance, _shared),
     codes=(
@@ -141,5 +162,6 @@ SPEC = OpSpec(
         "E_RECORD_TOO_LARGE",
         ENDURANCE,
         "E_PARTITION_SHARED",
+        "E_KEY_TOO_LONG",
     ),
 )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from rac_fw.domains.firmware.ops.events import attached
+from rac_fw.domains.firmware.ops.events import attached, reaction_symbols
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority, PeripheralName
 from rac_fw.domains.firmware.plan.spec import Realization
@@ -62,7 +62,8 @@ def _espidf(b: EspIdfBuild, index: int, op: TimedOperation) -> dict[str, Any]:
     service = "esp_timer" if op.source == "kernel" else "gptimer"
     if service == "esp_timer":
         b.sdkconfig["CONFIG_ESP_TIMER_SUPPORTS_ISR_DISPATCH_METHOD"] = "y"
-    return {"alarm_us": max(1, round(op.period_s * 1_000_000)), "reload": not op.oneshot, "service": service}
+    return {"alarm_us": max(1, round(op.period_s * 1_000_000)), "reload": not op.oneshot, "service": service,
+            "reactions": reaction_symbols(b, index)}  # fmt: skip
 
 
 def _hal(b: HalBuild, index: int, op: TimedOperation) -> dict[str, Any]:

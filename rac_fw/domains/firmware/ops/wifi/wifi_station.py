@@ -14,6 +14,7 @@ from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.sections.network import espidf_static, leases_address
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ def plan_credentials(plan: Plan) -> list[str]:
             value = getattr(op, field, None)
             if isinstance(value, str) and not (field == "psk_credential" and getattr(op, "security", "") == "open"):
                 names.append(value)
+        named = getattr(op, "credentials", None)
+        if callable(named):  # operations that reference several credentials list them (tls_credentials)
+            names += [name for _, name in named()]
     return names
 
 
@@ -131,6 +135,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: WifiStation) -> dict[str, Any]:
         "psk": f"CONFIG_{kconfig_name(op.psk_credential)}" if op.security != "open" else None,
         "security": {"wpa2_psk": "WIFI_SECURITY_TYPE_PSK", "wpa3_sae": "WIFI_SECURITY_TYPE_SAE",
                      "open": "WIFI_SECURITY_TYPE_NONE"}[op.security],
+        "dhcp": leases_address(b.plan),
     }  # fmt: skip
 
 
@@ -144,6 +149,7 @@ def _espidf(b: EspIdfBuild, index: int, op: WifiStation) -> dict[str, Any]:
             op.security
         ],
         "label": c_string_literal(b.symbol(index, op)),
+        "netif": espidf_static(b.plan),
     }
 
 

@@ -14,8 +14,9 @@ The checks (each failure is located ``Evidence`` naming the file, line and enclo
    ``E_FOREIGN_API``;
 3. required calls come first on the same object (init → configure → start, readiness before use) —
    ``E_CALL_ORDER``/``E_CALL_MISSING``; STM32 peripheral clocks are enabled — ``E_CLOCK_NOT_ENABLED``;
-   forbidden calls (disabling a watchdog) — ``E_FORBIDDEN_CALL``; on a core with a D-cache, each DMA
-   source buffer is cleaned before its start and each destination invalidated on the completion path,
+   forbidden calls (disabling a watchdog) — ``E_FORBIDDEN_CALL``; a socket, descriptor or client handle
+   opened in a function is released on every error path out of it — ``E_HANDLE_LEAK``; on a core with a
+   D-cache, each DMA source buffer is cleaned before its start and each destination invalidated on the completion path,
    over the whole transfer — ``E_CACHE_FLUSH_MISSING``, ``E_CACHE_INVALIDATE_MISSING``, ``E_CACHE_ORDER``,
    ``E_CACHE_RANGE``;
 4. interrupt-context bodies neither block, sleep, log, allocate nor call thread-only APIs —
@@ -40,6 +41,7 @@ from rac_fw.domains.firmware.verify.static import (  # noqa: F401  (imported to 
     dma_cache,
     isr,
     order,
+    released,
     returns,
     secret_keys,
     shared_state,

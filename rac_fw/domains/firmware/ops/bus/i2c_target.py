@@ -1,0 +1,121 @@
+"""The ``i2c_target`` operation: answer on an I2C bus as a target (slave) holding a small register file.
+
+Realized with Zephyr's target API (include/zephyr/drivers/i2c.h): ``i2c_target_register`` with a
+``struct i2c_target_config`` (``address``, ``callbacks``) whose ``struct i2c_target_callbacks`` the
+controller's driver calls from its interrupt: ``write_requested``, ``write_received`` (one byte),
+``read_requested`` / ``read_processed`` (the next byte to send) and ``stop``. The protocol is the usual
+register-file one (the EEPROM target sample's): the first byte written selects a register, following bytes
+are written from there on, and reads continue from the selected register, wrapping at the end.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from rac_fw.domains.firmware.ops.bus.i2c_scan import FIRST_DEVICE_ADDRESS, LAST_DEVICE_ADDRESS, _label
+from rac_fw.domains.firmware.ops.events import attached
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
+from rac_fw.domains.firmware.plan.fields import PeripheralName
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.evidence import Path
+    from rac_fw.domains.firmware.plan.model import Plan
+
+
+class I2cTarget(Operation):
+    """Answer at 7-bit ``address`` on I2C ``controller`` with a register file of ``registers`` bytes.
+
+    A controller on the bus writes a register index then data, and reads from the selected register on.
+    The callbacks run in the controller's interrupt; every completed write (a STOP after written bytes)
+    publishes ``done``. The operation's value is the number of completed writes. The address must be one
+    the I2C specification leaves to devices and must not be a device the plan talks to on the same bus
+    (E_I2C_ADDRESS).
+    """
+
+    op: Literal["i2c_target"]
+    controller: PeripheralName = Field(description="I2C controller instance answering as target, e.g. I2C1.")
+    address: int = Field(ge=FIRST_DEVICE_ADDRESS, le=LAST_DEVICE_ADDRESS, description="7-bit target address.")
+    registers: int = Field(default=16, ge=1, le=256, description="Size of the register file (bytes).")
+
+
+def _check(plan: Plan, target: Target, framework: str, index: int, op: I2cTarget) -> list[Evidence]:
+    """E_I2C_ADDRESS: the target address must differ from the devices the plan declares on that bus;
+    E_NO_PERIPHERAL: the controller must be an I2C node of the board devicetree."""
+
+    base: Path = ["operations", index]
+    label = op.name or f"operations[{index}]"
+    found: list[Evidence] = []
+    if framework == "zephyr" and _label(target, op.controller) is None:
+        from rac_fw.domains.firmware.facts.query import dt_labels
+
+        enabled = sorted(x for x in dt_labels(target) if x.startswith("i2c") and x[3:].isdigit())
+        found.append(
+            violation(
+                "E_NO_PERIPHERAL",
+                f"{op.controller} is not an I2C controller of the {target.board.name} devicetree; "
+                f"enabled: {', '.join(enabled) or 'none'}",
+                [*base, "controller"],
+                [op.controller, target.board.name],
+                relaxations=[
+                    relax(f"answer on {e.upper()}", replace([*base, "controller"], e.upper())) for e in enabled[:3]
+                ],
+            )
+        )
+    taken = {
+        d.address: d.name
+        for d in plan.resources.devices
+        if d.bus == "i2c" and d.address is not None and d.controller.upper() == op.controller.upper()
+    }
+    if op.address in taken:
+        free = [a for a in range(FIRST_DEVICE_ADDRESS, LAST_DEVICE_ADDRESS + 1) if a not in taken][:2]
+        found.append(
+            violation(
+                "E_I2C_ADDRESS",
+                f"{label} would answer at 0x{op.address:02x} on {op.controller}, the address of device "
+                f"{taken[op.address]} on that bus",
+                [*base, "address"],
+                [label, taken[op.address], f"0x{op.address:02x}"],
+                relaxations=[relax(f"answer at 0x{a:02x}", replace([*base, "address"], a)) for a in free],
+            )
+        )
+    return found
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: I2cTarget) -> dict[str, Any]:
+    label = _label(b.target, op.controller)
+    if label is None:  # refused by the obligation above
+        raise b.unsupported(f"operations[{index}].controller", f"{op.controller} is not enabled", [op.controller], [])
+    b.app.okay(label)
+    b.app.need("i2c", "CONFIG_I2C_TARGET")
+    b.app.includes.update({"zephyr/drivers/i2c.h", "zephyr/sys/atomic.h"})
+    return {
+        "bus": label,
+        "address": f"0x{op.address:02x}",
+        "registers": op.registers,
+        "reactions": attached(b, index),
+        "setup": True,
+    }
+
+
+def _available(target: Target) -> bool:
+    from rac_fw.domains.firmware.facts.query import has_dt_label
+
+    return target.i2c is not None and target.i2c.zephyr_target and has_dt_label(target, r"i2c\d+")
+
+
+SPEC = OpSpec(
+    model=I2cTarget,
+    family="bus",
+    flags=frozenset({Flag.ISR_CONTEXT, Flag.VALUE}),
+    events=("done",),
+    realizations={"zephyr": Realization(template="i2c_target", view=_zephyr, available=_available)},
+    checks=(_check,),
+    codes=("E_I2C_ADDRESS", "E_NO_PERIPHERAL"),
+)
