@@ -16,7 +16,8 @@ import pytest
 from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.lower import LoweringError, lower
 from rac_fw.domains.firmware.obligations import check
-from rac_fw.domains.firmware.plan.load import load_plan
+from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
+from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.verify.console import operation_label, plan_expectations
 from rac_fw.resources import data_dir
 
@@ -28,6 +29,28 @@ HAL_TARGETS = [t for t in target_ids() if "hal" in load_target(t).frameworks]
 _FUNCTION = re.compile(r"^[A-Za-z_][\w \*]*?\b(\w+)\(([^;{]*?)\)\n\{\n(.*?)^\}", re.M | re.S)
 _OK_CALL = re.compile(r'\brac_ok\("([^"]+)", (true, value_\w+|false, 0)\);')
 
+#: Operations neither the examples nor tests/plans run on a HAL target, as small plans of their own
+#: (a Stop sleep woken by the board button, the RNG, an input interrupt, a periodic ADC, a main-loop watchdog).
+INLINE = {
+    "inline-stop-random": {"operations": [
+        {"op": "sleep", "name": "nap", "state": "stop", "wake": ["gpio"], "button": "sw0"},
+        {"op": "random", "name": "salt", "length_bytes": 16}, {"op": "gpio_set", "led": "led0"}]},
+    "inline-irq-adc-watchdog": {"operations": [
+        {"op": "gpio_input_irq", "name": "edges", "button": "sw0", "edge": "rising", "debounce_ms": 20},
+        {"op": "adc_periodic", "name": "vin", "channel": {"pin": "PA1"}, "interval_ms": 100},
+        {"op": "watchdog", "name": "wdt", "timeout_ms": 2000, "feed_interval_ms": 500,
+         "reset_behaviour": "reset_soc"}]},
+    "inline-standby": {"operations": [
+        {"op": "gpio_set", "led": "led0"},
+        {"op": "sleep", "name": "off", "state": "standby", "wake": ["gpio"], "button": "sw0", "resume": "restart"}]},
+}  # fmt: skip
+
+
+def _plan(source: str, target_id: str) -> Plan:
+    if source in INLINE:
+        return parse_plan({"target": target_id, "framework": "hal", **INLINE[source]})
+    return load_plan(Path(source)).model_copy(update={"target": target_id, "framework": "hal"})
+
 
 def _functions(source: str) -> dict[str, str]:
     return {m.group(1): m.group(3) for m in _FUNCTION.finditer(source)}
@@ -35,17 +58,17 @@ def _functions(source: str) -> dict[str, str]:
 
 def _cells() -> list[tuple[str, str, dict[str, str]]]:
     cells = []
-    for path in [*EXAMPLES, *HAL_PLANS]:
+    for source in [*map(str, EXAMPLES), *map(str, HAL_PLANS), *INLINE]:
         for target_id in HAL_TARGETS:
             target = load_target(target_id)
-            plan = load_plan(path).model_copy(update={"target": target_id, "framework": "hal"})
+            plan = _plan(source, target_id)
             if check(plan, target, "hal"):
                 continue
             try:
                 files = lower(plan, target, "hal").files
             except LoweringError:
                 continue  # valid in general, not realizable here: evidence, not an app
-            cells.append((str(path), target_id, files))
+            cells.append((source, target_id, files))
     return cells
 
 
@@ -60,7 +83,7 @@ def test_enough_hal_cells_are_checked() -> None:
 def test_main_c_prints_boot_one_line_per_operation_and_done(
     example: str, target_id: str, files: dict[str, str]
 ) -> None:
-    plan = load_plan(Path(example))
+    plan = _plan(example, target_id)
     target = load_target(target_id)
     assert target.board.console is not None
     main = files["Core/Src/main.c"]
