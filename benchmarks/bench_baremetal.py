@@ -80,7 +80,7 @@ def main() -> None:
                     again = GccBuilder().build(request)
                     hits.append(_ms(start))
                     assert again.cached
-                    if target.extra.get("qemu_machine") and target.board.console:
+                    if target.qemu is not None and target.board.console:
                         expect = plan_expectations(retargeted, target.board.console.uart)
                         start = time.perf_counter()
                         ran = QemuRunner().run(RunRequest(built.image, target_id, expect, 10.0, work / "run"))

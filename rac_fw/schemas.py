@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 #: Longest purpose line in an index (the model's docstring says the rest).
-PURPOSE_CHARS = 60
+PURPOSE_CHARS = 44
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -58,10 +58,11 @@ def first_sentence(doc: str | None, fallback: str = "") -> str:
 
 
 def purpose(sentence: str, chars: int = PURPOSE_CHARS) -> str:
-    """``sentence`` cut at a word boundary to at most ``chars`` characters (an index line)."""
+    """``sentence`` cut at a word boundary to at most ``chars`` characters (an index line; no ellipsis:
+    every index line is a cut, and the part schema has the whole docstring)."""
     if len(sentence) <= chars:
         return sentence
-    return sentence[: chars - 3].rsplit(" ", 1)[0].rstrip(",;:(") + "..."
+    return sentence[: chars + 1].rsplit(" ", 1)[0].rstrip(",;:( ")
 
 
 def _is_union(node: Any) -> bool:

@@ -111,7 +111,7 @@ def test_esp32s3_pins_strapping_flash_and_adc_units():
     assert target.pins["GPIO11"].analog == ("ADC2_CH0",) and target.pins["GPIO1"].analog == ("ADC1_CH0",)
     psram = target.region("PSRAM")
     assert psram is not None and "gdma" not in psram.reachable_by
-    assert target.extra["radio"]["adc_conflict"] == "ADC2"  # type: ignore[index]
+    assert target.radio is not None and target.radio.adc_conflict == "ADC2"
 
 
 def test_native_sim_is_host_with_only_the_emulated_dma():

@@ -1,60 +1,55 @@
-"""Typed facts: chip tables are typed ``Target`` fields, so nothing reads ``Target.extra`` by string except
-the two keys whose owners type them next (``flash``: storage, ``radio``: net), and every pack file is
+"""Typed facts: every chip and board table is a typed ``Target`` field (the ``flash``/``radio``/``network``
+family tables too: ``Target.extra`` is gone, nothing reads a fact by string key), and every pack file is
 parsed strictly (an unknown key anywhere is a located ``TargetFileError``)."""
 
 from __future__ import annotations
 
 import ast
 import shutil
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from rac_fw.domains.firmware.facts.load import TargetFileError, load_pack, load_target, target_ids, targets_root
+from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.network import Network, interfaces
+from rac_fw.domains.firmware.facts.radio import Radio, ble
+from rac_fw.domains.firmware.facts.storage import FlashFacts, storage
 
 ROOT = Path(__file__).resolve().parents[1] / "rac_fw"
-#: The untyped keys left in ``Target.extra`` until their owners' typed facts land.
-EXTRA_KEYS = {"flash", "radio", "network"}  # typed by their own modules (facts/storage, radio, network)
-#: Where the accessor itself lives (``facts.query.chip_table``) and the observation that lists every fact.
-ACCESSORS = {ROOT / "domains/firmware/facts/query.py", ROOT / "domains/firmware/facts/observe.py"}
 
 
-def _extra_reads() -> list[tuple[str, int, str]]:
-    """Every read of ``X.extra`` or ``chip_table(target, KEY)`` in the package, with the key it reads
-    (``?`` when the key is not a string constant)."""
-    found: list[tuple[str, int, str]] = []
+def _extra_reads() -> list[tuple[str, int]]:
+    """Every read of an attribute ``extra`` (the removed ``Target.extra``) or a call of the removed string-keyed
+    accessor ``chip_table`` anywhere in the package."""
+    found: list[tuple[str, int]] = []
     for path in ROOT.rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-        for node in ast.walk(tree):
-            key = None
-            if isinstance(node, ast.Attribute) and node.attr == "extra" and isinstance(node.ctx, ast.Load):
-                parent = parents.get(id(node))
-                key = "?"
-                if isinstance(parent, ast.Subscript) and isinstance(parent.slice, ast.Constant):
-                    key = str(parent.slice.value)
-                elif isinstance(parent, ast.Attribute) and parent.attr == "get":
-                    call = parents.get(id(parent))
-                    if isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Constant):
-                        key = str(call.args[0].value)
-            elif isinstance(node, ast.Call) and "chip_table" in {getattr(node.func, a, "") for a in ("id", "attr")}:
-                arg = node.args[-1] if node.args else None
-                key = str(arg.value) if isinstance(arg, ast.Constant) else "?"
-            if key is not None:
-                found.append((str(path.relative_to(ROOT.parent)), node.lineno, key))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            read = isinstance(node, ast.Attribute) and node.attr == "extra" and isinstance(node.ctx, ast.Load)
+            call = isinstance(node, ast.Call) and "chip_table" in {getattr(node.func, a, "") for a in ("id", "attr")}
+            if read or call:
+                found.append((str(path.relative_to(ROOT.parent)), node.lineno))
     return found
 
 
-def test_no_code_reads_extra_for_an_untyped_key() -> None:
-    reads = _extra_reads()
-    outside = [(f, n, k) for f, n, k in reads if k not in EXTRA_KEYS and ROOT.parent / f not in ACCESSORS]
-    assert not outside, f"typed facts exist for these (facts/chip.py, Target fields): {outside}"
-    assert len([r for r in reads if r[2] in EXTRA_KEYS]) >= 3  # the flash/radio readers are still found
+def test_no_code_reads_facts_by_string_key() -> None:
+    assert "extra" not in {f.name for f in fields(Target)}
+    assert _extra_reads() == []
 
 
-def test_extra_holds_only_the_family_tables_on_every_target() -> None:
+def test_the_family_tables_are_typed_fields_on_every_target() -> None:
     for target_id in target_ids():
-        assert set(load_target(target_id).extra) <= EXTRA_KEYS, target_id
+        target = load_target(target_id)
+        assert target.flash is None or isinstance(target.flash, FlashFacts), target_id
+        assert target.radio is None or isinstance(target.radio, Radio), target_id
+        assert target.network is None or isinstance(target.network, Network), target_id
+    esp, nrf, f4 = (load_target(t) for t in ("esp32s3", "nrf52840", "stm32f407"))
+    found = storage(nrf)  # the board's partitions merged over the chip's geometry
+    assert found is not None and found.flash.erase_blocks[0].size == 4096
+    assert found.find("zephyr", "storage_partition") is not None
+    assert f4.radio is None and ble(esp) is not None and ble(esp).stacks["espidf"].host == "nimble"  # type: ignore[union-attr]
+    assert interfaces(esp, "espidf")[0].kind == "wifi" and interfaces(f4, "zephyr") == ()
 
 
 def _packs(tmp_path: Path) -> tuple[Path, Path]:
@@ -72,6 +67,8 @@ def _packs(tmp_path: Path) -> tuple[Path, Path]:
         ("kernel_ticks:\n  zephyr: {sys_clock_ticks_per_sec: 10000,",
          "kernel_ticks:\n  zephyr: {sys_clock_ticks: 10000,", "chip.yaml:kernel_ticks.zephyr"),
         ("extra:\n", "extra:\n  uart: {}\n", "chip.yaml:extra.uart"),
+        ("    erased_value: 0xFF\n", "    erased_valu: 0xFF\n", "chip.yaml:extra.flash.erased_valu"),
+        ("\nextra:\n", "\nflash: {}\nextra:\n", "chip.yaml:flash"),  # a family table lives under extra only
         ("timers:\n  TIM1: {bits: 16,", "timers:\n  TIM1: {bits: sixteen,", "chip.yaml:timers.TIM1.bits"),
     ],
 )
@@ -98,6 +95,19 @@ def test_typed_board_facts_parse_strictly(tmp_path: Path) -> None:
     with pytest.raises(TargetFileError) as info:
         load_pack(boards / "stm32h743")
     assert "boards/stm32h743/board.yaml:board.pwm_leds.0" in info.value.location
+
+
+def test_board_family_tables_are_located_in_the_board_file(tmp_path: Path) -> None:
+    """A board's ``extra.flash`` entry is merged over its chip's table; a bad key in it names the board file."""
+    boards, _ = _packs(tmp_path)
+    board = boards / "nrf52840" / "board.yaml"
+    text = board.read_text(encoding="utf-8")
+    old = "- {name: storage_partition, label: storage,"
+    assert old in text
+    board.write_text(text.replace(old, "- {name: storage_partition, labl: storage,", 1), encoding="utf-8")
+    with pytest.raises(TargetFileError) as info:
+        load_pack(boards / "nrf52840")
+    assert info.value.location.endswith("boards/nrf52840/board.yaml:extra.flash.partitions.3.labl"), info.value.location
 
 
 def test_a_key_given_twice_is_refused_with_its_line(tmp_path: Path) -> None:

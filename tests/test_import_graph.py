@@ -102,3 +102,29 @@ def test_the_layers_of_the_firmware_domain() -> None:
     assert fw + "lower" not in edges[fw + "ops"], "op specs receive their framework's builder; they import no lowering"
     assert fw + "lower" not in edges[fw + "obligations"], "obligations ask the support matrix, not a lowering"
     assert not {fw + "lower", fw + "obligations"} & edges[fw + "verify"], "the verifier is independent"
+
+
+def _importers(package: str, imported: str) -> set[str]:
+    """Modules under ``rac_fw/domains/firmware/<package>/`` with a run-time import of ``<imported>``."""
+    found: set[str] = set()
+    base = ROOT / "domains" / "firmware"
+    for path in (base / package).rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        guarded = {id(n) for g in ast.walk(tree) if isinstance(g, ast.If) and "TYPE_CHECKING" in ast.unparse(g.test)
+                   for n in ast.walk(g)}
+        for node in ast.walk(tree):
+            if id(node) in guarded or not isinstance(node, ast.ImportFrom | ast.Import):
+                continue
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            if any(n == f"rac_fw.domains.firmware.{imported}" or n.startswith(f"rac_fw.domains.firmware.{imported}.")
+                   for n in names):
+                found.add(str(path.relative_to(base)))
+    return found
+
+
+def test_lowerings_and_the_verifier_import_no_obligations() -> None:
+    """Lowerings render from the bound plan (``BoundPlan.pins_in_use``, ``BoundPlan.rebind``), never asking
+    the obligations; the verifier judges the artifact on its own."""
+    assert _importers("lower", "obligations") == set()
+    assert _importers("verify", "obligations") == set()
+    assert _importers("verify", "lower") == set()

@@ -506,6 +506,27 @@ CASES += [
 def _validate(data: dict[str, Any], target_id: str) -> list[Any]:
     return check(parse_plan(data), load_target(target_id))
 
+# Issue 14 (store2): the confirm deadline, LittleFS caches and a reset-on-wake sleep that must come last, one case
+# each (their whole seeded suites: test_op_update.py, test_op_storage.py, test_op_power.py).
+_SELF_TEST = {"op": "kv_record", "name": "selftest", "key": "selftest", "value_bytes": 16}
+CASES += [
+    Case("confirm-later-than-the-watchdog", "nrf52840",
+         {"bootloader": {"mode": "swap_move"}, "operations": [
+             _SELF_TEST, {"op": "image_confirm", "name": "confirm", "self_test": "selftest", "deadline_ms": 5000},
+             {"op": "watchdog", "name": "wdt", "timeout_ms": 2000, "feed_interval_ms": 500}]},
+         "E_CONFIRM_DEADLINE", ["confirm", "wdt"], ["ms"]),
+    Case("littlefs-cache-not-dividing-the-block", "nrf52840",
+         {"framework": "zephyr", "operations": [
+             {"op": "fs_file", "name": "bootlog", "file": "boot", "file_bytes": 1000, "cache_bytes": 48},
+             {"op": "gpio_set", "led": "led0"}]},
+         "E_FS_CACHE", ["boot", "nrf52840"], ["bytes"]),
+    Case("system-off-before-another-operation", "nrf52840",
+         {"framework": "zephyr", "operations": [
+             {"op": "sleep", "name": "nap", "state": "system_off", "wake": ["gpio"], "button": "sw0",
+              "resume": "restart"}, {"op": "gpio_set", "name": "lamp", "led": "led0"}]},
+         "E_POWER_RESET_LAST", ["system_off", "nap", "gpio_set"], ["operations"]),
+]  # fmt: skip
+
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
@@ -620,3 +641,4 @@ def test_out_of_range_period_offers_the_nearest_admissible_one() -> None:
     case = next(c for c in CASES if c.id == "timer-range-below-one-tick")
     hit = next(e for e in _validate(case.plan, case.target) if e.code == "E_TIMER_RANGE")
     assert hit.relaxations[0].patch[0] == {"op": "replace", "path": ["operations", 1, "period_us"], "value": 61}
+

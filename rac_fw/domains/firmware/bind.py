@@ -1,8 +1,9 @@
 """The bound plan: every name a plan uses, resolved once against the target facts.
 
 Validation (the obligations) decides whether a plan is admissible; binding then fixes what each name
-means — which board LED ``led1`` is, which pin a declared output drives — so that every lowering
-renders from the same answers and the receipt can list them. Lowerings read a :class:`BoundPlan`;
+means — which board LED ``led1`` is, which pin a declared output drives, which pins the plan takes —
+so that every lowering renders from the same answers (none imports the obligations) and the receipt
+can list them. Lowerings read a :class:`BoundPlan`;
 none of them resolves a board name itself (before this, four lowerings and the obligations each had
 their own rule and disagreed about ``led1`` on the nRF52840-DK).
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 
 from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Target
 from rac_fw.domains.firmware.facts.query import board_button, board_led
+from rac_fw.domains.firmware.obligations import violations
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Endpoint
@@ -65,6 +67,14 @@ class BoundPlan:
     """Every chip pin the plan itself uses: declared pins, chip selects, bound LEDs/buttons and analog
     channel pins. A lowering picking a pin the plan left open (an I2C SCL) chooses outside this set, so
     it never needs the obligations' pin claims."""
+
+    def rebind(self, target: Target) -> BoundPlan | None:
+        """The plan retargeted to ``target`` under the same framework and bound there, or None when it
+        misses an obligation there (the Zephyr lowering asks which sibling boards one tree builds for)."""
+        plan = self.plan.model_copy(update={"target": target.id})
+        if violations(plan, target, self.framework):
+            return None
+        return bind(plan, target, self.framework)
 
     def endpoint(self, role: Endpoint, name: str) -> BoundEndpoint:
         """The binding of LED/output (``role="led"``) or button ``name``."""

@@ -16,13 +16,23 @@ plan's earlier buffers already filled. A plan may pin ``placement``; the obligat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from rac_fw.domains.firmware.facts.model import DmaController, MemoryRegion, Target
-from rac_fw.domains.firmware.facts.query import adc_unit_of, adc_units, dcache_active, serving_controllers
-from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
-from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
-from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
+from rac_fw.domains.firmware.facts.query import (
+    adc_unit_of,
+    adc_units,
+    dcache_active,
+    request_instance,
+    serving_controllers,
+)
 from rac_fw.domains.firmware.plan.channels import AdcPinChannel
+from rac_fw.domains.firmware.plan.registry import spec
+
+if TYPE_CHECKING:  # the buffer movers are told apart by their specs, so this module imports no op spec
+    from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
+    from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
+    from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.plan.model import Plan
 
 #: Region kinds that never hold a data buffer.
@@ -33,6 +43,21 @@ def controller_named(target: Target, name: str) -> DmaController | None:
     """A DMA controller by its name or by its bus-master name (case-insensitive)."""
     key = name.lower()
     return next((c for c in target.dma if key in (c.name.lower(), c.master.lower())), None)
+
+
+def _receives(op: Any) -> TypeGuard[DmaPeriphRx]:
+    """A peripheral-to-memory DMA request (needs a DMA controller, names the requesting ``peripheral``)."""
+    return spec(op.op).needs == "dma" and hasattr(op, "peripheral") and hasattr(op, "buffer")
+
+
+def _copies(op: Any) -> TypeGuard[DmaMem2Mem]:
+    """A memory-to-memory DMA copy (needs a DMA controller, moves ``src`` to ``dst``)."""
+    return spec(op.op).needs == "dma" and hasattr(op, "src") and hasattr(op, "dst")
+
+
+def _scans(op: Any) -> TypeGuard[AdcScan]:
+    """An ADC operation that may scan into a ``buffer``."""
+    return spec(op.op).needs == "adc" and hasattr(op, "buffer")
 
 
 def scan_request(target: Target, op: AdcScan) -> str:
@@ -53,17 +78,32 @@ def buffer_controller(plan: Plan, target: Target, name: str) -> DmaController | 
     if buffer.dma is not None:
         return controller_named(target, buffer.dma)
     for op in plan.operations:
-        if isinstance(op, DmaPeriphRx) and op.buffer == name:
+        if _receives(op) and op.buffer == name:
             if op.controller is not None:
                 return controller_named(target, op.controller)
             return next(iter(serving_controllers(target, op.peripheral)), None)
-        if isinstance(op, DmaMem2Mem) and name in (op.src, op.dst):
+        if _copies(op) and name in (op.src, op.dst):
             if op.controller is not None:
                 return controller_named(target, op.controller)
             return next((c for c in target.dma if c.memory_to_memory), None)
-        if isinstance(op, AdcScan) and op.buffer == name:
+        if _scans(op) and op.buffer == name:
             return next(iter(serving_controllers(target, scan_request(target, op))), None)
     return None
+
+
+def receivers(plan: Plan, name: str) -> list[tuple[int, DmaPeriphRx]]:
+    """The peripheral-to-memory requests (index, operation) that fill buffer ``name``."""
+    return [(i, op) for i, op in enumerate(plan.operations) if _receives(op) and op.buffer == name]
+
+
+def adc_fed(plan: Plan, name: str) -> bool:
+    """Buffer ``name`` receives ADC samples (16-bit items on every supported chip at > 8-bit resolution)."""
+    for op in plan.operations:
+        if _receives(op) and op.buffer == name and "ADC" in request_instance(op.peripheral):
+            return True
+        if _scans(op) and op.buffer == name and op.resolution_bits > 8:
+            return True
+    return False
 
 
 def default_ram(target: Target) -> MemoryRegion | None:

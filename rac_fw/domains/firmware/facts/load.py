@@ -4,13 +4,13 @@ A *target* is one board carrying one chip. The chip facts live once per chip, th
 per board, so a second board on a known chip is one new file:
 
 - ``targets/chips/<chip>/chip.yaml``: hand-written chip facts (core, memory, bus masters, DMA,
-  clocks, chip tables under ``extra``) and, for chips without ST pin data, a compact ``pins`` spec
+  clocks, the ``flash``/``radio`` tables under ``extra``) and, for chips without ST pin data, a compact ``pins`` spec
   (ranges + per-pin overrides) the loader expands;
 - ``targets/chips/<chip>/pins.json``: derived from ST's pin data by ``rac-fw targets import-pins``;
 - ``targets/chips/<chip>/svd.json``: derived from the SVD by ``rac-fw targets import``;
 - ``targets/boards/<id>/board.yaml``: the board (``chip: <chip>``, ``frameworks``, the ``board``
   section: LEDs, buttons, console, devicetree names, reserved pins, PlatformIO/pyOCD ids), board-level
-  chip-table entries under ``extra`` (merged key by key over the chip's) and board ``pins.overrides``;
+  ``flash``/``network`` entries under ``extra`` (merged key by key over the chip's) and ``pins.overrides``;
 - ``targets/boards/<id>/board_pins.json``: what a CubeMX board configuration wires to each pin
   (``rac-fw targets import-pins --board``), STM32 boards only.
 
@@ -192,9 +192,14 @@ def _peripherals_from_svd(svd: dict[str, Any]) -> dict[str, dict[str, Any]]:
 #: optional field on ``Target``) is a chip key at once.
 BOARD_KEYS = frozenset({"id", "chip", "frameworks", "board", "extra", "pins"})
 _DERIVED = frozenset({"chip", "peripherals", "svd_device", "irq_count"})
-CHIP_KEYS = frozenset({f.name for f in fields(Target)} - _DERIVED - (BOARD_KEYS - {"id", "extra"}) | {"pins"})
-#: The only keys left under ``extra`` (their owners type them); anything else is a typed ``Target`` field.
+#: The family tables a pack writes under ``extra:`` (a chip's and a board's, merged key by key): typed
+#: ``Target`` fields like every other fact, owned by ``facts/storage.py``, ``radio.py`` and ``network.py``.
 EXTRA_KEYS = frozenset({"flash", "radio", "network"})
+CHIP_KEYS = frozenset(
+    {f.name for f in fields(Target)} - _DERIVED - (BOARD_KEYS - {"id"}) - EXTRA_KEYS | {"pins", "extra"}
+)
+#: Every ``Target`` field a pack states (the typed chip and board facts), as the observation lists them.
+FACT_FIELDS = frozenset(CHIP_KEYS - {"pins", "extra"} | EXTRA_KEYS)
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -232,7 +237,7 @@ def _chip_folder(board_folder: Path, board: dict[str, Any], chips: Path) -> Path
 
 def _merge_tables(chip: dict[str, Any], board: dict[str, Any]) -> dict[str, Any]:
     """``board`` merged over ``chip`` key by key (nested mappings too): a board adds its own entries to a
-    chip table (``extra.adc.board_default_pin``) or restates one for its wiring."""
+    chip table (``extra.flash.partitions``) or restates one for its wiring."""
     merged = dict(chip)
     for key, value in board.items():
         base = merged.get(key)
@@ -293,7 +298,7 @@ def _merge(board_folder: Path, chips: Path) -> tuple[dict[str, Any], Path]:
                 allowed = ", ".join(sorted(EXTRA_KEYS))
                 raise TargetFileError(f"{path}:extra.{key}", f"not a key of extra (only {allowed}): chip facts "
                                       "are typed Target fields (facts/chip.py)")
-    data["extra"] = _merge_tables(data.get("extra") or {}, raw_board.get("extra") or {})
+    data.update(_merge_tables(data.pop("extra", None) or {}, raw_board.get("extra") or {}))
     data["board"] = board
     data["pins"] = pins
     svd = _svd_facts(folder)
@@ -327,9 +332,9 @@ def _source(loc: tuple[Any, ...], board: dict[str, Any], chip: Path, board_folde
         if len(loc) > 1 and loc[1] in overrides:
             return board_folder / "board.yaml"
         return chip / ("pins.json" if (chip / "pins.json").is_file() else "chip.yaml")
-    if head == "extra":
+    if head in EXTRA_KEYS:
         node: Any = board.get("extra") or {}
-        for part in loc[1:]:
+        for part in loc:
             if not isinstance(node, dict) or part not in node:
                 return chip / "chip.yaml" if isinstance(node, dict) else board_folder / "board.yaml"
             node = node[part]
@@ -351,7 +356,7 @@ def load_pack(folder: Path, chips: Path | None = None) -> Target:
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = first["loc"]
-        path = ".".join(str(part) for part in loc)
+        path = ("extra." if loc and loc[0] in EXTRA_KEYS else "") + ".".join(str(part) for part in loc)
         source = _source(tuple(loc), _read_yaml(folder / "board.yaml"), chip, folder)
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise TargetFileError(f"{source}:{path}", f"{first['msg']}{more}") from exc

@@ -33,7 +33,10 @@ from rac_fw.domains.firmware.facts.chip import (
     Watchdog,
 )
 from rac_fw.domains.firmware.facts.crypto import CryptoFacts
+from rac_fw.domains.firmware.facts.network import Network
 from rac_fw.domains.firmware.facts.power import PowerFacts
+from rac_fw.domains.firmware.facts.radio import Radio
+from rac_fw.domains.firmware.facts.storage import FlashFacts
 
 #: Fact packs are validated against these dataclasses (``facts.load``); unknown keys are errors, so a
 #: typo in a ``chip.yaml`` or ``board.yaml`` is reported instead of silently dropping a fact.
@@ -422,9 +425,14 @@ class Target:
     """Power states, their wake sources and RAM retention (``facts/power.py``, chip ``power:``)."""
     crypto: CryptoFacts | None = None
     """Crypto accelerators and each framework's backend (``facts/crypto.py``, chip ``crypto:``)."""
-    extra: dict[str, object] = field(default_factory=dict)
-    """Only ``flash`` and ``radio``, until their owners' typed facts land (``facts/storage.py``,
-    ``facts/radio.py``); the loader rejects any other key."""
+    flash: FlashFacts | None = None
+    """The flash's geometry (chip) and the board's partition maps of it (``facts/storage.py``, pack
+    ``extra.flash``); None when the pack describes no flash."""
+    radio: Radio | None = None
+    """The chip's radios and what their stacks accept (``facts/radio.py``, pack ``extra.radio``); None: no radio."""
+    network: Network | None = None
+    """The board's IP interfaces per framework and the stacks' limits (``facts/network.py``, pack
+    ``extra.network``); None: no IP networking under any framework."""
     svd_device: str | None = None
     """Device name in the SVD the peripherals were imported from (None: no SVD, e.g. native_sim)."""
     irq_count: int = 0

@@ -9,12 +9,12 @@ stack. Obligations and lowerings ask these dataclasses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
+from pydantic import ConfigDict, with_config
 
-from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import chip_table
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.model import Target
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -59,25 +59,16 @@ class NetStack:
 @with_config(_STRICT)
 @dataclass(frozen=True)
 class Network:
+    """The board's IP networking: its interfaces and each framework's stack limits."""
+
     interfaces: dict[str, tuple[NetInterface, ...]] = field(default_factory=dict)
     """Framework → the board's interfaces under it (first = default)."""
     stacks: dict[str, NetStack] = field(default_factory=dict)
 
 
-_ADAPTER: TypeAdapter[Network] = TypeAdapter(Network)
-
-
-def _network_table(target: Target) -> dict[str, Any]:
-    """The pack's ``network`` table (the one place that knows where the facts keep it)."""
-    return chip_table(target, "network")
-
-
 def network(target: Target) -> Network:
-    table = _network_table(target)
-    try:
-        return _ADAPTER.validate_python(table)
-    except ValidationError as error:
-        raise ValueError(f"targets/{target.id}: network facts: {error}") from None
+    """The board's network facts (empty when the pack describes none); the loader validated them."""
+    return target.network if target.network is not None else Network()
 
 
 def interfaces(target: Target, framework: str) -> tuple[NetInterface, ...]:

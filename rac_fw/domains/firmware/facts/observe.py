@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
-from rac_fw.domains.firmware.facts.load import CHIP_KEYS
+from rac_fw.domains.firmware.facts.load import FACT_FIELDS
 from rac_fw.domains.firmware.facts.load import peripheral as load_peripheral
 from rac_fw.domains.firmware.facts.model import ClockDomain, DmaController, MemoryRegion, Pin, Target
 from rac_fw.domains.firmware.facts.query import instance_clock, pin_free
@@ -23,8 +23,7 @@ from rac_fw.domains.firmware.facts.query import instance_clock, pin_free
 DETAIL_KINDS = ("peripheral", "pin", "region", "dma", "clock", "extra")
 _NAME_NUMBER = re.compile(r"^(.*?)(\d+)$")
 #: Target fields the summary shows in its own sections; the rest are ``chip_facts``.
-_CORE_KEYS = frozenset({"id", "name", "vendor", "family", "core", "memory", "bus_masters", "dma", "clocks", "pins",
-                        "extra"})
+_CORE_KEYS = frozenset({"id", "name", "vendor", "family", "core", "memory", "bus_masters", "dma", "clocks", "pins"})
 
 
 class UnknownName(LookupError):
@@ -266,14 +265,13 @@ def _peripheral_detail(target: Target, name: str) -> dict[str, Any]:
 
 def chip_facts(target: Target) -> dict[str, Any]:
     """The chip facts beyond memory, DMA, clocks and pins that this target states (``adc``, ``uart``,
-    ``timers``…, and the untyped ``flash``/``radio``), as plain data: what ``detail extra NAME`` shows."""
+    ``timers``, ``flash``, ``radio``…), as plain data: what ``detail extra NAME`` shows."""
     found: dict[str, Any] = {}
-    for name in sorted(CHIP_KEYS - _CORE_KEYS):
+    for name in sorted(FACT_FIELDS - _CORE_KEYS):
         value = getattr(target, name)
         if value not in (None, {}, ()):
             found[name] = asdict(value) if is_dataclass(value) and not isinstance(value, type) else _plain(value)
-    found.update(target.extra)
-    return dict(sorted(found.items()))
+    return found
 
 
 def _plain(value: Any) -> Any:

@@ -321,13 +321,6 @@ def uart_api_modes(target: Target, framework: str, instance: str) -> frozenset[s
 # --- peripherals --------------------------------------------------------------------------------------
 
 
-def chip_table(target: Target, key: str) -> dict[str, Any]:
-    """One of the untyped tables left in ``Target.extra`` (``flash``, ``radio``; their owners type them
-    next), empty when absent. Every other chip fact is a typed ``Target`` field."""
-    value = target.extra.get(key)
-    return value if isinstance(value, dict) else {}
-
-
 def has_registers(target: Target, instance: str, *registers: str) -> bool:
     """``instance`` is in the SVD facts and has every named register (flattened names, as in device.h)."""
     if instance not in target.peripherals:
@@ -562,26 +555,6 @@ def watchdog_range(target: Target, framework: str) -> WatchdogRange | None:
         if entry.min_timeout_ms is not None and entry.max_timeout_ms is not None:
             return WatchdogRange(name, float(entry.min_timeout_ms), float(entry.max_timeout_ms))
     return None
-
-
-@dataclass(frozen=True)
-class FlashGeometry:
-    write_bytes: int
-    """Program unit: offsets and lengths are multiples of it."""
-    erase_bytes: int
-    """Erase unit holding the storage area (the last sector/page of the flash)."""
-
-
-def flash_geometry(target: Target) -> FlashGeometry | None:
-    facts = chip_table(target, "flash")
-    if not facts:
-        return None
-    erase = facts.get("page_size") or facts.get("sector_size")
-    if not erase and facts.get("sectors"):
-        erase = facts["sectors"][-1]["size"]
-    if not erase:
-        return None
-    return FlashGeometry(int(facts.get("write_granularity_bytes", 1)), int(erase))
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ pack's ``radio`` table itself.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
+from pydantic import ConfigDict, with_config
 
-from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import chip_table
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.model import Target
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -77,24 +77,10 @@ class Radio:
     wifi: Wifi | None = None
 
 
-_ADAPTER: TypeAdapter[Radio] = TypeAdapter(Radio)
-
-
-def _radio_table(target: Target) -> dict[str, Any]:
-    """The pack's ``radio`` table (the one place that knows where the facts keep it)."""
-    return chip_table(target, "radio")
-
-
 def radio(target: Target) -> Radio | None:
-    """The chip's radio facts (None when the pack says it has no radio)."""
-    table = _radio_table(target)
-    if not table:
-        return None
-    try:
-        found = _ADAPTER.validate_python(table)
-    except ValidationError as error:  # a malformed pack is a facts error, located at its table
-        raise ValueError(f"targets/{target.id}: radio facts: {error}") from None
-    return found if found.present else None
+    """The chip's radio facts (None when the pack says it has no radio); the loader validated them."""
+    found = target.radio
+    return found if found is not None and found.present else None
 
 
 def ble(target: Target) -> Ble | None:

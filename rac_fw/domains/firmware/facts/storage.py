@@ -9,17 +9,17 @@ two-OTA table an updatable application uses). Which MCUboot modes apply is *deri
 
 The pack holds them as data in one ``flash`` table: the geometry in the chip facts, ``partitions`` and
 ``idf_partition_tables`` in the board facts (the loader merges a board's table over its chip's), each
-with its source; :func:`storage` parses them once per target into the typed :class:`Storage` below.
+with its source; the loader validates the table into ``Target.flash`` (:class:`FlashFacts`) and
+:func:`storage` splits it into the typed :class:`Storage` below.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import TypeAdapter, ValidationError
-
-from rac_fw.domains.firmware.facts.model import Target
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.model import Target
 
 McubootMode = Literal["swap_scratch", "swap_move", "overwrite_only", "direct_xip"]
 """MCUboot image-upgrade strategies (``SB_CONFIG_MCUBOOT_MODE_*``)."""
@@ -160,11 +160,12 @@ def mcuboot_modes(storage: Storage) -> dict[McubootMode, str | None]:
     return result
 
 
-# --- loading ------------------------------------------------------------------------------------------
+# --- the pack's table ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _Pack:
-    """The shape of the pack's ``flash`` table (validated with pydantic, then converted): the chip's
-    geometry keys, and the board's ``partitions`` / ``idf_partition_tables`` merged into the same table."""
+class FlashFacts:
+    """The pack's ``flash`` table as ``Target.flash`` holds it (validated at load): the chip's geometry keys
+    (as in :class:`Flash`) and the board's ``partitions`` / ``idf_partition_tables`` merged into the same
+    table. :func:`storage` splits it into the :class:`Storage` the rules ask."""
 
     region: str
     erase_blocks: tuple[EraseBlocks, ...]
@@ -177,47 +178,21 @@ class _Pack:
     banks: int = 1
     wait_states_hclk_max_hz: tuple[int, ...] = ()
     partitions: tuple[Partition, ...] = ()
+    """The board's devicetree ``fixed-partitions`` (see :attr:`Storage.partitions`)."""
     idf_partition_tables: dict[str, tuple[Partition, ...]] = field(default_factory=dict)
+    """The board's ESP-IDF partition tables by name (see :attr:`Storage.idf_tables`)."""
 
 
-_ADAPTER = TypeAdapter(_Pack)
 _GEOMETRY = tuple(f for f in Flash.__dataclass_fields__)
-
-
-class StorageFactsError(ValueError):
-    """The pack's storage facts are malformed (located at the key)."""
-
-
-def _flash_table(target: Target) -> dict[str, Any] | None:
-    """The pack's ``flash`` table (the one place that knows where the loader put it)."""
-    table = target.extra.get("flash")
-    return table if isinstance(table, dict) else None
-
-
-#: Parsed facts by target object (a ``Target`` holds dicts, so it cannot key ``functools.cache``).
-_PARSED: dict[int, tuple[Target, Storage | None]] = {}
-
-
-def _parse(target: Target) -> Storage | None:
-    hit = _PARSED.get(id(target))
-    if hit is not None and hit[0] is target:
-        return hit[1]
-    table = _flash_table(target)
-    parsed = None
-    if table is not None:
-        try:
-            pack = _ADAPTER.validate_python(table)
-        except ValidationError as exc:
-            raise StorageFactsError(f"{target.id}: extra.flash: {exc}") from exc
-        geometry = Flash(**{name: getattr(pack, name) for name in _GEOMETRY})
-        parsed = Storage(geometry, pack.partitions, dict(pack.idf_partition_tables))
-    _PARSED[id(target)] = (target, parsed)
-    return parsed
 
 
 def storage(target: Target) -> Storage | None:
     """The target's storage facts (None when the pack describes no flash)."""
-    return _parse(target)
+    table = target.flash
+    if table is None:
+        return None
+    geometry = Flash(**{name: getattr(table, name) for name in _GEOMETRY})
+    return Storage(geometry, table.partitions, dict(table.idf_partition_tables))
 
 
 def flash(target: Target) -> Flash | None:

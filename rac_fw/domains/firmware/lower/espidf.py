@@ -37,7 +37,6 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
-from rac_fw.domains.firmware.obligations.refs import claims
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
@@ -123,13 +122,14 @@ class EspIdfBuild(BoundBuild):
 
     def signal_pin(self, signal: str, where: str) -> int:
         """GPIO of the plan pin declared with ``signal`` (e.g. ``I2C0_SDA``); else the first free pin the
-        GPIO matrix can route it to (``obligations.refs.free_pins``), noted in the receipt."""
+        GPIO matrix can route it to (``facts.query.free_pins``, avoiding ``BoundPlan.pins_in_use``), noted in
+        the receipt."""
         use = next((p for p in self.plan.resources.pins if p.function == signal), None)
         if use is not None:
             return self.gpio(use.pin, f"resources.pins.{use.name}")
         if signal in self.chosen:
             return self.gpio(self.chosen[signal], where)
-        taken = {c.pin for c in claims(self.plan, self.target)} | set(self.chosen.values())
+        taken = set(self.bound.pins_in_use) | set(self.chosen.values())
         free = free_pins(self.target, taken, signal)
         if not free:
             raise _unsupported(where, f"no free pin can carry {signal}; declare one in resources.pins")

@@ -1,8 +1,11 @@
 """Obligations: the plan checked against the target facts, every violation returned as repair evidence.
 
-Each concern is one module exposing ``check(plan, target, framework) -> list[Evidence]``; :func:`check`
-runs them all and returns every violation at once (locations are plan field paths such as
-``operations[2].baud``; each relaxation carries a patch over the plan dict). :func:`placement` and
+Each concern is one module; those that judge the whole plan expose ``check(plan, target, framework) ->
+list[Evidence]`` (``RULES``), and an operation's own rules are its spec's ``checks`` (run by ``specs``),
+which ask the concern modules for what several operations share (``timing.timer_period``,
+``references.References``…). :func:`check` runs them all and returns every violation at once
+(locations are plan field paths such as ``operations[2].baud``; each relaxation carries a patch over the
+plan dict). :func:`placement` and
 :func:`buffer_needs` are the single source of buffer placement, alignment and cache maintenance.
 """
 
@@ -13,7 +16,6 @@ from collections.abc import Callable
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations import (
-    adc,
     bus,
     dma,
     instances,
@@ -26,10 +28,6 @@ from rac_fw.domains.firmware.obligations import (
     references,
     specs,
     support,
-    threads,
-    timing,
-    uart,
-    watchdog,
 )
 from rac_fw.domains.firmware.placement import BufferNeeds, buffer_controller, buffer_needs, placement
 from rac_fw.domains.firmware.plan.model import Plan
@@ -47,13 +45,8 @@ RULES: tuple[Rule, ...] = (
     radio.check,
     dma.check,
     memory.check,
-    uart.check,
-    timing.check,
-    adc.check,
     irq.check,
     bus.check,
-    watchdog.check,
-    threads.check,
 )
 
 #: Every evidence code the shared obligation modules can emit.
@@ -72,24 +65,14 @@ _SHARED_CODES = (
     "E_NFC_PIN",
     "E_RADIO_CONFLICT",
     "E_DMA_UNREACHABLE",
-    "E_DMA_M2M_UNSUPPORTED",
     "E_DMA_LENGTH",
     "E_DMA_ALIGNMENT",
     "E_CACHE_COHERENCE",
     "E_RAM_BUDGET",
     "E_STACK_SIZE",
-    "E_BAUD_ERROR",
-    "E_TIMER_RANGE",
-    "E_PWM_RESOLUTION",
-    "E_ADC_RESOLUTION",
     "E_IRQ_PRIORITY",
-    "E_ISR_BLOCKING",
     "E_I2C_ADDRESS",
     "E_CLOCK_RANGE",
-    "E_WATCHDOG_RANGE",
-    "E_WATCHDOG_WINDOW",
-    "E_WATCHDOG_SHARED",
-    "E_LOCK_ORDER",
 )
 
 #: Every evidence code the obligations can emit: the shared modules', then the specs' own.

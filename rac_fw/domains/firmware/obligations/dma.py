@@ -2,8 +2,8 @@
 
 E_DMA_UNREACHABLE: the buffer's region is not reachable by the DMA master that moves it (DTCM on
 STM32H7 for DMA1/2, CCM on STM32F4, flash for nRF EasyDMA, non-DMA-capable RAM on ESP32-S3).
-E_DMA_M2M_UNSUPPORTED: a memory-to-memory copy on a controller that cannot do it (STM32F4 DMA1, nRF).
-E_DMA_LENGTH: more items than one transfer can count, or a destination shorter than its source.
+E_DMA_LENGTH: more items than one transfer can count. (A copy's own rules — a controller that cannot copy
+memory to memory, a destination shorter than its source — are the ``dma_mem2mem`` spec's.)
 E_DMA_ALIGNMENT: a length that is not a whole number of items, or items narrower than the samples.
 E_CACHE_COHERENCE: a D-cached DMA buffer whose length is not a whole number of cache lines, so
 maintenance by line would also clean/invalidate a neighbour's data.
@@ -17,30 +17,18 @@ import re
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import DmaController, MemoryRegion, Target
 from rac_fw.domains.firmware.facts.query import request_instance, serving_controllers
-from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
-from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
-from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
 from rac_fw.domains.firmware.placement import (
     NOT_BUFFER_RAM,
+    adc_fed,
     buffer_controller,
     buffer_needs,
     buffer_regions,
-    controller_named,
     placement,
+    receivers,
 )
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.resources import Buffer
-
-
-def _adc_fed(plan: Plan, name: str) -> bool:
-    """The buffer receives ADC samples (16-bit items on every supported chip at > 8-bit resolution)."""
-    for op in plan.operations:
-        if isinstance(op, DmaPeriphRx) and op.buffer == name and "ADC" in request_instance(op.peripheral):
-            return True
-        if isinstance(op, AdcScan) and op.buffer == name and op.resolution_bits > 8:
-            return True
-    return False
 
 
 def _reachability(plan: Plan, target: Target, buffer: Buffer, index: int, controller: DmaController) -> list[Evidence]:
@@ -94,8 +82,8 @@ def _other_requests(plan: Plan, target: Target, buffer: Buffer, region: MemoryRe
     options: list[Relaxation] = []
     if buffer.dma is not None:
         return options
-    for i, op in enumerate(plan.operations):
-        if not (isinstance(op, DmaPeriphRx) and op.buffer == buffer.name and op.controller is None):
+    for i, op in receivers(plan, buffer.name):
+        if op.controller is not None:
             continue
         for request in _known_requests(target):
             serving = serving_controllers(target, request)
@@ -119,7 +107,7 @@ def _length_and_alignment(
     base: Path = ["resources", "buffers", index]
     size_path: Path = [*base, "size_bytes"]
     element = buffer.element_bytes
-    if _adc_fed(plan, buffer.name) and element < 2:
+    if adc_fed(plan, buffer.name) and element < 2:
         even = buffer.size_bytes + buffer.size_bytes % 2
         found.append(
             violation(
@@ -201,57 +189,9 @@ def _length_and_alignment(
     return found
 
 
-def _mem2mem(plan: Plan, target: Target, op: DmaMem2Mem, index: int) -> list[Evidence]:
-    found: list[Evidence] = []
-    base: Path = ["operations", index]
-    capable = [c for c in target.dma if c.memory_to_memory]
-    named = op.controller or next((b.dma for b in map(plan.buffer, (op.src, op.dst)) if b and b.dma), None)
-    controller = controller_named(target, named) if named else (capable[0] if capable else None)
-    if not capable:
-        found.append(
-            violation(
-                "E_DMA_M2M_UNSUPPORTED",
-                f"no DMA controller of {target.id} can copy memory to memory "
-                f"({', '.join(c.name for c in target.dma) or 'no DMA'})",
-                base,
-                [op.op, target.id],
-                relaxations=[relax("drop the DMA copy (copy with the CPU instead)", remove(base))],
-            )
-        )
-    elif controller is not None and not controller.memory_to_memory:
-        path: Path = [*base, "controller"]
-        found.append(
-            violation(
-                "E_DMA_M2M_UNSUPPORTED",
-                f"{controller.name} cannot do memory-to-memory transfers; {', '.join(c.name for c in capable)} can",
-                path,
-                [controller.name, op.src, op.dst],
-                relaxations=[relax(f"use {c.name}", replace(path, c.name)) for c in capable],
-            )
-        )
-    src, dst = plan.buffer(op.src), plan.buffer(op.dst)
-    if src is not None and dst is not None and dst.size_bytes < src.size_bytes:
-        path = ["resources", "buffers", plan.resources.buffers.index(dst), "size_bytes"]
-        found.append(
-            violation(
-                "E_DMA_LENGTH",
-                f"destination {dst.name} ({dst.size_bytes} bytes) is shorter than source {src.name} "
-                f"({src.size_bytes} bytes)",
-                path,
-                [dst.name, src.name],
-                [measure("shortfall", src.size_bytes - dst.size_bytes, "bytes")],
-                [relax(f"make {dst.name} {src.size_bytes} bytes", replace(path, src.size_bytes))],
-            )
-        )
-    return found
-
-
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
-    """Every DMA buffer and copy against the controller and memory facts."""
+    """Every DMA buffer against the controller and memory facts."""
     found: list[Evidence] = []
-    for i, op in enumerate(plan.operations):
-        if isinstance(op, DmaMem2Mem):
-            found += _mem2mem(plan, target, op, i)
     for i, buffer in enumerate(plan.resources.buffers):
         if buffer.role == "scratch":
             continue

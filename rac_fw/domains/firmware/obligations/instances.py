@@ -17,15 +17,14 @@ import re
 from dataclasses import dataclass
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.claims import uart_instance
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import normalized
 from rac_fw.domains.firmware.obligations.peripherals import instances_like
-from rac_fw.domains.firmware.obligations.refs import uart_instance
-from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
-from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
-from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
 from rac_fw.domains.firmware.plan.evidence import Path, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
+from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.spec import Flag
 
 CODE = "E_PERIPHERAL_SHARED"
 
@@ -67,7 +66,7 @@ def _uses(plan: Plan, target: Target) -> list[Use]:
         for i, device in enumerate(plan.resources.devices)
     ]
     for i, op in enumerate(plan.operations):
-        if isinstance(op, UartPrint | UartRxIrq | UartLineRead):
+        if spec(op.op).has(Flag.CONSOLE):
             instance = uart_instance(target, op)
             if instance is not None:
                 found.append(Use(instance, "uart", op.name or f"operations[{i}]", ["operations", i, "uart"]))

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.claims import claims, is_console
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     adc_units,
@@ -19,13 +20,7 @@ from rac_fw.domains.firmware.facts.query import (
     timer_names,
     uart_instances,
 )
-from rac_fw.domains.firmware.obligations.refs import claims, describe_pin, is_console
-from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
-from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
-from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
-from rac_fw.domains.firmware.ops.uart.uart_line_read import UartLineRead
-from rac_fw.domains.firmware.ops.uart.uart_print import UartPrint
-from rac_fw.domains.firmware.ops.uart.uart_rx_irq import UartRxIrq
+from rac_fw.domains.firmware.obligations.refs import describe_pin
 from rac_fw.domains.firmware.plan.evidence import Path, add, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
@@ -109,7 +104,8 @@ def _uart_pins(plan: Plan, target: Target, instance: str, path: Path, needs_rx: 
 
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
-    """Instances named by UART ops, devices, timers and DMA requests exist; UART pins are declared."""
+    """The controllers the plan's devices name exist. Operations naming an instance (a UART, a hardware timer,
+    a DMA request) ask :func:`uart_named`, :func:`timer_named` and :func:`request_named` from their specs."""
     found: list[Evidence] = []
     for i, device in enumerate(plan.resources.devices):
         path: Path = ["resources", "devices", i, "controller"]
@@ -119,40 +115,54 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 relax(f"use {n}", replace(path, n)) for n in instances_like(target, device.controller, families)[:3]
             ]
             found.append(_missing(target, device.controller, path, [device.name, device.controller], options))
-    for i, op in enumerate(plan.operations):
-        base: Path = ["operations", i]
-        if isinstance(op, UartPrint | UartRxIrq | UartLineRead) and op.uart is not None:
-            path = [*base, "uart"]
-            if not has_peripheral(target, op.uart):
-                needs_rx = not isinstance(op, UartPrint)
-                options = [relax("use the board console UART", remove(path))]
-                options += [
-                    option
-                    for n in instances_like(target, op.uart)
-                    if (option := _uart_instead(plan, target, n, path, needs_rx)) is not None
-                ]
-                found.append(_missing(target, op.uart, path, [op.uart], options))
-            elif not is_console(target, op.uart):
-                found += _uart_pins(plan, target, op.uart, path, needs_rx=not isinstance(op, UartPrint))
-        elif isinstance(op, TimerPeriodic | TimerOneshot) and op.source not in ("kernel", "systick"):
-            path = [*base, "source"]
-            if op.source not in target.timers:
-                options = [relax(f"use hardware timer {n}", replace(path, n)) for n in timer_names(target)[:3]]
-                found.append(_missing(target, op.source, path, [op.source], options))
-        elif isinstance(op, DmaPeriphRx):
-            path = [*base, "peripheral"]
-            instance = request_instance(op.peripheral)
-            if not has_peripheral(target, instance):
-                options = [relax(f"use {n}", replace(path, n)) for n in instances_like(target, instance)[:3]]
-                found.append(_missing(target, instance, path, [op.peripheral], options))
-            elif target.dma and not serving_controllers(target, op.peripheral):
-                found.append(
-                    violation(
-                        "E_TARGET_UNSUPPORTED",
-                        f"no DMA controller of {target.id} serves {instance} requests",
-                        path,
-                        [op.peripheral],
-                        relaxations=[relax("drop this transfer", remove(base))],
-                    )
-                )
     return found
+
+
+def uart_named(plan: Plan, target: Target, index: int, op: Any, needs_rx: bool) -> list[Evidence]:
+    """A UART operation's ``uart`` must be an instance of the chip (E_NO_PERIPHERAL, relaxed to the console
+    or a sibling whose pins can be declared) and, unless it is the console, have its pins declared
+    (E_UNKNOWN_RESOURCE); ``needs_rx``: the operation receives, so the RX pin is needed too."""
+    if op.uart is None:
+        return []
+    path: Path = ["operations", index, "uart"]
+    if not has_peripheral(target, op.uart):
+        options = [relax("use the board console UART", remove(path))]
+        options += [
+            option
+            for n in instances_like(target, op.uart)
+            if (option := _uart_instead(plan, target, n, path, needs_rx)) is not None
+        ]
+        return [_missing(target, op.uart, path, [op.uart], options)]
+    if not is_console(target, op.uart):
+        return _uart_pins(plan, target, op.uart, path, needs_rx=needs_rx)
+    return []
+
+
+def timer_named(target: Target, index: int, op: Any) -> list[Evidence]:
+    """A timer operation's hardware ``source`` must be a timer of the chip (``kernel``/``systick`` always are)."""
+    if op.source in ("kernel", "systick") or op.source in target.timers:
+        return []
+    path: Path = ["operations", index, "source"]
+    options = [relax(f"use hardware timer {n}", replace(path, n)) for n in timer_names(target)[:3]]
+    return [_missing(target, op.source, path, [op.source], options)]
+
+
+def request_named(target: Target, index: int, op: Any) -> list[Evidence]:
+    """A DMA request's ``peripheral`` must be an instance of the chip that a DMA controller serves."""
+    base: Path = ["operations", index]
+    path: Path = [*base, "peripheral"]
+    instance = request_instance(op.peripheral)
+    if not has_peripheral(target, instance):
+        options = [relax(f"use {n}", replace(path, n)) for n in instances_like(target, instance)[:3]]
+        return [_missing(target, instance, path, [op.peripheral], options)]
+    if target.dma and not serving_controllers(target, op.peripheral):
+        return [
+            violation(
+                "E_TARGET_UNSUPPORTED",
+                f"no DMA controller of {target.id} serves {instance} requests",
+                path,
+                [op.peripheral],
+                relaxations=[relax("drop this transfer", remove(base))],
+            )
+        ]
+    return []

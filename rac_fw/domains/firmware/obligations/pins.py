@@ -12,16 +12,12 @@ from __future__ import annotations
 import difflib
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.claims import Claim, claims
 from rac_fw.domains.firmware.facts.model import Pin, Target
 from rac_fw.domains.firmware.facts.query import adc_unit_of, board_wiring, carries, free_pins, normalized
 from rac_fw.domains.firmware.facts.radio import blocked_adc
 from rac_fw.domains.firmware.obligations.radio import wifi_station_index
-from rac_fw.domains.firmware.obligations.refs import (
-    Claim,
-    claims,
-    describe_pin,
-    wired_signals,
-)
+from rac_fw.domains.firmware.obligations.refs import describe_pin, wired_signals
 from rac_fw.domains.firmware.plan.evidence import add, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 

@@ -11,6 +11,7 @@ import difflib
 from collections.abc import Iterable
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.claims import claims
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     ambiguous_board_name,
@@ -19,29 +20,15 @@ from rac_fw.domains.firmware.facts.query import (
     exact_name,
     free_pins,
     normalized,
-    serving_controllers,
 )
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.obligations.refs import claims
-from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
-from rac_fw.domains.firmware.ops.bus.i2c_transfer import I2cTransfer
-from rac_fw.domains.firmware.ops.bus.spi_transfer import SpiTransfer
-from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
-from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
-from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
-from rac_fw.domains.firmware.ops.log.log import Log
-from rac_fw.domains.firmware.ops.sensor.sensor_read import SensorRead
-from rac_fw.domains.firmware.ops.threads.lock_order import LockOrder
-from rac_fw.domains.firmware.ops.threads.producer_consumer import ProducerConsumer
-from rac_fw.domains.firmware.ops.threads.shared_state_mutex import SharedStateMutex
-from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
 from rac_fw.domains.firmware.placement import (
     buffer_controller,
     buffer_regions,
     controller_named,
 )
 from rac_fw.domains.firmware.plan.evidence import Path, add, relax, remove, replace, violation
-from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS, Plan
+from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import spec
 
 CODE_DUPLICATE = "E_DUPLICATE_NAME"
@@ -89,8 +76,10 @@ def _choices(wanted: str, candidates: list[str], path: Path, what: str) -> list[
     return [relax(f"use {what} {c!r}", replace(path, c)) for c in ranked]
 
 
-class _Refs:
-    """Collects E_UNKNOWN_RESOURCE evidence for one plan."""
+class References:
+    """Collects E_UNKNOWN_RESOURCE evidence for one plan: the shared rule for each kind of name (an endpoint,
+    a buffer and the roles it may have, a device and its bus, a thread, an operation of some kinds, a DMA
+    controller). Op specs ask it from their checks for the names their fields hold."""
 
     def __init__(self, plan: Plan, target: Target, framework: str):
         self.plan, self.target, self.framework = plan, target, framework
@@ -226,45 +215,14 @@ class _Refs:
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     """E_DUPLICATE_NAME and E_UNKNOWN_RESOURCE for every name the plan uses."""
-    refs = _Refs(plan, target, framework)
+    refs = References(plan, target, framework)
     refs.regions_and_controllers()
-    dma_roles = ("dma_mem", "dma_rx", "dma_tx")
     for i, op in enumerate(plan.operations):
         base: Path = ["operations", i]
         for field_name, role in spec(op.op).endpoints.items():
             if getattr(op, field_name) is not None:  # optional endpoints may be unset
                 refs.endpoint(getattr(op, field_name), [*base, field_name], output=role == "led")
-        if isinstance(op, I2cTransfer):
-            refs.device(op.device, [*base, "device"], "i2c")
-        elif isinstance(op, SpiTransfer):
-            refs.device(op.device, [*base, "device"], "spi")
-        elif isinstance(op, SensorRead):
-            refs.device(op.device, [*base, "device"], None)
-        elif isinstance(op, AdcScan) and op.buffer is not None:
-            refs.buffer(op.buffer, [*base, "buffer"], ("dma_rx",))
-        elif isinstance(op, DmaPeriphRx):
-            refs.buffer(op.buffer, [*base, "buffer"], ("dma_rx",))
-            refs.op_controller(
-                op.controller, [*base, "controller"], [c.name for c in serving_controllers(target, op.peripheral)]
-            )
-        elif isinstance(op, DmaMem2Mem):
-            refs.buffer(op.src, [*base, "src"], dma_roles)
-            refs.buffer(op.dst, [*base, "dst"], dma_roles)
-            refs.op_controller(op.controller, [*base, "controller"], [c.name for c in target.dma if c.memory_to_memory])
-        elif isinstance(op, IsrHandoff):
-            refs.operation(op.source, [*base, "source"], ISR_OPERATIONS, "an interrupt-context")
-            refs.thread(op.thread, [*base, "thread"])
-        elif isinstance(op, ProducerConsumer):
-            refs.thread(op.producer, [*base, "producer"])
-            refs.thread(op.consumer, [*base, "consumer"])
-        elif isinstance(op, SharedStateMutex | LockOrder):
-            for j, name in enumerate(op.threads):
-                refs.thread(name, [*base, "threads", j])
-        elif isinstance(op, Watchdog) and op.feed_thread is not None:
-            refs.thread(op.feed_thread, [*base, "feed_thread"])
-        elif isinstance(op, Log):
-            for j, name in enumerate(op.values):
-                refs.operation(name, [*base, "values", j], VALUE_OPERATIONS, "a value-producing")
-            if op.in_isr_of is not None:
-                refs.operation(op.in_isr_of, [*base, "in_isr_of"], ISR_OPERATIONS, "an interrupt-context")
+        device = getattr(op, "device", None)
+        if spec(op.op).family == "sensor" and isinstance(device, str):
+            refs.device(device, [*base, "device"], None)  # a devicetree sensor node or a declared device
     return _duplicates(plan) + refs.found

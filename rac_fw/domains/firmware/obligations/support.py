@@ -8,7 +8,10 @@ plan, another timer source, a pin channel instead of a devicetree one, or droppi
 
 from __future__ import annotations
 
+from typing import Any
+
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.claims import claims
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     free_pins,
@@ -17,10 +20,6 @@ from rac_fw.domains.firmware.facts.query import (
     watchdog_range,
 )
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.obligations.refs import claims
-from rac_fw.domains.firmware.ops.adc.adc_scan import AdcScan
-from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
-from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcDtChannel
 from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, replace, violation
@@ -51,8 +50,23 @@ def _capable_frameworks(plan: Plan, target: Target) -> list[str]:
     return [f for f in target.frameworks if all(realizes(f, kind, target) for kind in kinds)]
 
 
-def _timer_source(target: Target, framework: str, op: TimerPeriodic | TimerOneshot, path: Path) -> list[Evidence]:
-    """The timer source exists under this framework (kernel service, SysTick, hardware instances)."""
+def passes(target: Target, framework: str, op: Operation) -> bool:
+    """Whether this rule lets ``op`` through (a framework of the target, the chip unit it needs, a realization):
+    an operation's own support-dependent checks judge it only then."""
+    return (
+        framework in target.frameworks
+        and framework in FRAMEWORKS
+        and _hardware_missing(target, framework, op) is None
+        and realizes(framework, op.op, target)
+    )
+
+
+def timer_source(target: Target, framework: str, index: int, op: Any) -> list[Evidence]:
+    """The timer source exists under this framework (kernel service, SysTick, hardware instances); asked by the
+    timer op specs for an operation this rule lets through."""
+    if not passes(target, framework, op):
+        return []
+    path: Path = ["operations", index, "source"]
     rules = FRAMEWORKS[framework]
     tick = systick(target, framework)
     options: list[Relaxation] = []
@@ -76,7 +90,8 @@ def _timer_source(target: Target, framework: str, op: TimerPeriodic | TimerOnesh
 
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
-    """Framework choice, operation support, devicetree channels, timer sources, threads, radio."""
+    """Framework choice, operation support, devicetree channels, threads (timer sources and DMA scans: asked by
+    their op specs, :func:`timer_source`, :func:`scan_by_dma`)."""
     found: list[Evidence] = []
     if framework not in target.frameworks or framework not in FRAMEWORKS:
         options = [relax(f"use framework {f}", replace(["framework"], f)) for f in target.frameworks]
@@ -127,23 +142,6 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                         relaxations=fixes,
                     )
                 )
-        if isinstance(op, TimerPeriodic | TimerOneshot):
-            found += _timer_source(target, framework, op, [*path, "source"])
-        if isinstance(op, AdcScan) and op.buffer is not None and not realizes(framework, op.op, target, "dma"):
-            # The scan into a DMA buffer is its own capability: a framework whose ADC driver owns the DMA
-            # (Zephyr) or whose lowering scans with the CPU must say so rather than pretend.
-            dma_capable = [f for f in target.frameworks if realizes(f, op.op, target, "dma")]
-            options = [relax(f"use framework {f}", replace(["framework"], f)) for f in dma_capable]
-            options.append(relax("scan with the CPU (no DMA buffer)", remove([*path, "buffer"])))
-            found.append(
-                violation(
-                    CODE,
-                    f"the {framework} lowering does not scan the ADC by DMA into {op.buffer}",
-                    [*path, "buffer"],
-                    [op.buffer, target.id],
-                    relaxations=options,
-                )
-            )
     if plan.resources.threads and not rules.threads:
         options = [
             relax(f"use framework {f}", replace(["framework"], f))
@@ -161,3 +159,24 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
             )
         )
     return found
+
+
+def scan_by_dma(target: Target, framework: str, index: int, op: Any) -> list[Evidence]:
+    """A scan into a DMA ``buffer`` is its own capability (``dma`` feature): a framework whose ADC driver owns
+    the DMA (Zephyr) or whose lowering scans with the CPU must say so rather than pretend. Asked by the
+    ``adc_scan`` spec for an operation this rule lets through."""
+    if not passes(target, framework, op) or op.buffer is None or realizes(framework, op.op, target, "dma"):
+        return []
+    path: Path = ["operations", index]
+    dma_capable = [f for f in target.frameworks if realizes(f, op.op, target, "dma")]
+    options = [relax(f"use framework {f}", replace(["framework"], f)) for f in dma_capable]
+    options.append(relax("scan with the CPU (no DMA buffer)", remove([*path, "buffer"])))
+    return [
+        violation(
+            CODE,
+            f"the {framework} lowering does not scan the ADC by DMA into {op.buffer}",
+            [*path, "buffer"],
+            [op.buffer, target.id],
+            relaxations=options,
+        )
+    ]

@@ -2,16 +2,18 @@
 
 E_TIMER_RANGE: a period the chosen counter cannot produce (SysTick's 24 bits, a 16-bit timer, the
 kernel tick) or can only produce with > 1 % error. E_PWM_RESOLUTION: a PWM period so short that the
-counter has fewer steps than the duty resolution the operation needs (1 % for a fixed duty,
-``step_percent`` for a fade). Relaxations: another timer from the facts that fits, or the nearest
-period that works.
+counter has fewer steps than the duty resolution the operation needs (its op spec says how many: 1 %
+for a fixed duty, ``step_percent`` for a fade). Relaxations: another timer from the facts that fits, or
+the nearest period that works. The timer and PWM op specs ask :func:`timer_period` / :func:`pwm_period`.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.claims import claims
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     TIMER_CHANNEL,
@@ -25,11 +27,7 @@ from rac_fw.domains.firmware.facts.query import (
     timer_names,
 )
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
-from rac_fw.domains.firmware.obligations.refs import claims, endpoint_pin
-from rac_fw.domains.firmware.ops.pwm.pwm_fade import PwmFade
-from rac_fw.domains.firmware.ops.pwm.pwm_fixed import PwmFixed
-from rac_fw.domains.firmware.ops.timer.timer_oneshot import TimerOneshot
-from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
+from rac_fw.domains.firmware.obligations.refs import endpoint_pin
 from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
@@ -44,7 +42,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds * 1e3:g} ms" if seconds >= 1e-3 else f"{seconds * 1e6:g} µs"
 
 
-def _period_patch(op: TimerPeriodic | TimerOneshot, base: Path, seconds: float, up: bool) -> dict[str, object]:
+def _period_patch(op: Any, base: Path, seconds: float, up: bool) -> dict[str, object]:
     """Patch setting the op's period (in the unit it already uses) to ``seconds``, rounded inward."""
     rounding = math.ceil if up else math.floor
     if op.period_ms is not None:
@@ -52,11 +50,11 @@ def _period_patch(op: TimerPeriodic | TimerOneshot, base: Path, seconds: float, 
     return replace([*base, "period_us"], max(1, rounding(seconds * 1e6)))
 
 
-def _period_field(op: TimerPeriodic | TimerOneshot, base: Path) -> Path:
+def _period_field(op: Any, base: Path) -> Path:
     return [*base, "period_ms" if op.period_ms is not None else "period_us"]
 
 
-def _kernel(plan: Plan, target: Target, framework: str, op: TimerPeriodic | TimerOneshot, base: Path) -> list[Evidence]:
+def _kernel(plan: Plan, target: Target, framework: str, op: Any, base: Path) -> list[Evidence]:
     rules = FRAMEWORKS[framework]
     tick_hz = kernel_tick_hz(target, framework)
     period = op.period_s
@@ -146,7 +144,7 @@ def _fits(counter: Counter, period: float) -> bool:
 
 
 def _counter_check(
-    target: Target, framework: str, op: TimerPeriodic | TimerOneshot, base: Path, counter: Counter
+    target: Target, framework: str, op: Any, base: Path, counter: Counter
 ) -> list[Evidence]:
     period = op.period_s
     if _fits(counter, period):
@@ -172,7 +170,7 @@ def _counter_check(
     ]
 
 
-def _systick(target: Target, framework: str, op: TimerPeriodic | TimerOneshot, base: Path) -> list[Evidence]:
+def _systick(target: Target, framework: str, op: Any, base: Path) -> list[Evidence]:
     """SysTick runs the framework's time base (1 ms); a period is a whole number of its ticks."""
     tick_us = FRAMEWORKS[framework].systick_tick_us
     counter = systick(target, framework)
@@ -207,7 +205,7 @@ def _systick(target: Target, framework: str, op: TimerPeriodic | TimerOneshot, b
     ]
 
 
-def _pwm(plan: Plan, target: Target, framework: str, op: PwmFixed | PwmFade, base: Path) -> list[Evidence]:
+def _pwm(plan: Plan, target: Target, framework: str, op: Any, base: Path, needed: int) -> list[Evidence]:
     pin = endpoint_pin(plan, target, op.output, output=True)
     unit = pwm_unit(target, pin, framework)
     if unit is None:
@@ -226,7 +224,6 @@ def _pwm(plan: Plan, target: Target, framework: str, op: PwmFixed | PwmFade, bas
                 [relax(f"use a period of {longest} µs", replace(path, longest))],
             )
         ]
-    needed = 100 if isinstance(op, PwmFixed) else math.ceil(100 / op.step_percent)
     steps = unit.steps(period)
     if steps >= needed:
         return []
@@ -249,7 +246,7 @@ def _pwm(plan: Plan, target: Target, framework: str, op: PwmFixed | PwmFade, bas
 
 
 def _no_pwm_channel(
-    plan: Plan, target: Target, framework: str, op: PwmFixed | PwmFade, base: Path, pin: str | None
+    plan: Plan, target: Target, framework: str, op: Any, base: Path, pin: str | None
 ) -> list[Evidence]:
     """E_PIN_FUNCTION when the output pin has no timer channel (alternate-function chips)."""
     facts = target.pins.get(pin) if pin else None
@@ -286,24 +283,26 @@ def _no_pwm_channel(
     ]
 
 
-def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
-    """Timer periods and PWM periods/resolutions against the counters that produce them."""
+def timer_period(plan: Plan, target: Target, framework: str, index: int, op: Any) -> list[Evidence]:
+    """E_TIMER_RANGE for a timer operation: its ``period_ms``/``period_us`` against the counter its ``source``
+    names (the kernel tick, SysTick or a hardware timer), asked by the timer op specs."""
     if framework not in FRAMEWORKS:
         return []
-    found: list[Evidence] = []
-    for i, op in enumerate(plan.operations):
-        base: Path = ["operations", i]
-        if isinstance(op, TimerPeriodic | TimerOneshot):
-            if op.source == "kernel":
-                if FRAMEWORKS[framework].kernel_timer:
-                    found += _kernel(plan, target, framework, op, base)
-                continue
-            if op.source == "systick":
-                found += _systick(target, framework, op, base)
-                continue
-            counter = hardware_timer(target, op.source, framework)
-            if counter is not None and FRAMEWORKS[framework].hardware_timers:
-                found += _counter_check(target, framework, op, base, counter)
-        elif isinstance(op, PwmFixed | PwmFade):
-            found += _pwm(plan, target, framework, op, base)
-    return found
+    base: Path = ["operations", index]
+    if op.source == "kernel":
+        return _kernel(plan, target, framework, op, base) if FRAMEWORKS[framework].kernel_timer else []
+    if op.source == "systick":
+        return _systick(target, framework, op, base)
+    counter = hardware_timer(target, op.source, framework)
+    if counter is not None and FRAMEWORKS[framework].hardware_timers:
+        return _counter_check(target, framework, op, base, counter)
+    return []
+
+
+def pwm_period(plan: Plan, target: Target, framework: str, index: int, op: Any, needed: int) -> list[Evidence]:
+    """A PWM operation's ``period_us`` on the unit driving its ``output``: the counter must count it
+    (E_TIMER_RANGE) in at least ``needed`` steps (E_PWM_RESOLUTION: the duty resolution the operation
+    needs, which the op spec states), on a pin a timer channel reaches (E_PIN_FUNCTION)."""
+    if framework not in FRAMEWORKS:
+        return []
+    return _pwm(plan, target, framework, op, ["operations", index], needed)

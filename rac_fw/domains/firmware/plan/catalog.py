@@ -68,6 +68,19 @@ def _block_rows(block: SectionSpec) -> dict[str, list[str]]:
     return {t.id: [f for f in t.frameworks if block.realizes(f, t)] for t in _targets()}
 
 
+#: What the index says of the plan's own fields (``index()["plan"]``; ``BLOCK`` stands for every block).
+_PLAN_FIELDS = {
+    "target": "target id (from the task)",
+    "framework": "zephyr|espidf|hal|baremetal; default: the target's first",
+    "resources": "buffers, pins, devices, threads: op_schema('resources')",
+    "operations": "1-64 items {op: KIND, name?: id, ...}: op_schema(KIND) gives the fields",
+    "heap_bytes": "int",
+    "stack_bytes": "int",
+    "BLOCK": "a plan-level block below: op_schema(BLOCK) gives its fields",
+}
+_INDEXED = frozenset(_PLAN_FIELDS) - {"BLOCK"}
+
+
 def index() -> dict[str, Any]:
     """The schema index: the plan's envelope, the frameworks per target, one purpose line per operation
     (grouped by where the operations are realized: the group key costs its tokens once, not once per
@@ -84,15 +97,7 @@ def index() -> dict[str, Any]:
         if where != "nowhere":
             blocks.setdefault(where, {})[block.name] = purpose(first_sentence(block.model.__doc__, block.name))
     return {
-        "plan": {
-            "target": "target id (from the task)",
-            "framework": "zephyr|espidf|hal|baremetal; default: the target's first",
-            "resources": "buffers, pins, devices, threads: op_schema('resources')",
-            "operations": "1-64 items {op: KIND, name?: id, ...}: op_schema(KIND) gives the fields",
-            "heap_bytes": "int",
-            "stack_bytes": "int",
-            "BLOCK": "a plan-level block below: op_schema(BLOCK) gives its fields",
-        },  # fmt: skip
+        "plan": _PLAN_FIELDS,
         "where": WHERE_LEGEND,
         "targets": {t.id: list(t.frameworks) for t in targets},
         "operations": operations,
@@ -138,7 +143,9 @@ def envelope_schema() -> dict[str, Any]:
         "description": "Operations {op: KIND, ...}; KIND from the index, fields: op_schema(KIND)",
         "items": {"type": "object", "required": ["op"], "properties": {"op": {"type": "string"}}},
     }
-    for field in properties.values():
+    for name, field in properties.items():
         field.pop("title", None)
+        if name in _INDEXED:  # the index's "plan" entry says it (the tool carries both)
+            field.pop("description", None)
     schema.pop("title", None)
     return schema

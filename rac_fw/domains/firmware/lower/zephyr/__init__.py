@@ -18,7 +18,7 @@ import dataclasses
 import re
 
 from rac_fw.contract import Evidence
-from rac_fw.domains.firmware.bind import BoundPlan, bind
+from rac_fw.domains.firmware.bind import BoundPlan
 from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.lower import (
@@ -30,7 +30,6 @@ from rac_fw.domains.firmware.lower import (
 )
 from rac_fw.domains.firmware.lower.zephyr.model import ZEPHYR_VERSION, AppModel
 from rac_fw.domains.firmware.lower.zephyr.render import Builder
-from rac_fw.domains.firmware.obligations import violations
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
@@ -119,11 +118,11 @@ def portable_boards(bound: BoundPlan, files: dict[str, str]) -> list[str]:
         board = other.board.zephyr_board
         if target_id == bound.target.id or board is None or "zephyr" not in other.frameworks:
             continue
-        plan = bound.plan.model_copy(update={"target": target_id})
-        if violations(plan, other, "zephyr"):
+        rebound = bound.rebind(other)
+        if rebound is None:
             continue
         try:
-            theirs = _builder(bind(plan, other, "zephyr")).render().files
+            theirs = _builder(rebound).render().files
         except LoweringError:
             continue
         if _sources(theirs, other) == ours and not _needs_overlay(theirs):

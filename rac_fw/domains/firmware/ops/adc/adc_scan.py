@@ -7,16 +7,20 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import adc_dma_routable, has_dt_label
-from rac_fw.domains.firmware.ops.adc import espidf_view, hal_view
+from rac_fw.domains.firmware.ops.adc import espidf_view, hal_view, resolution
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.evidence import Path
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class AdcScan(Operation):
@@ -53,6 +57,22 @@ def _hal(b: HalBuild, index: int, op: AdcScan) -> dict[str, Any]:
     return view
 
 
+def _names(plan: Plan, target: Target, framework: str, index: int, op: AdcScan) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: a ``buffer`` must be a declared ``dma_rx`` buffer."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    if op.buffer is not None:
+        refs.buffer(op.buffer, [*base, "buffer"], ("dma_rx",))
+    return refs.found
+
+def _dma(plan: Plan, target: Target, framework: str, index: int, op: AdcScan) -> list[Evidence]:
+    """E_TARGET_UNSUPPORTED: scanning into a DMA ``buffer`` needs a realization with the ``dma`` feature."""
+    from rac_fw.domains.firmware.obligations.support import scan_by_dma  # runs after the plan model exists
+
+    return scan_by_dma(target, framework, index, op)
+
 SPEC = OpSpec(
     model=AdcScan,
     family="adc",
@@ -63,4 +83,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="adc", view=_espidf),
         "hal": Realization(template="ops", view=_hal, features={"dma": adc_dma_routable}),
     },
+    checks=(_dma, _names, resolution),
+    codes=("E_TARGET_UNSUPPORTED", "E_UNKNOWN_RESOURCE", "E_ADC_RESOLUTION"),
 )

@@ -13,9 +13,13 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.evidence import Path
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class SpiTransfer(Operation):
@@ -93,6 +97,15 @@ def _hal(b: HalBuild, index: int, op: SpiTransfer) -> dict[str, Any]:
     return view
 
 
+def _names(plan: Plan, target: Target, framework: str, index: int, op: SpiTransfer) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: ``device`` must be an SPI device of ``resources.devices``."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    refs.device(op.device, [*base, "device"], "spi")
+    return refs.found
+
 SPEC = OpSpec(
     model=SpiTransfer,
     family="bus",
@@ -102,4 +115,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="bus", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },
+    checks=(_names,),
+    codes=("E_UNKNOWN_RESOURCE",),
 )

@@ -10,14 +10,18 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import dt_labels, has_registers, memory_to_memory_controllers
 from rac_fw.domains.firmware.ops.dma import zephyr_dma_node
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.evidence import Path
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class DmaMem2Mem(Operation):
@@ -114,6 +118,66 @@ def _baremetal(b: BaremetalBuild, index: int, op: DmaMem2Mem) -> None:
     b.emit("ops/dma_mem2mem", ctx)
 
 
+def _names(plan: Plan, target: Target, framework: str, index: int, op: DmaMem2Mem) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: both buffers are declared DMA buffers; a named controller copies memory to memory."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    roles = ("dma_mem", "dma_rx", "dma_tx")
+    refs.buffer(op.src, [*base, "src"], roles)
+    refs.buffer(op.dst, [*base, "dst"], roles)
+    refs.op_controller(op.controller, [*base, "controller"], [c.name for c in target.dma if c.memory_to_memory])
+    return refs.found
+
+def _copy(plan: Plan, target: Target, framework: str, index: int, op: DmaMem2Mem) -> list[Evidence]:
+    """E_DMA_M2M_UNSUPPORTED: the copy needs a controller that can copy memory to memory (not STM32F4
+    DMA1, not nRF); E_DMA_LENGTH: the destination must hold the whole source."""
+    from rac_fw.domains.firmware.placement import controller_named  # it imports this module's model
+
+    found: list[Evidence] = []
+    base: Path = ["operations", index]
+    capable = [c for c in target.dma if c.memory_to_memory]
+    named = op.controller or next((b.dma for b in map(plan.buffer, (op.src, op.dst)) if b and b.dma), None)
+    controller = controller_named(target, named) if named else (capable[0] if capable else None)
+    if not capable:
+        found.append(
+            violation(
+                "E_DMA_M2M_UNSUPPORTED",
+                f"no DMA controller of {target.id} can copy memory to memory "
+                f"({', '.join(c.name for c in target.dma) or 'no DMA'})",
+                base,
+                [op.op, target.id],
+                relaxations=[relax("drop the DMA copy (copy with the CPU instead)", remove(base))],
+            )
+        )
+    elif controller is not None and not controller.memory_to_memory:
+        path: Path = [*base, "controller"]
+        found.append(
+            violation(
+                "E_DMA_M2M_UNSUPPORTED",
+                f"{controller.name} cannot do memory-to-memory transfers; {', '.join(c.name for c in capable)} can",
+                path,
+                [controller.name, op.src, op.dst],
+                relaxations=[relax(f"use {c.name}", replace(path, c.name)) for c in capable],
+            )
+        )
+    src, dst = plan.buffer(op.src), plan.buffer(op.dst)
+    if src is not None and dst is not None and dst.size_bytes < src.size_bytes:
+        path = ["resources", "buffers", plan.resources.buffers.index(dst), "size_bytes"]
+        found.append(
+            violation(
+                "E_DMA_LENGTH",
+                f"destination {dst.name} ({dst.size_bytes} bytes) is shorter than source {src.name} "
+                f"({src.size_bytes} bytes)",
+                path,
+                [dst.name, src.name],
+                [measure("shortfall", src.size_bytes - dst.size_bytes, "bytes")],
+                [relax(f"make {dst.name} {src.size_bytes} bytes", replace(path, src.size_bytes))],
+            )
+        )
+    return found
+
 SPEC = OpSpec(
     model=DmaMem2Mem,
     family="dma",
@@ -129,4 +193,6 @@ SPEC = OpSpec(
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/dma_mem2mem", view=_baremetal, available=_stream_registers),
     },
+    checks=(_names, _copy),
+    codes=("E_UNKNOWN_RESOURCE", "E_DMA_M2M_UNSUPPORTED", "E_DMA_LENGTH"),
 )

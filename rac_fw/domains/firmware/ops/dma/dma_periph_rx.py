@@ -8,15 +8,24 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.contract import Relaxation
-from rac_fw.domains.firmware.facts.query import console_rx_dma, console_uart_known, request_instance
+from rac_fw.domains.firmware.facts.query import (
+    console_rx_dma,
+    console_uart_known,
+    request_instance,
+    serving_controllers,
+)
 from rac_fw.domains.firmware.ops.uart import UART_ASYNC_KCONFIG, UART_DRAIN_MS, UART_RX_IDLE_CHARS, zephyr_uart_mode
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name, SignalName
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.evidence import Path
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class DmaPeriphRx(Operation):
@@ -143,6 +152,30 @@ def _hal(b: HalBuild, index: int, op: DmaPeriphRx) -> dict[str, Any]:
     return view
 
 
+def _radio(plan: Plan, target: Target, framework: str, index: int, op: DmaPeriphRx) -> list[Evidence]:
+    """An ADC request on the unit the Wi-Fi radio holds is the radio concern's ``E_RADIO_CONFLICT``
+    (imported when it runs: the obligations package imports the plan model, which collects this spec)."""
+    from rac_fw.domains.firmware.obligations.radio import sampled_unit
+
+    return sampled_unit(plan, target, ["operations", index, "peripheral"], op.peripheral)
+
+def _names(plan: Plan, target: Target, framework: str, index: int, op: DmaPeriphRx) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: the ``dma_rx`` buffer, and a named controller must serve the request."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    refs.buffer(op.buffer, [*base, "buffer"], ("dma_rx",))
+    serving = [c.name for c in serving_controllers(target, op.peripheral)]
+    refs.op_controller(op.controller, [*base, "controller"], serving)
+    return refs.found
+
+def _request(plan: Plan, target: Target, framework: str, index: int, op: DmaPeriphRx) -> list[Evidence]:
+    """The request's peripheral must exist and a DMA controller serve it (the peripherals concern's rule)."""
+    from rac_fw.domains.firmware.obligations.peripherals import request_named  # runs after the plan model exists
+
+    return request_named(target, index, op)
+
 SPEC = OpSpec(
     model=DmaPeriphRx,
     family="dma",
@@ -157,4 +190,6 @@ SPEC = OpSpec(
         ),
         "hal": Realization(template="ops", view=_hal),
     },
+    checks=(_request, _names, _radio),
+    codes=("E_NO_PERIPHERAL", "E_TARGET_UNSUPPORTED", "E_UNKNOWN_RESOURCE", "E_RADIO_CONFLICT"),
 )

@@ -9,13 +9,17 @@ from pydantic import Field
 from rac_fw.domains.firmware.ops.handoff import RING_POLL_MS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class IsrHandoff(Operation):
@@ -69,6 +73,34 @@ def _espidf(b: EspIdfBuild, index: int, op: IsrHandoff) -> dict[str, Any]:
             "source_label": c_string_literal(op.source)}  # fmt: skip
 
 
+def _put_never_blocks(plan: Plan, target: Target, framework: str, index: int, op: IsrHandoff) -> list[Evidence]:
+    """E_ISR_BLOCKING: the put runs in interrupt context, and nothing there may wait."""
+    if op.put_timeout_ms <= 0:
+        return []
+    path: Path = ["operations", index, "put_timeout_ms"]
+    return [
+        violation(
+            "E_ISR_BLOCKING",
+            f"the {op.mechanism} put in {op.source}'s ISR would wait up to "
+            f"{op.put_timeout_ms} ms; an ISR must never block (drop or count the event when full)",
+            path,
+            [op.source, op.thread],
+            [measure("wait", op.put_timeout_ms, "ms")],
+            [relax("put without waiting (K_NO_WAIT / 0 ticks)", replace(path, 0))],
+        )
+    ]
+
+def _names(plan: Plan, target: Target, framework: str, index: int, op: IsrHandoff) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: ``source`` names an interrupt-context operation, ``thread`` a declared thread."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+    from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    refs.operation(op.source, [*base, "source"], ISR_OPERATIONS, "an interrupt-context")
+    refs.thread(op.thread, [*base, "thread"])
+    return refs.found
+
 SPEC = OpSpec(
     model=IsrHandoff,
     family="handoff",
@@ -77,4 +109,6 @@ SPEC = OpSpec(
         "zephyr": Realization(template="handoff", view=_zephyr),
         "espidf": Realization(template="handoff", view=_espidf),
     },
+    checks=(_put_never_blocks, _names),
+    codes=("E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE"),
 )

@@ -9,14 +9,17 @@ from pydantic import Field
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class Log(Operation):
@@ -93,6 +96,35 @@ def _hal(b: HalBuild, index: int, op: Log) -> dict[str, Any]:
     return view
 
 
+def _not_in_an_isr(plan: Plan, target: Target, framework: str, index: int, op: Log) -> list[Evidence]:
+    """E_ISR_BLOCKING: logging takes locks and may block or allocate, so never inside an interrupt handler."""
+    if op.in_isr_of is None:
+        return []
+    path: Path = ["operations", index, "in_isr_of"]
+    return [
+        violation(
+            "E_ISR_BLOCKING",
+            f"logging inside {op.in_isr_of}'s interrupt handler can block and allocate; "
+            "log from a thread fed by an isr_handoff",
+            path,
+            [op.in_isr_of, op.name or op.op],
+            relaxations=[relax("log from thread context", remove(path))],
+        )
+    ]
+
+def _names(plan: Plan, target: Target, framework: str, index: int, op: Log) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: each value names a value-producing operation, ``in_isr_of`` an interrupt-context one."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+    from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    for j, name in enumerate(op.values):
+        refs.operation(name, [*base, "values", j], VALUE_OPERATIONS, "a value-producing")
+    if op.in_isr_of is not None:
+        refs.operation(op.in_isr_of, [*base, "in_isr_of"], ISR_OPERATIONS, "an interrupt-context")
+    return refs.found
+
 SPEC = OpSpec(
     model=Log,
     family="log",
@@ -102,4 +134,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="log", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },
+    checks=(_not_in_an_isr, _names),
+    codes=("E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE"),
 )

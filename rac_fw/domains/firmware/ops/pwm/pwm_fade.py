@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -18,9 +19,12 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class PwmFade(Operation):
@@ -59,6 +63,14 @@ def _hal(b: HalBuild, index: int, op: PwmFade) -> dict[str, Any]:
     return view
 
 
+def _period(plan: Plan, target: Target, framework: str, index: int, op: PwmFade) -> list[Evidence]:
+    """The PWM counter must count the period in ``100 / step_percent`` steps at least (each fade step one
+    count or more); the counter itself is the shared timing concern's, imported when it runs (the
+    obligations import the plan model)."""
+    from rac_fw.domains.firmware.obligations.timing import pwm_period
+
+    return pwm_period(plan, target, framework, index, op, needed=math.ceil(100 / op.step_percent))
+
 SPEC = OpSpec(
     model=PwmFade,
     family="pwm",
@@ -70,4 +82,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="pwm", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },
+    checks=(_period,),
+    codes=("E_TIMER_RANGE", "E_PWM_RESOLUTION", "E_PIN_FUNCTION"),
 )

@@ -12,9 +12,13 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.evidence import Path
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class ProducerConsumer(Operation):
@@ -64,6 +68,16 @@ def _hal(b: HalBuild, index: int, op: ProducerConsumer) -> dict[str, Any]:
     return view
 
 
+def _names(plan: Plan, target: Target, framework: str, index: int, op: ProducerConsumer) -> list[Evidence]:
+    """E_UNKNOWN_RESOURCE: producer and consumer are declared threads."""
+    from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
+
+    refs = References(plan, target, framework)
+    base: Path = ["operations", index]
+    refs.thread(op.producer, [*base, "producer"])
+    refs.thread(op.consumer, [*base, "consumer"])
+    return refs.found
+
 SPEC = OpSpec(
     model=ProducerConsumer,
     family="threads",
@@ -73,4 +87,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="threads", view=_espidf),
         "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
     },
+    checks=(_names,),
+    codes=("E_UNKNOWN_RESOURCE",),
 )

@@ -15,10 +15,13 @@ from rac_fw.domains.firmware.plan.fields import IrqPriority, PeripheralName
 from rac_fw.domains.firmware.plan.spec import Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.model import Plan
 
 TimerSource = Annotated[
     Literal["kernel", "systick"] | PeripheralName,
@@ -138,3 +141,27 @@ def realizations() -> dict[str, Realization]:
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/timer", view=_baremetal),
     }
+
+
+def period_range(plan: Plan, target: Target, framework: str, index: int, op: Any) -> list[Evidence]:
+    """E_TIMER_RANGE: the period must be one the ``source`` counter produces within 1 %; asks the shared
+    timing concern (``obligations.timing``), imported here when it runs: the obligations package imports
+    the plan model, which collects this spec."""
+    from rac_fw.domains.firmware.obligations.timing import timer_period
+
+    return timer_period(plan, target, framework, index, op)
+
+
+def source_named(plan: Plan, target: Target, framework: str, index: int, op: Any) -> list[Evidence]:
+    """E_NO_PERIPHERAL: a hardware ``source`` must be a timer of the chip (the peripherals concern's rule)."""
+    from rac_fw.domains.firmware.obligations.peripherals import timer_named  # runs after the plan model exists
+
+    return timer_named(target, index, op)
+
+
+def source_available(plan: Plan, target: Target, framework: str, index: int, op: Any) -> list[Evidence]:
+    """E_TARGET_UNSUPPORTED: the ``source`` must exist under the framework (a kernel timer service, SysTick
+    the framework does not own, hardware timers it drives): the support concern's rule."""
+    from rac_fw.domains.firmware.obligations.support import timer_source  # runs after the plan model exists
+
+    return timer_source(target, framework, index, op)

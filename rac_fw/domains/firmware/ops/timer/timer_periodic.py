@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rac_fw.domains.firmware.ops.timer import TimedOperation, realizations
+from rac_fw.domains.firmware.ops.timer import (
+    TimedOperation,
+    period_range,
+    realizations,
+    source_available,
+    source_named,
+)
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec
 
 
@@ -20,4 +26,6 @@ SPEC = OpSpec(
     flags=frozenset({Flag.ISR_CONTEXT}),
     events=("expiry",),
     realizations=realizations(),
+    checks=(source_available, source_named, period_range),
+    codes=("E_TARGET_UNSUPPORTED", "E_NO_PERIPHERAL", "E_TIMER_RANGE"),
 )

@@ -7,17 +7,20 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import console_uart_known
-from rac_fw.domains.firmware.ops.uart import Baud, UartInstance
+from rac_fw.domains.firmware.ops.uart import Baud, UartInstance, baud_error
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.fields import Message
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class UartPrint(Operation):
@@ -67,6 +70,13 @@ def _baremetal(b: BaremetalBuild, index: int, op: UartPrint) -> None:
     b.emit("ops/uart_print", ctx)
 
 
+def _instance(plan: Plan, target: Target, framework: str, index: int, op: UartPrint) -> list[Evidence]:
+    """A named UART must exist and have its pins declared (it only transmits: its TX pin);
+    the shared rule is the peripherals concern's."""
+    from rac_fw.domains.firmware.obligations.peripherals import uart_named  # runs after the plan model exists
+
+    return uart_named(plan, target, index, op, needs_rx=False)
+
 SPEC = OpSpec(
     model=UartPrint,
     family="uart",
@@ -77,4 +87,6 @@ SPEC = OpSpec(
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/uart_print", view=_baremetal),
     },
+    checks=(_instance, baud_error),
+    codes=("E_NO_PERIPHERAL", "E_UNKNOWN_RESOURCE", "E_BAUD_ERROR"),
 )
