@@ -400,7 +400,7 @@ def test_dma_copy_outcome_is_printed_on_the_console_and_the_idle_loop_reads_no_t
     assert f"HAL_UART_Transmit(&{handle}, (const uint8_t *)text, (uint16_t)strlen(text), UART_TX_TIMEOUT_MS)" in main
     timeout = int(re.search(r"#define UART_TX_TIMEOUT_MS (\d+)U", main)[1])  # type: ignore[index]
     assert timeout * 1e-3 > len("dma copy mismatch\r\n") * 10 / console.baud
-    assert "HAL_GetTick()" not in main
+    assert "HAL_GetTick()" not in _without_console_report(main)
     assert verify_sources(files, "hal", target).ok
 
 
@@ -425,13 +425,20 @@ def test_without_a_console_the_copy_outcome_stays_in_flags_and_a_silent_receiver
         "operations": [{"op": "uart_rx_irq", "name": "rx", "uart": "USART3", "ring_bytes": 32, "echo": False}],
     }
     main = lower(_valid(data, target), target, "hal").files["Core/Src/main.c"]
-    assert "rx_tail = rx_head;" in main and "(void)byte" not in main and "HAL_GetTick()" not in main
+    assert "rx_tail = rx_head;" in main and "(void)byte" not in main
+    assert "HAL_GetTick()" not in _without_console_report(main)
 
 
 def _function(source: str, signature: str) -> str:
     """The body of the C function that starts with ``signature`` (up to the closing brace in column 0)."""
     start = source.index(signature)
     return source[start : source.index("\n}\n", start)]
+
+
+def _without_console_report(main: str) -> str:
+    """``main`` without ``rac_report``, the console-protocol transmitter: the one place that reads the tick
+    in an app whose operations need none (it bounds its retry of a console busy with an interrupt transfer)."""
+    return main.replace(_function(main, "static void rac_report(const char *line)"), "")
 
 
 def _adc_dma_route(target: Target, files: dict[str, str]) -> tuple[str, int]:

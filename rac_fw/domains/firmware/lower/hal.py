@@ -68,6 +68,7 @@ from rac_fw.domains.firmware.placement import buffer_needs, default_ram
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
+from rac_fw.domains.firmware.verify.console import operation_label
 
 _PIN = re.compile(r"^P([A-K])(\d+)$")
 
@@ -245,7 +246,8 @@ class HalBuild(BoundBuild):
         """The names every view has; the op spec's view function fills in the rest and returns it.
 
         ``period``: the operation's own period field, if it has one; ``ticks``: its loop code reads
-        ``now`` (``HAL_GetTick()`` once per pass), which only then main() fetches.
+        ``now`` (``HAL_GetTick()`` once per pass), which only then main() fetches; ``report``: its name on
+        the console (``rac: <report> ok``), the one the bare-metal, Zephyr and ESP-IDF apps print.
         """
         sym = op.name or f"{op.op}_{index}"
         period = next(
@@ -253,7 +255,8 @@ class HalBuild(BoundBuild):
             None,
         )
         return {"op": op, "sym": sym, "kind": op.op, "value": spec(op.op).has(Flag.VALUE),
-                "label": c_string_literal(sym), "period": period, "ticks": period is not None}  # fmt: skip
+                "label": c_string_literal(sym), "period": period, "ticks": period is not None,
+                "report": c_string_literal(operation_label(index, op.op, op.name))}  # fmt: skip
 
     @staticmethod
     def unsupported(where: str | None, message: str) -> LoweringError:
@@ -655,11 +658,18 @@ def _view(build: HalBuild, index: int, op: Any) -> dict[str, Any]:
     return view
 
 
+def _report_bytes(build: HalBuild) -> int:
+    """The longest console-protocol line with its NUL: ``rac: <label> ok value=<int32>\\r\\n`` (the label
+    literal's quotes stand in for the separators), the size of the buffer ``rac_ok`` formats it in."""
+    longest = max((len(v["report"]) for v in build.views), default=0)
+    return len("rac: ") + longest + len(" ok value=-2147483648\r\n") + 1
+
+
 def _uart_tx_timeout_ms(build: HalBuild) -> int:
     """HAL_UART_Transmit timeout: twice the time the longest text the loop sends takes on the slowest
     UART (10 bits per byte at 8N1) plus 10 ms for the 1 ms tick's granularity and interrupts served
     meanwhile, so a healthy transmit never times out and a stuck one is bounded."""
-    longest = max((int(v.get("text_bytes", 1)) for v in build.views), default=1)
+    longest = max([_report_bytes(build), *(int(v.get("text_bytes", 1)) for v in build.views)])
     slowest = min(int(u["baud"]) for u in build.uarts.values())
     return math.ceil(2 * 10 * longest * 1000 / slowest) + 10
 
@@ -832,6 +842,9 @@ class HalLowerer:
         for index, op in enumerate(plan.operations):
             build.views.append(_view(build, index, op))
         realize_sections(build, self.name)
+        # The console protocol (rac: boot / <op> ok / done) goes out on the board's console UART: claimed like
+        # any UART, so an operation on the console shares its handle and init.
+        console = build.uart(target.board.console.uart, None, "target.board.console") if target.board.console else None
         if build.rtos is not None and hal.rtos is not None:
             build.rtos.update(_rtos_config(build, hal.rtos))
         prefix = hal.family.lower() + "xx"  # stm32f4xx / stm32h7xx
@@ -856,7 +869,7 @@ class HalLowerer:
             "dmas": build.dmas, "buffers": [build.buffers[k] for k in sorted(build.buffers)],
             "watchdog": build.watchdog, "dcache": cache,
             "dma_controllers": sorted({d["controller"] for d in build.dmas}),
-            "console": build.uarts.get(target.board.console.uart) if target.board.console else None,
+            "console": console, "boot": c_string_literal(target.id), "report_bytes": _report_bytes(build),
             "irq_names": irq_names, "lsi_hz": _hz(target, "LSI"),
             "uart_tx_timeout_ms": _uart_tx_timeout_ms(build) if build.uarts else None,
             "loop_ticks": any(v["ticks"] for v in build.views),
