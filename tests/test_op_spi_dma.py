@@ -31,11 +31,20 @@ def _plan(target: str, framework: str, controller: str, cs: str, **top: Any) -> 
         "target": target,
         "framework": framework,
         "resources": {
-            "devices": [{"name": "flash", "bus": "spi", "controller": controller, "chip_select": cs,
-                         "frequency_hz": 8000000}]  # fmt: skip
+            "devices": [
+                {"name": "flash", "bus": "spi", "controller": controller, "chip_select": cs, "frequency_hz": 8000000}
+            ]  # fmt: skip
         },
-        "operations": [{"op": "spi_transfer", "name": "jedec", "device": "flash", "register_index": 0x9F,
-                        "read_bytes": 3, "dma": True}],  # fmt: skip
+        "operations": [
+            {
+                "op": "spi_transfer",
+                "name": "jedec",
+                "device": "flash",
+                "register_index": 0x9F,
+                "read_bytes": 3,
+                "dma": True,
+            }
+        ],  # fmt: skip
         **top,
     }
 

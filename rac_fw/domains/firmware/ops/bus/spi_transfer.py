@@ -103,12 +103,10 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
     header = 1 if op.register_index is not None else 0
     nocache = False
     if op.dma:
-        from rac_fw.domains.firmware.lower.zephyr.model import unsupported
-
         found = spi_dma(b.plan, b.target).get(device.controller)
         if found is None or found.routes is None:
             why = found.problem if found and found.problem else "no DMA route"
-            raise unsupported(f"operations[{index}].dma", why, [op.device], [])
+            raise b.unsupported(f"operations[{index}].dma", why, [op.device], [])
         for route in found.routes:
             for node in route.nodes:
                 b.app.okay(node)
