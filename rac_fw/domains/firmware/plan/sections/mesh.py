@@ -159,7 +159,9 @@ def _zephyr(b: ZephyrBuilder, mesh: Mesh) -> None:
         "led": b.gpio_spec("led", mesh.led, "mesh.led", "led", oid),
         "uuid": uuid_bytes(mesh),
         "led_name": c_string_literal(mesh.led),
-        "bearers": " | ".join(b for b, on in (("BT_MESH_PROV_ADV", mesh.pb_adv), ("BT_MESH_PROV_GATT", mesh.pb_gatt)) if on),
+        "bearers": " | ".join(
+            b for b, on in (("BT_MESH_PROV_ADV", mesh.pb_adv), ("BT_MESH_PROV_GATT", mesh.pb_gatt)) if on
+        ),
     }
     render = b.macro("mesh", "mesh_node")
     if render is None:
