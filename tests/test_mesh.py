@@ -98,7 +98,8 @@ def test_a_node_without_a_bearer_or_with_a_short_uuid_is_refused_at_the_field() 
 
 SEEDED: list[tuple[str, str, dict[str, Any], str, list[str]]] = [
     ("connectable-advertiser", "nrf52840",
-     {"target": "nrf52840", "operations": [dict(LAMP), {"op": "ble_advertise", "name": "adv"}], "mesh": {"led": "led1"}},
+     {"target": "nrf52840", "operations": [dict(LAMP), {"op": "ble_advertise", "name": "adv"}],
+      "mesh": {"led": "led1"}},
      "E_MESH_ADVERTISER", ["adv", "mesh"]),
     ("unknown-led", "nrf52840", _plan(led="led9"), "E_UNKNOWN_RESOURCE", ["led9", "nrf52840"]),
     ("no-radio-stm32f407", "stm32f407", {**_plan(), "target": "stm32f407"}, "E_TARGET_UNSUPPORTED", ["mesh"]),
@@ -119,7 +120,11 @@ def test_seeded_violation_and_every_relaxation_revalidates(
     assert hits[0].relaxations, case
     for relaxation in hits[0].relaxations:
         again = run_plan(apply_patch(plan, relaxation.patch), target=target)
-        assert again.status is Status.PASS, (case, relaxation.description, [(e.code, e.message) for e in again.evidence])
+        assert again.status is Status.PASS, (
+            case,
+            relaxation.description,
+            [(e.code, e.message) for e in again.evidence],
+        )
 
 
 def test_no_radio_names_the_targets_that_have_one() -> None:
