@@ -535,6 +535,7 @@ CASES += [
          "E_MESH_ADVERTISER", ["adv", "mesh"]),
 ]  # fmt: skip
 
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
     evidence = _validate(case.plan, case.target)
