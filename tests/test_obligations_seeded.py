@@ -538,6 +538,13 @@ CASES += [
          "E_SPI_DMA", ["SPI1", "flash"]),
 ]  # fmt: skip
 
+# The plan-level mesh block (plan/sections/mesh.py; its whole seeded suite: test_mesh.py).
+CASES += [
+    Case("mesh-beside-a-connectable-advertiser", "nrf52840",
+         {"mesh": {"led": "led1"}, "operations": [PRINT, {"op": "ble_advertise", "name": "adv"}]},
+         "E_MESH_ADVERTISER", ["adv", "mesh"]),
+]  # fmt: skip
+
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
