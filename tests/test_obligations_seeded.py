@@ -528,6 +528,15 @@ CASES += [
 ]  # fmt: skip
 
 
+# Issue 15 (netfix): an MQTT last will published to a filter instead of a topic name (whole seeded suite:
+# test_op_net_will.py).
+CASES += [
+    Case("mqtt-will-topic-wildcard", "native_sim", {"operations": [
+         {"op": "mqtt_publish", "name": "up", "broker": "127.0.0.1", "topic": "rac/up", "message": "up",
+          "last_will": {"topic": "rac/+/state", "message": "gone"}}]},
+         "E_NET_MQTT_WILL", ["up", "rac/+/state"], ["characters"]),
+]  # fmt: skip
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
     evidence = _validate(case.plan, case.target)
