@@ -537,6 +537,18 @@ CASES += [
          "E_NET_MQTT_WILL", ["up", "rac/+/state"], ["characters"]),
 ]  # fmt: skip
 
+
+# Issue 13 item 6 (spidma): SPI DMA is lowered for Zephyr STM32 only (its whole suite: test_op_spi_dma.py).
+CASES += [
+    Case("spi-dma-outside-zephyr", "stm32h743",
+         {"framework": "hal", "resources": {"devices": [
+             {"name": "flash", "bus": "spi", "controller": "SPI1", "chip_select": "PD14", "frequency_hz": 8000000}]},
+          "operations": [{"op": "spi_transfer", "name": "jedec", "device": "flash", "register_index": 0x9F,
+                          "read_bytes": 3, "dma": True}]},
+         "E_SPI_DMA", ["SPI1", "flash"]),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
     evidence = _validate(case.plan, case.target)
