@@ -528,6 +528,16 @@ CASES += [
 ]  # fmt: skip
 
 
+# Issue 15 (netfix): an MQTT last will published to a filter instead of a topic name (whole seeded suite:
+# test_op_net_will.py).
+CASES += [
+    Case("mqtt-will-topic-wildcard", "native_sim", {"operations": [
+         {"op": "mqtt_publish", "name": "up", "broker": "127.0.0.1", "topic": "rac/up", "message": "up",
+          "last_will": {"topic": "rac/+/state", "message": "gone"}}]},
+         "E_NET_MQTT_WILL", ["up", "rac/+/state"], ["characters"]),
+]  # fmt: skip
+
+
 # Issue 13 item 6 (spidma): SPI DMA is lowered for Zephyr STM32 only (its whole suite: test_op_spi_dma.py).
 CASES += [
     Case("spi-dma-outside-zephyr", "stm32h743",

@@ -18,6 +18,7 @@ from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -320,7 +321,8 @@ def _espidf(b: EspIdfBuild, index: int, op: BleAdvertise) -> dict[str, Any]:
                             "CONFIG_BT_NIMBLE_EXT_ADV_MAX_SIZE": str(payload.EXTENDED_BUDGET)})  # fmt: skip
     services = [b.symbol(i, o) for i, o in enumerate(b.plan.operations) if o.op == "ble_gatt_service"]
     scanners = [b.symbol(i, o) for i, o in enumerate(b.plan.operations) if o.op == "ble_scan"]
-    secured = [o for o in b.plan.operations if getattr(o, "security", 1) >= 2]
+    # Only BLE operations carry an LE security level (a Wi-Fi station's ``security`` is its auth mode).
+    secured = [o for o in b.plan.operations if spec(o.op).family == "ble" and getattr(o, "security", 1) >= 2]
     bonding = espidf_bonding(b)
     return _ad_view(op) | {
         "value": op.manufacturer.value if op.manufacturer else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
@@ -12,9 +13,9 @@ from rac_fw.domains.firmware.ops.ble.sources import value_source
 from rac_fw.domains.firmware.ops.net import common
 from rac_fw.domains.firmware.ops.net.common import Host, Port, Retry
 from rac_fw.domains.firmware.ops.wifi.wifi_station import credentials_kconfig, kconfig_name, plan_credentials
-from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
-from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -23,10 +24,19 @@ if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
+#: A topic name one may publish to: no wildcards (MQTT 3.1.1 §4.7.1), 1-128 characters.
+TOPIC_PATTERN = r"^[A-Za-z0-9_./-]{1,128}$"
 Topic = Annotated[
     str,
-    StringConstraints(pattern=r"^[A-Za-z0-9_./-]{1,128}$"),
+    StringConstraints(pattern=TOPIC_PATTERN),
     Field(description="Topic name: letters, digits, '_', '.', '/', '-' (no wildcards); 1-128 characters."),
+]
+#: The will topic admits the wildcard characters so that the will obligation, not the schema, answers a
+#: filter given where a topic name belongs (with the topic names that would do); same length bound.
+WillTopic = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9_./+#-]{1,128}$"),
+    Field(description="Will topic name: as ``topic`` (a publish topic: no '+' or '#'); 1-128 characters."),
 ]
 TopicFilter = Annotated[
     str,
@@ -41,6 +51,17 @@ PUBLISH_OVERHEAD = 5 + 2 + 2
 VALUE_TEXT_BYTES = 11
 
 
+class LastWill(PlanModel):
+    """The message the broker publishes for the client when it loses it without a DISCONNECT
+    (MQTT 3.1.1 §3.1.2.5): ``topic`` (a topic name, no wildcards), ``message``, ``qos`` 0-2 and
+    ``retain``. It travels in the CONNECT packet, so it costs nothing at run time."""
+
+    topic: WillTopic
+    message: Message
+    qos: int = Field(default=0, ge=0, le=255, description="0, 1 or 2 (MQTT 3.1.1 §3.1.2.6).")
+    retain: bool = False
+
+
 class MqttPublish(Operation):
     """Connect to an MQTT broker (MQTT 3.1.1 over TCP) and publish every ``interval_ms``.
 
@@ -49,7 +70,8 @@ class MqttPublish(Operation):
     keep the last message. ``subscribe`` topics are received at QoS 0 and logged with their size.
     ``keep_alive_s`` is the keep-alive the client promises (0: none). The user name and password are
     credentials referenced by name (Kconfig strings), never text in the plan. ``buffer_bytes`` bounds
-    the client's transmit and receive buffers; the largest PUBLISH must fit.
+    the client's transmit and receive buffers; the largest PUBLISH must fit. ``last_will`` is the
+    message the broker publishes in the client's name when the connection dies uncleanly.
     """
 
     op: Literal["mqtt_publish"]
@@ -68,6 +90,7 @@ class MqttPublish(Operation):
     password_credential: Name | None = None
     buffer_bytes: int = Field(default=256, ge=64, le=16384)
     retry: Retry = Field(default_factory=Retry)
+    last_will: LastWill | None = None
 
     @model_validator(mode="after")
     def _payload(self) -> MqttPublish:
@@ -82,19 +105,50 @@ class MqttPublish(Operation):
 
 
 def _qos(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish) -> list[Evidence]:
+    """The publication's QoS and the will's (MQTT 3.1.1 §4.3, §3.1.2.6) are each 0, 1 or 2."""
 
-    if op.qos <= 2:
-        return []
-    path: Path = ["operations", index, "qos"]
+    levels: list[tuple[Path, int, str]] = [(["operations", index, "qos"], op.qos, op.topic)]
+    if op.last_will is not None:
+        levels.append((["operations", index, "last_will", "qos"], op.last_will.qos, op.last_will.topic))
     meaning = {2: "exactly once", 1: "at least once", 0: "at most once"}
     return [
         violation(
             "E_NET_MQTT_QOS",
-            f"MQTT QoS {op.qos} does not exist: MQTT 3.1.1 §4.3 defines QoS 0, 1 and 2",
+            f"MQTT QoS {qos} does not exist: MQTT 3.1.1 §4.3 defines QoS 0, 1 and 2",
             path,
-            [op.name or op.op, op.topic],
-            [measure("qos", op.qos, "level"), measure("max", 2, "level")],
+            [op.name or op.op, topic],
+            [measure("qos", qos, "level"), measure("max", 2, "level")],
             [relax(f"publish at QoS {q} ({meaning[q]})", replace(path, q)) for q in (2, 1, 0)],
+        )
+        for path, qos, topic in levels
+        if qos > 2
+    ]
+
+
+def _will_topic(plan: Plan, target: Target, framework: str, index: int, op: MqttPublish) -> list[Evidence]:
+    """The broker publishes the will to its topic, so it must be a topic name: a filter's '+' or '#'
+    (MQTT 3.1.1 §4.7.1) names no single topic and the broker would refuse the CONNECT."""
+
+    will = op.last_will
+    if will is None or re.fullmatch(TOPIC_PATTERN, will.topic):
+        return []
+    path: Path = ["operations", index, "last_will", "topic"]
+    levels = [level for level in will.topic.split("/") if level and "+" not in level and "#" not in level]
+    named = "/".join(levels)
+    relaxations = [relax(f"publish the will to {named!r} (the filter without its wildcard levels)",
+                         replace(path, named))] if named and re.fullmatch(TOPIC_PATTERN, named) else []  # fmt: skip
+    if op.topic != named:
+        relaxations.append(relax(f"publish the will to the client's own topic {op.topic!r}", replace(path, op.topic)))
+    relaxations.append(relax("connect without a last will", remove(["operations", index, "last_will"])))
+    return [
+        violation(
+            "E_NET_MQTT_WILL",
+            f"the will topic {will.topic!r} is a subscription filter: a will is published to one topic name, "
+            "without '+' or '#' (MQTT 3.1.1 §3.1.3.3, §4.7.1)",
+            path,
+            [op.name or op.op, will.topic],
+            [measure("wildcards", sum(will.topic.count(c) for c in "+#"), "characters")],
+            relaxations,
         )
     ]
 
@@ -165,7 +219,15 @@ def _view(b: Any, index: int, op: MqttPublish) -> dict[str, Any]:
         "buffer": op.buffer_bytes,
         "timeout_ms": 5000,
         "retry": op.retry,
+        "will": _will_view(op.last_will),
     }
+
+
+def _will_view(will: LastWill | None) -> dict[str, Any] | None:
+    if will is None:
+        return None
+    return {"topic": c_string_literal(will.topic), "message": c_string_literal(will.message), "qos": will.qos,
+            "retain": will.retain}  # fmt: skip
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: MqttPublish) -> dict[str, Any]:
@@ -195,6 +257,6 @@ SPEC = OpSpec(
         "zephyr": Realization(template="net", view=_zephyr, available=common.available("zephyr")),
         "espidf": Realization(template="net", view=_espidf, available=common.available("espidf")),
     },
-    checks=(*common.CHECKS, _qos, _buffer, _keep_alive, _value),
-    codes=(*common.CODES, "E_NET_MQTT_QOS", "E_NET_BUFFER"),
+    checks=(*common.CHECKS, _qos, _will_topic, _buffer, _keep_alive, _value),
+    codes=(*common.CODES, "E_NET_MQTT_QOS", "E_NET_MQTT_WILL", "E_NET_BUFFER"),
 )

@@ -14,6 +14,7 @@ from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.sections.network import espidf_static, leases_address
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
@@ -139,8 +140,16 @@ def _zephyr(b: ZephyrBuilder, index: int, op: WifiStation) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def shares_radio_with_ble(plan: Plan) -> bool:
+    """Whether a Bluetooth LE operation runs beside the station: the two share one 2.4 GHz radio,
+    and ESP-IDF then needs software coexistence to time-slice it (components/esp_coex/Kconfig)."""
+    return any(spec(o.op).family == "ble" for o in plan.operations)
+
+
 def _espidf(b: EspIdfBuild, index: int, op: WifiStation) -> dict[str, Any]:
     b.requires.update({"esp_wifi", "esp_netif", "esp_event", "nvs_flash"})
+    if shares_radio_with_ble(b.plan):
+        b.sdkconfig["CONFIG_ESP_COEX_SW_COEXIST_ENABLE"] = "y"
     b.files["main/Kconfig.projbuild"] = credentials_kconfig(plan_credentials(b.plan), "rac-fw credentials")
     return _retry_view(op) | {
         "ssid": f"CONFIG_{kconfig_name(op.ssid_credential)}",
