@@ -528,6 +528,14 @@ CASES += [
 ]  # fmt: skip
 
 
+CASES += [
+    Case("once-init-one-caller", "nrf52840", plan({"op": "once_init", "name": "init", "threads": ["a"],
+         "wait_timeout_ms": 100}, framework="zephyr", resources=_T2), "E_ONCE_PARTIES", ["init", "a"]),
+    Case("watchdog-callback-iwdg", "stm32f407", plan({"op": "watchdog", "name": "wdt", "timeout_ms": 2000,
+         "feed_interval_ms": 500, "on_expiry": "log"}, framework="zephyr"), "E_WATCHDOG_CALLBACK", ["wdt", "IWDG"]),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
     evidence = _validate(case.plan, case.target)
