@@ -531,8 +531,6 @@ CASES += [
 CASES += [
     Case("once-init-one-caller", "nrf52840", plan({"op": "once_init", "name": "init", "threads": ["a"],
          "wait_timeout_ms": 100}, framework="zephyr", resources=_T2), "E_ONCE_PARTIES", ["init", "a"]),
-    Case("watchdog-callback-iwdg", "stm32f407", plan({"op": "watchdog", "name": "wdt", "timeout_ms": 2000,
-         "feed_interval_ms": 500, "on_expiry": "log"}, framework="zephyr"), "E_WATCHDOG_CALLBACK", ["wdt", "IWDG"]),
 ]  # fmt: skip
 
 

@@ -43,9 +43,6 @@ class Watchdog(Operation):
     feed_thread: Name | None = Field(
         default=None, description="Thread (resources.threads) that feeds; None = the main thread."
     )
-    on_expiry: Literal["log"] | None = Field(
-        default=None, description="log: print 'rac: <name> expiring' from the expiry callback before the reset."
-    )
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: Watchdog) -> dict[str, Any]:
@@ -56,7 +53,6 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Watchdog) -> dict[str, Any]:
         "timeout_ms": op.timeout_ms,
         "interval_ms": op.feed_interval_ms,
         "flag": "WDT_FLAG_RESET_SOC" if op.reset_behaviour == "reset_soc" else "WDT_FLAG_RESET_CPU_CORE",
-        "on_expiry": op.on_expiry,
     }
     if op.feed_thread is None:
         view.update(setup=True, step={"period_ms": op.feed_interval_ms})
@@ -244,39 +240,6 @@ def _timing(plan: Plan, target: Target, framework: str, index: int, op: Watchdog
         )
     return found
 
-
-# E_WATCHDOG_CALLBACK: ``on_expiry`` needs a driver that runs ``wdt_timeout_cfg.callback`` before the reset
-# (chip fact ``expiry_callback``: Zephyr's nRF WDT driver does, STM32 IWDG's refuses it with -ENOTSUP); only
-# the Zephyr realization installs the callback. The relaxation drops the field.
-CALLBACK = "E_WATCHDOG_CALLBACK"
-
-
-def _callback(plan: Plan, target: Target, framework: str, index: int, op: Watchdog) -> list[Evidence]:
-    """E_WATCHDOG_CALLBACK: an expiry callback the target's watchdog driver would not run."""
-    if op.on_expiry is None:
-        return []
-    limits = watchdog_range(target, framework)
-    entry = target.watchdogs.get(limits.name) if limits is not None else None
-    if framework == "zephyr" and entry is not None and entry.expiry_callback:
-        return []
-    path: Path = ["operations", index, "on_expiry"]
-    name = limits.name if limits is not None else target.id
-    why = (
-        f"the {framework} realization installs no expiry callback"
-        if framework != "zephyr"
-        else f"{name}'s Zephyr driver runs no expiry callback (the facts do not state one)"
-    )
-    return [
-        violation(
-            CALLBACK,
-            f"{op.name or f'operations[{index}]'} asks on_expiry: {op.on_expiry}, but {why}",
-            path,
-            [op.name or op.op, name],
-            relaxations=[relax("reset without an expiry callback", remove(path))],
-        )
-    ]
-
-
 def _names(plan: Plan, target: Target, framework: str, index: int, op: Watchdog) -> list[Evidence]:
     """E_UNKNOWN_RESOURCE: a ``feed_thread`` is a declared thread."""
     from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
@@ -286,7 +249,6 @@ def _names(plan: Plan, target: Target, framework: str, index: int, op: Watchdog)
     if op.feed_thread is not None:
         refs.thread(op.feed_thread, [*base, "feed_thread"])
     return refs.found
-
 
 SPEC = OpSpec(
     model=Watchdog,
@@ -303,6 +265,6 @@ SPEC = OpSpec(
             template="ops/watchdog", view=_baremetal, available=lambda t: watchdog_instance(t) is not None
         ),
     },
-    checks=(_timing, _names, _callback),
-    codes=("E_WATCHDOG_RANGE", "E_WATCHDOG_WINDOW", "E_WATCHDOG_SHARED", "E_UNKNOWN_RESOURCE", CALLBACK),
+    checks=(_timing, _names),
+    codes=("E_WATCHDOG_RANGE", "E_WATCHDOG_WINDOW", "E_WATCHDOG_SHARED", "E_UNKNOWN_RESOURCE"),
 )
