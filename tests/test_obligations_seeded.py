@@ -528,9 +528,27 @@ CASES += [
 ]  # fmt: skip
 
 
+# Issue 13 (kern3): one-time initialisation (its whole seeded suite: test_op_kernel_once.py).
 CASES += [
     Case("once-init-one-caller", "nrf52840", plan({"op": "once_init", "name": "init", "threads": ["a"],
          "wait_timeout_ms": 100}, framework="zephyr", resources=_T2), "E_ONCE_PARTIES", ["init", "a"]),
+]  # fmt: skip
+
+# Issue 13 item 6 (spidma): SPI DMA is lowered for Zephyr STM32 only (its whole suite: test_op_spi_dma.py).
+CASES += [
+    Case("spi-dma-outside-zephyr", "stm32h743",
+         {"framework": "hal", "resources": {"devices": [
+             {"name": "flash", "bus": "spi", "controller": "SPI1", "chip_select": "PD14", "frequency_hz": 8000000}]},
+          "operations": [{"op": "spi_transfer", "name": "jedec", "device": "flash", "register_index": 0x9F,
+                          "read_bytes": 3, "dma": True}]},
+         "E_SPI_DMA", ["SPI1", "flash"]),
+]  # fmt: skip
+
+# The plan-level mesh block (plan/sections/mesh.py; its whole seeded suite: test_mesh.py).
+CASES += [
+    Case("mesh-beside-a-connectable-advertiser", "nrf52840",
+         {"mesh": {"led": "led1"}, "operations": [PRINT, {"op": "ble_advertise", "name": "adv"}]},
+         "E_MESH_ADVERTISER", ["adv", "mesh"]),
 ]  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Target
 from rac_fw.domains.firmware.facts.query import board_button, board_led
 from rac_fw.domains.firmware.obligations import violations
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.registry import section_values, spec
 from rac_fw.domains.firmware.plan.spec import Endpoint
 
 
@@ -115,6 +115,16 @@ def bind(plan: Plan, target: Target, framework: str) -> BoundPlan:
                 continue
             endpoints[(role, name)] = bound
             lines.append(f"operations[{index}].{field_name} {name} → {bound.describe()}")
+    for section, value in section_values(plan):
+        for field_name, role in section.endpoints.items():
+            name = getattr(value, field_name, None)
+            if not isinstance(name, str):
+                continue
+            bound = endpoints.get((role, name)) or _endpoint(plan, target, role, name)
+            if bound is None:
+                continue
+            endpoints[(role, name)] = bound
+            lines.append(f"{section.name}.{field_name} {name} → {bound.describe()}")
     return BoundPlan(plan, target, framework, endpoints, tuple(lines), _pins_in_use(plan, endpoints))
 
 

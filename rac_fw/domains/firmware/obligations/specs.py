@@ -38,7 +38,8 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 violation(
                     CODE,
                     f"the {section.name} block cannot be realized by {framework} on {target.id}"
-                    + (f" (realized by: {', '.join(others)})" if others else ""),
+                    + (f" (realized by: {', '.join(others)})" if others else "")
+                    + (f": {section.why_not(target)}" if section.why_not is not None else ""),
                     [section.name],
                     [section.name, target.id, framework],
                     relaxations=options,

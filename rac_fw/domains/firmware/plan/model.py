@@ -18,6 +18,7 @@ from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resou
 from rac_fw.domains.firmware.plan.sections.bootloader import Bootloader
 from rac_fw.domains.firmware.plan.sections.config import Config
 from rac_fw.domains.firmware.plan.sections.devicetree import Devicetree
+from rac_fw.domains.firmware.plan.sections.mesh import Mesh
 from rac_fw.domains.firmware.plan.sections.network import Network
 from rac_fw.domains.firmware.plan.spec import Flag
 
@@ -79,6 +80,7 @@ class Plan(PlanModel):
     config: Config | None = None
     devicetree: Devicetree | None = None
     network: Network | None = None
+    mesh: Mesh | None = None
 
     @model_validator(mode="before")
     @classmethod

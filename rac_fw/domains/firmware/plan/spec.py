@@ -157,6 +157,10 @@ class SectionSpec:
     """Framework name → whether the target's facts allow the block there (default: always)."""
     checks: tuple[SectionCheck, ...] = ()
     codes: tuple[str, ...] = ()
+    endpoints: Mapping[str, Endpoint] = field(default_factory=dict)
+    """Block field → the board item it names (``led``/``button``), bound like an operation's endpoints."""
+    why_not: Callable[[Target], str] | None = None
+    """Why the block is not realizable on a target (its ``E_TARGET_UNSUPPORTED`` says so), when it can say more."""
 
     def realizes(self, framework: str, target: Target) -> bool:
         if framework not in self.realizations:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.facts.query import has_dt_label
+from rac_fw.domains.firmware.facts.query import dcache_active, has_dt_label
 from rac_fw.domains.firmware.ops.bus import Retries, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
@@ -14,6 +15,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.devicetree import DmaRoute
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
@@ -36,6 +38,54 @@ class SpiTransfer(Operation):
     timeout_ms: Timeout = 100
     retries: Retries = 2
     interval_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Repeat period, or once.")
+    dma: bool = Field(
+        default=False,
+        description="Move the bytes by DMA (Zephyr STM32: the controller's TX/RX DMA requests from the facts).",
+    )
+
+
+SPI_DMA = "E_SPI_DMA"
+
+
+@dataclass(frozen=True)
+class SpiDma:
+    """The DMA an SPI controller's transfers take: its TX and RX routes, or why it has none."""
+
+    controller: str
+    routes: tuple[DmaRoute, DmaRoute] | None
+    problem: str | None
+
+
+def spi_dma(plan: Plan, target: Target) -> dict[str, SpiDma]:
+    """Per SPI controller with a ``dma: true`` transfer, its TX/RX streams (plan order).
+
+    The streams of the devicetree block's ``dmas`` entries are taken first, then each controller's
+    TX and RX in turn, so no two users share a stream (``route_requests`` allocates; one place).
+    Every transfer on one controller shares its streams: the Zephyr driver binds them to the node.
+    """
+    from rac_fw.domains.firmware.facts.devicetree import DmaRoute
+    from rac_fw.domains.firmware.plan.sections.devicetree import dma_routes, route_requests
+
+    taken: set[tuple[str, int]] = set()
+    block = plan.devicetree
+    if block is not None:
+        dma_routes(target, block, taken)
+    found: dict[str, SpiDma] = {}
+    for op in plan.operations:
+        device = plan.device(op.device) if isinstance(op, SpiTransfer) and op.dma else None
+        if device is None or device.controller in found:
+            continue
+        instance = device.controller
+        if block is not None and any(e.peripheral == instance for e in block.dmas):
+            why = f"the devicetree block already gives {instance} dmas entries"
+            found[instance] = SpiDma(instance, None, why)
+            continue
+        tx, rx = route_requests(target, [f"{instance}_TX", f"{instance}_RX"], taken)
+        if isinstance(tx, DmaRoute) and isinstance(rx, DmaRoute):
+            found[instance] = SpiDma(instance, (tx, rx), None)
+        else:
+            found[instance] = SpiDma(instance, None, "; ".join(r for r in (tx, rx) if isinstance(r, str)))
+    return found
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
@@ -51,7 +101,25 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
     if op.mode & 1:
         mode.append("SPI_MODE_CPHA")
     header = 1 if op.register_index is not None else 0
+    nocache = False
+    if op.dma:
+        found = spi_dma(b.plan, b.target).get(device.controller)
+        if found is None or found.routes is None:
+            why = found.problem if found and found.problem else "no DMA route"
+            raise b.unsupported(f"operations[{index}].dma", why, [op.device], [])
+        for route in found.routes:
+            for node in route.nodes:
+                b.app.okay(node)
+        tx, rx = found.routes
+        b.app.okay(label, f"dmas = {tx.cells}, {rx.cells};", 'dma-names = "tx", "rx";')
+        b.app.need("bus", "CONFIG_DMA", "CONFIG_SPI_STM32_DMA")
+        # Zephyr 4.1's STM32 SPI driver refuses D-cached DMA buffers (-EFAULT): declare them __nocache.
+        nocache = dcache_active(b.target, "zephyr")
+        if nocache:
+            b.app.includes.add("zephyr/linker/section_tags.h")
+            b.app.need("bus", "CONFIG_NOCACHE_MEMORY")
     return {
+        "nocache": nocache,
         "bus": label,
         "cs_prop": b.alias_macro(prop),
         "frequency": device.frequency_hz,
@@ -106,6 +174,44 @@ def _names(plan: Plan, target: Target, framework: str, index: int, op: SpiTransf
     refs.device(op.device, [*base, "device"], "spi")
     return refs.found
 
+
+def _dma(plan: Plan, target: Target, framework: str, index: int, op: SpiTransfer) -> list[Evidence]:
+    """E_SPI_DMA: ``dma: true`` needs the Zephyr lowering, a TX and an RX route of the controller's DMA
+    requests on free streams, and the transfer buffers (default RAM) reachable by that DMA master."""
+    from rac_fw.domains.firmware.placement import buffer_regions, default_ram
+    from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
+
+    device = plan.device(op.device)
+    if not op.dma or device is None or device.bus != "spi":
+        return []
+    where: Path = ["operations", index, "dma"]
+    problem: str | None = None
+    if framework != "zephyr":
+        problem = f"SPI DMA is lowered for Zephyr only, not {framework}"
+    else:
+        found = spi_dma(plan, target).get(device.controller)
+        problem = found.problem if found is not None else None
+        if found is not None and found.routes is not None:
+            home = default_ram(target)
+            for route in found.routes:
+                controller = next(c for c in target.dma if c.name == route.controller)
+                if home is not None and home not in buffer_regions(target, controller.master):
+                    problem = (
+                        f"the transfer buffers live in {home.name} ({home.kind}), which {controller.name} "
+                        f"(bus master {controller.master}) cannot reach"
+                    )
+    if problem is None:
+        return []
+    return [
+        violation(
+            SPI_DMA,
+            f"{op.device} on {device.controller}: {problem}",
+            where,
+            [device.controller, op.device],
+            relaxations=[relax("drop dma", remove(where))],
+        )
+    ]
+
 SPEC = OpSpec(
     model=SpiTransfer,
     family="bus",
@@ -115,6 +221,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="bus", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },
-    checks=(_names,),
-    codes=("E_UNKNOWN_RESOURCE",),
+    checks=(_names, _dma),
+    codes=("E_UNKNOWN_RESOURCE", SPI_DMA),
 )

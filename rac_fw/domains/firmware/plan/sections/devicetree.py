@@ -400,16 +400,22 @@ def _group(plan: Plan, target: Target, index: int, group: PinGroup, block: Devic
     return evidence
 
 
-def dma_routes(target: Target, block: Devicetree) -> list[DmaRoute | str]:
-    """Each ``dmas`` entry's route (or why there is none), streams allocated in entry order."""
-    taken: set[tuple[str, int]] = set()
+def route_requests(target: Target, requests: list[str], taken: set[tuple[str, int]]) -> list[DmaRoute | str]:
+    """Each request's route (or why there is none), streams allocated in order; every stream a route
+    takes is added to ``taken`` (controller, stream), so a later request never gets the same one."""
     routes: list[DmaRoute | str] = []
-    for entry in block.dmas:
-        route = dma_route(target, f"{entry.peripheral}_{entry.direction.upper()}", taken)
+    for request in requests:
+        route = dma_route(target, request, taken)
         if isinstance(route, DmaRoute):
             taken.add((route.controller, route.stream))
         routes.append(route)
     return routes
+
+
+def dma_routes(target: Target, block: Devicetree, taken: set[tuple[str, int]] | None = None) -> list[DmaRoute | str]:
+    """Each ``dmas`` entry's route (or why there is none), streams allocated in entry order."""
+    requests = [f"{entry.peripheral}_{entry.direction.upper()}" for entry in block.dmas]
+    return route_requests(target, requests, set() if taken is None else taken)
 
 
 def _dmas(target: Target, block: Devicetree) -> list[Evidence]:
