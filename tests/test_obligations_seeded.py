@@ -538,6 +538,12 @@ CASES += [
 ]  # fmt: skip
 
 
+# Issue 13 (kern3): one-time initialisation (its whole seeded suite: test_op_kernel_once.py).
+CASES += [
+    Case("once-init-one-caller", "nrf52840", plan({"op": "once_init", "name": "init", "threads": ["a"],
+         "wait_timeout_ms": 100}, framework="zephyr", resources=_T2), "E_ONCE_PARTIES", ["init", "a"]),
+]  # fmt: skip
+
 # Issue 13 item 6 (spidma): SPI DMA is lowered for Zephyr STM32 only (its whole suite: test_op_spi_dma.py).
 CASES += [
     Case("spi-dma-outside-zephyr", "stm32h743",

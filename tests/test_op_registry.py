@@ -42,6 +42,7 @@ PINNED = {
     "semaphore", "work_item", "spinlock_state", "event_latency", "event_flags", "mutex_lock",
     "task_watchdog",
     "msg_queue", "heap_region", "ping_pong", "direct_irq", "cycle_timing", "barrier", "memory_domain",
+    "once_init",
     "core_clock", "can_send", "can_receive",
     "dma_scatter", "counter_alarm", "uart_tx_async", "i2c_target", "adc_sample", "uart_echo",
 }  # fmt: skip
