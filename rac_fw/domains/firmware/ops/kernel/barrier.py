@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.kernel import DECLARED_STACK_BYTES, Timeout, timeout_expr, unknown_threads
+from rac_fw.domains.firmware.ops.kernel import Parties, Timeout, party_threads, timeout_expr
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.evidence import add, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
@@ -46,48 +45,18 @@ class Barrier(Operation):
     wait_timeout_ms: Timeout
 
 
+RULE = Parties(
+    code=PARTIES,
+    twice="it would wait for itself",
+    join="let {t} meet {first}",
+    declare="declare thread {new} and let it meet {first}",
+    alone="{label} has {n} party: a barrier makes two or more threads meet",
+    counted="parties",
+)
+
+
 def _check(plan: Plan, target: Target, framework: str, index: int, op: Barrier) -> list[Evidence]:
-    base: list[str | int] = ["operations", index]
-    label = op.name or f"operations[{index}]"
-    found = unknown_threads(plan, framework, [(t, [*base, "threads", i]) for i, t in enumerate(op.threads)])
-    unique = list(dict.fromkeys(op.threads))
-    if len(unique) != len(op.threads):
-        found.append(
-            violation(
-                PARTIES,
-                f"{label} names a thread twice: it would wait for itself",
-                [*base, "threads"],
-                [label],
-                relaxations=[relax("name each thread once", replace([*base, "threads"], unique))]
-                if len(unique) >= 2
-                else [],
-            )
-        )
-    if len(unique) < 2:
-        others = [t.name for t in plan.resources.threads if t.name not in unique]
-        options = [relax(f"let {t} meet {unique[0]}", replace([*base, "threads"], [*unique, t])) for t in others[:3]]
-        new = f"{unique[0]}_peer"
-        if plan.thread(new) is None:
-            options.append(
-                relax(
-                    f"declare thread {new} and let it meet {unique[0]}",
-                    add(
-                        ["resources", "threads", -1], {"name": new, "priority": 5, "stack_bytes": DECLARED_STACK_BYTES}
-                    ),
-                    replace([*base, "threads"], [*unique, new]),
-                )
-            )
-        found.append(
-            violation(
-                PARTIES,
-                f"{label} has {len(unique)} party: a barrier makes two or more threads meet",
-                [*base, "threads"],
-                [label, *unique],
-                [measure("parties", len(unique), "threads")],
-                options,
-            )
-        )
-    return found
+    return party_threads(plan, framework, index, op.threads, RULE)
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: Barrier) -> dict[str, Any]:

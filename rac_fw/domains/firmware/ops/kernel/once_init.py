@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.kernel import DECLARED_STACK_BYTES, Timeout, timeout_expr, unknown_threads
+from rac_fw.domains.firmware.ops.kernel import Parties, Timeout, party_threads, timeout_expr
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.evidence import add, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -51,50 +50,18 @@ class OnceInit(Operation):
     wait_timeout_ms: Timeout
 
 
+RULE = Parties(
+    code=PARTIES,
+    twice="one thread would count as two callers",
+    join="let {t} share it with {first}",
+    declare="declare thread {new} and let it share the initialiser",
+    alone="{label} has {n} caller: a one-time initialiser is shared by two or more threads",
+    counted="callers",
+)
+
+
 def _check(plan: Plan, target: Target, framework: str, index: int, op: OnceInit) -> list[Evidence]:
-    base: list[str | int] = ["operations", index]
-    label = op.name or f"operations[{index}]"
-    found = unknown_threads(plan, framework, [(t, [*base, "threads", i]) for i, t in enumerate(op.threads)])
-    unique = list(dict.fromkeys(op.threads))
-    if len(unique) != len(op.threads):
-        found.append(
-            violation(
-                PARTIES,
-                f"{label} names a thread twice: one thread would count as two callers",
-                [*base, "threads"],
-                [label],
-                relaxations=[relax("name each thread once", replace([*base, "threads"], unique))]
-                if len(unique) >= 2
-                else [],
-            )
-        )
-    if len(unique) < 2:
-        others = [t.name for t in plan.resources.threads if t.name not in unique]
-        options = [
-            relax(f"let {t} share it with {unique[0]}", replace([*base, "threads"], [*unique, t])) for t in others[:3]
-        ]
-        new = f"{unique[0]}_peer"
-        if plan.thread(new) is None:
-            options.append(
-                relax(
-                    f"declare thread {new} and let it share the initialiser",
-                    add(
-                        ["resources", "threads", -1], {"name": new, "priority": 5, "stack_bytes": DECLARED_STACK_BYTES}
-                    ),
-                    replace([*base, "threads"], [*unique, new]),
-                )
-            )
-        found.append(
-            violation(
-                PARTIES,
-                f"{label} has {len(unique)} caller: a one-time initialiser is shared by two or more threads",
-                [*base, "threads"],
-                [label, *unique],
-                [measure("callers", len(unique), "threads")],
-                options,
-            )
-        )
-    return found
+    return party_threads(plan, framework, index, op.threads, RULE)
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: OnceInit) -> dict[str, Any]:
