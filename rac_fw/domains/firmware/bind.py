@@ -13,6 +13,7 @@ resolves a name is :func:`rac_fw.domains.firmware.facts.query.board_led` / ``boa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Target
@@ -105,18 +106,13 @@ def bind(plan: Plan, target: Target, framework: str) -> BoundPlan:
     obligations report them; a lowering asking for one gets :class:`UnboundName`)."""
     endpoints: dict[tuple[Endpoint, str], BoundEndpoint] = {}
     lines: list[str] = []
-    for index, op in enumerate(plan.operations):
-        for field_name, role in spec(op.op).endpoints.items():
-            name = getattr(op, field_name, None)
-            if not isinstance(name, str):
-                continue
-            bound = endpoints.get((role, name)) or _endpoint(plan, target, role, name)
-            if bound is None:
-                continue
-            endpoints[(role, name)] = bound
-            lines.append(f"operations[{index}].{field_name} {name} → {bound.describe()}")
-    for section, value in section_values(plan):
-        for field_name, role in section.endpoints.items():
+    # Operations and plan-level blocks name board items the same way: (where, value, field → role).
+    owners: list[tuple[str, object, Mapping[str, Endpoint]]] = [
+        (f"operations[{index}]", op, spec(op.op).endpoints) for index, op in enumerate(plan.operations)
+    ]
+    owners += [(section.name, value, section.endpoints) for section, value in section_values(plan)]
+    for where, value, roles in owners:
+        for field_name, role in roles.items():
             name = getattr(value, field_name, None)
             if not isinstance(name, str):
                 continue
@@ -124,7 +120,7 @@ def bind(plan: Plan, target: Target, framework: str) -> BoundPlan:
             if bound is None:
                 continue
             endpoints[(role, name)] = bound
-            lines.append(f"{section.name}.{field_name} {name} → {bound.describe()}")
+            lines.append(f"{where}.{field_name} {name} → {bound.describe()}")
     return BoundPlan(plan, target, framework, endpoints, tuple(lines), _pins_in_use(plan, endpoints))
 
 
