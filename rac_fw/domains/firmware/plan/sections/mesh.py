@@ -40,6 +40,7 @@ from rac_fw.domains.firmware.plan.base import PlanModel
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def _advertiser(plan: Plan, target: Target, framework: str, mesh: Mesh) -> list[
     advertising and connection accounting belong to the mesh stack): refused rather than guessed at."""
     found = []
     for index, op in enumerate(plan.operations):
-        if op.op == "ble_advertise" and getattr(op, "connectable", False):
+        if spec(op.op).family == "ble" and getattr(op, "connectable", False):  # an advertiser taking connections
             label = op.name or f"operations[{index}]"
             found.append(
                 violation(
