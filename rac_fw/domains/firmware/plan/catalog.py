@@ -40,10 +40,9 @@ def _targets() -> list[Target]:
     return [load_target(t) for t in target_ids()]
 
 
-def _where(realized: dict[str, list[str]]) -> str:
+def _where(realized: dict[str, list[str]], targets: list[Target]) -> str:
     """Where a part is realized (target id → frameworks realizing it there), as short as the index
     legend allows (see :data:`WHERE_LEGEND`)."""
-    targets = _targets()
     parts: list[str] = []
     for framework in all_frameworks():
         having = [t.id for t in targets if framework in t.frameworks]
@@ -60,12 +59,12 @@ def _where(realized: dict[str, list[str]]) -> str:
     return " ".join(parts) or "nowhere"
 
 
-def _op_rows(kind: str) -> dict[str, list[str]]:
-    return {t.id: frameworks_for(kind, t) for t in _targets()}
+def _op_rows(kind: str, targets: list[Target]) -> dict[str, list[str]]:
+    return {t.id: frameworks_for(kind, t) for t in targets}
 
 
-def _block_rows(block: SectionSpec) -> dict[str, list[str]]:
-    return {t.id: [f for f in t.frameworks if block.realizes(f, t)] for t in _targets()}
+def _block_rows(block: SectionSpec, targets: list[Target]) -> dict[str, list[str]]:
+    return {t.id: [f for f in t.frameworks if block.realizes(f, t)] for t in targets}
 
 
 #: What the index says of the plan's own fields (``index()["plan"]``; ``BLOCK`` stands for every block).
@@ -88,12 +87,12 @@ def index() -> dict[str, Any]:
     targets = _targets()
     operations: dict[str, dict[str, str]] = {}
     for s in specs():
-        where = _where(_op_rows(s.kind))
+        where = _where(_op_rows(s.kind, targets), targets)
         if where != "nowhere":
             operations.setdefault(where, {})[s.kind] = purpose(s.summary)
     blocks: dict[str, dict[str, str]] = {}
     for block in sections():
-        where = _where(_block_rows(block))
+        where = _where(_block_rows(block, targets), targets)
         if where != "nowhere":
             blocks.setdefault(where, {})[block.name] = purpose(first_sentence(block.model.__doc__, block.name))
     return {
@@ -113,14 +112,14 @@ def op_schema(name: str) -> dict[str, Any]:
     blocks = {b.name: b for b in sections()}
     if name in blocks:
         schema = inline_refs(blocks[name].model.model_json_schema())
-        schema["x-realized"] = _block_rows(blocks[name])
+        schema["x-realized"] = _block_rows(blocks[name], _targets())
         return schema
     try:
         op = spec(name)
     except KeyError:
         raise UnknownOperation(name) from None
     schema = inline_refs(op.model.model_json_schema())
-    schema["x-realized"] = _op_rows(name)
+    schema["x-realized"] = _op_rows(name, _targets())
     return schema
 
 
