@@ -22,8 +22,8 @@ from rac_fw.domains.firmware.facts.clock import pll_setting
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.lower import lower
 from rac_fw.domains.firmware.obligations import CODES
-from rac_fw.domains.firmware.ops.clock.core_clock import planned_clock_hz
 from rac_fw.domains.firmware.pipeline import run_plan
+from rac_fw.domains.firmware.plan.clocks import plan_clocks
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
 from rac_fw.domains.firmware.verify.config import parse_kconfig, parse_overlays
 from rac_fw.resources import data_dir
@@ -339,10 +339,11 @@ def test_can_bit_timing_is_zephyrs_calculation() -> None:
 def test_a_core_clock_request_moves_the_bus_clocks_other_checks_read() -> None:
     target = load_target("stm32f407")
     plan = parse_plan({"target": "stm32f407", "operations": [{"op": "core_clock", "mhz": 100}]})
-    assert planned_clock_hz(plan, target, "zephyr", "APB1") == 25_000_000
-    assert planned_clock_hz(plan, target, "hal", "APB1") == 42_000_000  # HAL keeps its own clock tree
-    assert planned_clock_hz(parse_plan({"target": "stm32f407", "operations": [BLINK]}), target, "zephyr",
-                            "APB1") == 42_000_000  # fmt: skip
+    assert plan_clocks(plan, target, "zephyr").hz("APB1") == 25_000_000
+    assert plan_clocks(plan, target, "hal").hz("APB1") == 25_000_000  # the HAL set-up programs the same PLL
+    assert plan_clocks(plan, target, "baremetal").hz("APB1") == 16_000_000  # not realized there: the defaults
+    assert plan_clocks(parse_plan({"target": "stm32f407", "operations": [BLINK]}), target, "zephyr").hz(
+        "APB1") == 42_000_000  # fmt: skip
 
 
 def test_can_on_native_sims_loopback_controller() -> None:

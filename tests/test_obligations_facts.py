@@ -15,7 +15,7 @@ import pytest
 
 from rac_fw.contract import Evidence, apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
-from rac_fw.domains.firmware.facts.query import kernel_tick_hz, serving_controllers
+from rac_fw.domains.firmware.facts.query import Clocks, kernel_tick_hz, serving_controllers
 from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.obligations.bus import bus_clock
 from rac_fw.domains.firmware.obligations.instances import block_base, sharing
@@ -118,12 +118,13 @@ def test_bus_clocks_are_checked_against_the_controller_facts(
 
 def test_bus_clock_limits_come_from_extra_tables() -> None:
     f4, h7, nrf = load_target("stm32f407"), load_target("stm32h743"), load_target("nrf52840")
-    assert bus_clock(f4, "i2c", "I2C1", "zephyr").max_hz == (f4.i2c.max_hz if f4.i2c else None) == 400_000
-    assert bus_clock(h7, "i2c", "I2C4", "zephyr").max_hz == 1_000_000
-    twim = bus_clock(nrf, "i2c", "TWIM1", "zephyr")
+    assert bus_clock(Clocks(f4, "zephyr"), "i2c", "I2C1").max_hz == (f4.i2c.max_hz if f4.i2c else None) == 400_000
+    assert bus_clock(Clocks(h7, "zephyr"), "i2c", "I2C4").max_hz == 1_000_000
+    twim = bus_clock(Clocks(nrf, "zephyr"), "i2c", "TWIM1")
     assert twim.settings == (100_000, 250_000, 400_000) and twim.nearest(399_999) == 250_000
-    assert bus_clock(h7, "spi", "SPI1", "hal").max_hz == 32_000_000  # per_ck 64 MHz / 2
-    assert bus_clock(load_target("native_sim"), "i2c", "i2c0", "zephyr").max_hz == 400_000  # no facts: fast mode
+    assert bus_clock(Clocks(h7, "hal"), "spi", "SPI1").max_hz == 32_000_000  # per_ck 64 MHz / 2
+    native = Clocks(load_target("native_sim"), "zephyr")
+    assert bus_clock(native, "i2c", "i2c0").max_hz == 400_000  # no facts: fast mode
 
 
 #: 118 KB of heap fits Zephyr's 128 KB sram0 pool on the F407 with its overhead and stacks, not 112 KB.

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, Target
-from rac_fw.domains.firmware.facts.query import board_button, board_led
+from rac_fw.domains.firmware.facts.query import Clocks, board_button, board_led
 from rac_fw.domains.firmware.obligations import violations
+from rac_fw.domains.firmware.plan.clocks import plan_clocks
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import section_values, spec
 from rac_fw.domains.firmware.plan.spec import Endpoint
@@ -154,3 +155,9 @@ class BoundBuild:
     @property
     def target(self) -> Target:
         return self.bound.target
+
+    @property
+    def clocks(self) -> Clocks:
+        """The clocks the plan runs (``plan.clocks.plan_clocks``): a lowering computing a divisor asks this, the
+        same view the obligations judged the plan with."""
+        return plan_clocks(self.plan, self.target, self.bound.framework)

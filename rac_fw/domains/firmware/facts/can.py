@@ -42,7 +42,7 @@ class CanController:
     """Highest nominal bitrate the driver accepts (bit/s)."""
     kconfig: str
     clock: str | None = None
-    """The chip clock domain feeding it (``APB1``: ask ``core_clock.planned_clock_hz``), or None when
+    """The chip clock domain feeding it (``APB1``: ask ``plan.clocks.plan_clocks``), or None when
     ``clock_hz`` states it."""
     clock_hz: int | None = None
     board_pins: dict[str, str] = field(default_factory=dict, hash=False)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from rac_fw.domains.firmware.facts.query import clock_hz
+from rac_fw.domains.firmware.facts.storage import flash
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.facts.chip import Pll
@@ -58,6 +59,17 @@ class ClockTree:
     prescalers: tuple[Prescaler, ...]
     source: str
     """Where the names come from (binding and SoC dtsi, with commit)."""
+    timer_clocks: tuple[TimerClock, ...] = ()
+    """The timer kernel clocks fed from an APB bus (``APB1_TIM``), which follow its prescaler."""
+
+
+@dataclass(frozen=True)
+class TimerClock:
+    """A timer kernel clock: its APB bus clock when that bus' prescaler is 1, else twice it (RM0090 §6.2,
+    RM0433 §8.5.6 with TIMPRE = 0)."""
+
+    clock: str
+    bus: str
 
 
 @dataclass(frozen=True)
@@ -105,6 +117,7 @@ def _trees() -> dict[str, ClockTree]:
             q_clock=entry.get("q_clock"),
             prescalers=tuple(Prescaler(**p) for p in entry["prescalers"]),
             source=entry["source"],
+            timer_clocks=tuple(TimerClock(**t) for t in entry.get("timer_clocks") or ()),
         )
         for chip, entry in raw.items()
     }
@@ -237,3 +250,96 @@ def reachable_mhz(target: Target, framework: str, near: int, limit_hz: int) -> l
     top = limit_hz // 1_000_000
     reach = [f for f in range(1, top + 1) if pll_setting(target, framework, f * 1_000_000) is not None]
     return sorted(reach, key=lambda f: (abs(f - near), -f))
+
+
+def requested_clocks(target: Target, framework: str, core_hz: int) -> dict[str, int]:
+    """The clock domains a core clock request of ``core_hz`` sets under ``framework`` (empty when none reaches
+    it): the CPU-frequency choice's CPU clock, or the PLL setting's system and bus clocks with the timer
+    kernel clocks that follow their APB prescalers and the PLL's Q output where it is a whole number of Hz."""
+    choice = cpu_choice(target, framework)
+    if choice is not None:
+        return {"CPU": core_hz} if core_hz % 1_000_000 == 0 and core_hz // 1_000_000 in choice.choices_mhz else {}
+    tree, setting = clock_tree(target), pll_setting(target, framework, core_hz)
+    if tree is None or setting is None:
+        return {}
+    clocks = dict(setting.clocks_hz)
+    for timer in tree.timer_clocks:
+        bus = clocks.get(timer.bus)
+        if bus is not None:
+            clocks[timer.clock] = bus if setting.dividers.get(timer.bus) == 1 else 2 * bus
+    if tree.q_clock and setting.q_hz is not None and setting.q_hz.denominator == 1:
+        clocks[tree.q_clock] = int(setting.q_hz)
+    return clocks
+
+
+# --- the HAL's names for the same tree (``hal:`` in clock_trees.yaml) --------------------------------------
+@dataclass(frozen=True)
+class VciRange:
+    """One PLL input-frequency range the RCC must be told (``RCC_PLL1VCIRANGE_2``: 4-8 MHz)."""
+
+    max_hz: int
+    name: str
+
+
+@dataclass(frozen=True)
+class HalClockTree:
+    """What STM32Cube HAL's ``SystemClock_Config`` needs beyond the PLL numbers: the HSE mode the board wires,
+    the PLL input range and VCO range macros (H7 PLL1), and the regulator scale that needs the over-drive."""
+
+    hse_state: str
+    """``RCC_HSE_ON`` (a crystal) or ``RCC_HSE_BYPASS`` (an external clock such as the ST-LINK's MCO)."""
+    vci_ranges: tuple[VciRange, ...] = ()
+    """PLL input ranges, ascending (empty: the RCC has no range field, F4)."""
+    vco_range: str | None = None
+    """The VCO range macro matching ``Target.pll.vco_hz`` (``RCC_PLL1VCOWIDE``), None: no such field."""
+    overdrive_scale: int | None = None
+    """The ``PWR_REGULATOR_VOLTAGE_SCALE<n>`` that ``__HAL_PWR_VOLTAGESCALING_CONFIG`` reaches through
+    ``SYSCFG->PWRCR`` ODEN (so the SYSCFG clock runs first); None: no such scale."""
+    source: str = ""
+
+    def vci(self, hz: Fraction) -> str | None:
+        """The input-range macro for a PLL reference of ``hz``."""
+        return next((r.name for r in self.vci_ranges if hz <= r.max_hz), None)
+
+
+@cache
+def _hal_trees() -> dict[str, HalClockTree]:
+    raw: dict[str, Any] = _raw().get("hal") or {}
+    return {
+        chip: HalClockTree(
+            hse_state=entry["hse_state"],
+            vci_ranges=tuple(VciRange(**r) for r in entry.get("vci_ranges") or ()),
+            vco_range=entry.get("vco_range"),
+            overdrive_scale=entry.get("overdrive_scale"),
+            source=entry["source"],
+        )
+        for chip, entry in raw.items()
+    }
+
+
+def hal_clock_tree(target: Target) -> HalClockTree | None:
+    """The chip's HAL clock set-up names, None when the HAL lowering cannot run its PLL."""
+    return _hal_trees().get(target.chip) if target.pll is not None else None
+
+
+@dataclass(frozen=True)
+class FlashSetting:
+    """The regulator scale and flash wait states one CPU/HCLK pair needs."""
+
+    scale: int
+    """``PWR_REGULATOR_VOLTAGE_SCALE<scale>``."""
+    latency: int
+    """``FLASH_LATENCY_<latency>``: wait states."""
+
+
+def flash_setting(target: Target, cpu_hz: int, hclk_hz: int) -> FlashSetting | None:
+    """The first voltage scale the facts list (``flash.voltage_scales``, in the order a clock set-up prefers them)
+    that allows ``cpu_hz`` and whose wait-state table reaches ``hclk_hz``, with the fewest wait states the reference
+    manual's table gives for that HCLK; None when no scale does."""
+    geometry = flash(target)
+    for scale in geometry.voltage_scales if geometry is not None else ():
+        if cpu_hz <= scale.cpu_max_hz:
+            latency = next((i for i, top in enumerate(scale.wait_states_hclk_max_hz) if hclk_hz <= top), None)
+            if latency is not None:
+                return FlashSetting(scale.scale, latency)
+    return None

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from rac_fw.domains.firmware.facts.chip import Watchdog
@@ -350,13 +351,37 @@ def clock_hz(target: Target, name: str | None, framework: str) -> int | None:
     return None if domain is None else domain.default_hz.get(framework)
 
 
+#: The clock domains that clock the core, first stated wins (the CPU/SysTick clock).
+CORE_CLOCKS = ("CPU", "HCLK", "SYSCLK")
+
+
 def core_clock_hz(target: Target, framework: str) -> int | None:
-    """The CPU/SysTick clock: ``CPU``, else ``HCLK``, else ``SYSCLK``."""
-    for name in ("CPU", "HCLK", "SYSCLK"):
-        hz = clock_hz(target, name, framework)
-        if hz:
-            return hz
-    return None
+    """The CPU/SysTick clock of ``framework``'s default clock setup: ``CPU``, else ``HCLK``, else ``SYSCLK``."""
+    return Clocks(target, framework).core_hz()
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """The clock tree one plan runs under one framework: the framework's clock setup (``default_hz``) with the
+    domains a plan's operation sets laid over it (a ``core_clock`` request: its PLL's system, bus and timer
+    clocks; ``plan.clocks.plan_clocks`` builds the view for a plan). Every rule and lowering that derives
+    timing from a clock (UART divisors, counter prescalers, SPI dividers, SysTick, cycle-counter wraps, CAN bit
+    timing) asks this view, so a core clock request moves all of them."""
+
+    target: Target
+    framework: str
+    set_hz: Mapping[str, int] = field(default_factory=dict)
+    """Clock domain → the frequency the plan sets it to (empty: the framework's defaults)."""
+
+    def hz(self, name: str | None) -> int | None:
+        """Frequency of clock ``name`` as the plan runs it (None if not stated)."""
+        if name and name in self.set_hz:
+            return self.set_hz[name]
+        return clock_hz(self.target, name, self.framework)
+
+    def core_hz(self) -> int | None:
+        """The CPU/SysTick clock as the plan runs it: ``CPU``, else ``HCLK``, else ``SYSCLK``."""
+        return next((hz for name in CORE_CLOCKS if (hz := self.hz(name))), None)
 
 
 # --- UART -----------------------------------------------------------------------------------------
@@ -373,15 +398,16 @@ class BaudResult:
         return abs(self.actual - self.requested) / self.requested * 100
 
 
-def uart_baud(target: Target, instance: str, baud: int, framework: str) -> BaudResult | None:
+def uart_baud(clocks: Clocks, instance: str, baud: int) -> BaudResult | None:
     """The rate instance ``instance`` really produces for ``baud`` (None when the facts cannot say).
 
     Two fact shapes: a ``baud_table`` of discrete settings (nRF UARTE: requested → actual, rates not
     in the table cannot be set), or a divider ``actual = f·2^fraction_bits / k`` with integer ``k``
     from ``oversampling[0]·2^fraction_bits`` (the mode the lowerings configure) to ``65535·2^fraction_bits``
-    (STM32 USART BRR at 16x oversampling; ESP32 UART integer + 4-bit fractional divider).
+    (STM32 USART BRR at 16x oversampling; ESP32 UART integer + 4-bit fractional divider), at the UART's clock
+    as the plan runs it (``clocks``).
     """
-    uart = target.uart
+    uart = clocks.target.uart
     if uart is None:
         return None
     if uart.baud_table:
@@ -389,7 +415,7 @@ def uart_baud(target: Target, instance: str, baud: int, framework: str) -> BaudR
     entry = uart.instances.get(instance)
     if entry is None:
         return None
-    hz = entry.clock_hz or clock_hz(target, entry.clock, framework)
+    hz = entry.clock_hz or clocks.hz(entry.clock)
     if not hz:
         return None
     scale = 1 << uart.divider_fraction_bits
@@ -404,13 +430,14 @@ def uart_baud(target: Target, instance: str, baud: int, framework: str) -> BaudR
 STANDARD_BAUDS = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600, 1_000_000, 2_000_000)
 
 
-def achievable_bauds(target: Target, instance: str, framework: str, limit_percent: float) -> list[int]:
+def achievable_bauds(clocks: Clocks, instance: str, limit_percent: float) -> list[int]:
     """Standard rates this UART reaches within ``limit_percent`` (table entries for table UARTs)."""
-    table = target.uart.baud_table if target.uart is not None else {}
+    uart = clocks.target.uart
+    table = uart.baud_table if uart is not None else {}
     candidates = sorted(table) if table else list(STANDARD_BAUDS)
     good = []
     for rate in candidates:
-        result = uart_baud(target, instance, rate, framework)
+        result = uart_baud(clocks, instance, rate)
         if result is not None and result.actual and result.error_percent <= limit_percent:
             good.append(rate)
     return good
@@ -475,12 +502,12 @@ def _counter(name: str, prescalers: tuple[int, ...], prescaler_bits: int | None,
     return Counter(name, hz, top, prescaler_max=1 << (prescaler_bits if prescaler_bits is not None else 16))
 
 
-def hardware_timer(target: Target, name: str, framework: str) -> Counter | None:
-    """The general-purpose timer ``name`` (``Target.timers``) under ``framework``'s clocks."""
-    entry = target.timers.get(name)
+def hardware_timer(clocks: Clocks, name: str) -> Counter | None:
+    """The general-purpose timer ``name`` (``Target.timers``) at its clock as the plan runs it."""
+    entry = clocks.target.timers.get(name)
     if entry is None:
         return None
-    hz = clock_hz(target, entry.clock, framework)
+    hz = clocks.hz(entry.clock)
     if not hz:
         return None
     return _counter(name, entry.prescalers, entry.prescaler_bits, int(hz), (1 << entry.bits) - 1)
@@ -502,10 +529,10 @@ def kernel_tick_hz(target: Target, framework: str) -> int | None:
     return entry.sys_clock_ticks_per_sec if entry is not None else None
 
 
-def systick(target: Target, framework: str) -> Counter | None:
-    """The Cortex-M SysTick: a 24-bit down-counter on the core clock (None on other cores)."""
-    hz = core_clock_hz(target, framework)
-    if not target.core.arch.startswith("cortex-m") or not hz:
+def systick(clocks: Clocks) -> Counter | None:
+    """The Cortex-M SysTick: a 24-bit down-counter on the core clock as the plan runs it (None on other cores)."""
+    hz = clocks.core_hz()
+    if not clocks.target.core.arch.startswith("cortex-m") or not hz:
         return None
     return Counter("SysTick", hz, (1 << 24) - 1)
 
@@ -513,22 +540,23 @@ def systick(target: Target, framework: str) -> Counter | None:
 TIMER_CHANNEL = re.compile(r"^(TIM\d+)_CH\d+$")
 
 
-def pwm_unit(target: Target, pin: str | None, framework: str) -> Counter | None:
+def pwm_unit(clocks: Clocks, pin: str | None) -> Counter | None:
     """The PWM counter that can drive ``pin``: its timer channel (STM32) or the PWM block (nRF, ESP)."""
+    target = clocks.target
     pwm = target.pwm
     if pwm is not None and pwm.countertop_max is not None:  # nRF PWM: 15-bit COUNTERTOP, power-of-two prescaler
-        hz = clock_hz(target, pwm.base_clock, framework)
+        hz = clocks.hz(pwm.base_clock)
         if hz:
             return _counter("PWM", pwm.prescalers, None, int(hz), pwm.countertop_max)
     for name, unit in (pwm.units if pwm is not None else {}).items():  # ESP32 LEDC: freq · 2^resolution ≤ clock
         if unit.max_resolution_bits is not None:
-            hz = unit.clock_hz or clock_hz(target, unit.clock, framework)
+            hz = unit.clock_hz or clocks.hz(unit.clock)
             if hz:
                 return Counter(name, int(hz), 1 << unit.max_resolution_bits, prescaler_max=1023)
     found = target.pins.get(pin) if pin else None
     for function in found.functions if found else ():
         match = TIMER_CHANNEL.match(function.signal)
-        counter = hardware_timer(target, match.group(1), framework) if match else None
+        counter = hardware_timer(clocks, match.group(1)) if match else None
         if counter is not None:
             return counter
     return None

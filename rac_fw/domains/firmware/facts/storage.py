@@ -36,6 +36,18 @@ class EraseBlocks:
 
 
 @dataclass(frozen=True)
+class VoltageScale:
+    """One core-voltage range of the regulator (PWR VOS) and the flash wait states it allows."""
+
+    scale: int
+    """The scale number (``PWR_REGULATOR_VOLTAGE_SCALE<scale>``)."""
+    cpu_max_hz: int
+    """The highest CPU clock the range allows."""
+    wait_states_hclk_max_hz: tuple[int, ...]
+    """Highest HCLK each number of flash wait states allows in this range (index = wait states)."""
+
+
+@dataclass(frozen=True)
 class Flash:
     """The chip's internal (or module) flash as its controller programs it."""
 
@@ -55,8 +67,9 @@ class Flash:
     max_writes_per_word: int | None = None
     """Writes allowed to one word between erases (nRF52 NVMC: nWRITE = 2)."""
     banks: int = 1
-    wait_states_hclk_max_hz: tuple[int, ...] = ()
-    """Highest HCLK each number of flash wait states allows (index = wait states), for clock set-up."""
+    voltage_scales: tuple[VoltageScale, ...] = ()
+    """The regulator ranges and their wait-state tables, in the order a clock set-up prefers them (the reset
+    scale first), for the HAL clock set-up (``facts.clock.flash_setting``)."""
 
     @property
     def size(self) -> int:
@@ -176,7 +189,7 @@ class FlashFacts:
     encrypted_write_block_bytes: int | None = None
     max_writes_per_word: int | None = None
     banks: int = 1
-    wait_states_hclk_max_hz: tuple[int, ...] = ()
+    voltage_scales: tuple[VoltageScale, ...] = ()
     partitions: tuple[Partition, ...] = ()
     """The board's devicetree ``fixed-partitions`` (see :attr:`Storage.partitions`)."""
     idf_partition_tables: dict[str, tuple[Partition, ...]] = field(default_factory=dict)

@@ -26,7 +26,7 @@ from typing import Any
 from rac_fw.contract import Evidence, Receipt
 from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
-from rac_fw.domains.firmware.facts.query import clock_hz, free_pins
+from rac_fw.domains.firmware.facts.query import free_pins
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -231,7 +231,7 @@ def _ledc(build: EspIdfBuild, period_us: int, where: str) -> dict[str, Any]:
     facts = next((u for u in units if u.max_resolution_bits is not None), None)
     if facts is None or facts.max_resolution_bits is None:
         raise _unsupported(where, f"{build.target.id} facts have no LEDC entry (pwm.units)")
-    source_hz = int(facts.clock_hz or clock_hz(build.target, facts.clock, "espidf") or 0)
+    source_hz = int(facts.clock_hz or build.clocks.hz(facts.clock) or 0)
     freq_hz = max(1, round(1_000_000 / period_us))
     bits = min(facts.max_resolution_bits, int(math.floor(math.log2(source_hz / freq_hz))))
     if bits < 1:
@@ -297,7 +297,7 @@ def _pytest_view(build: EspIdfBuild) -> dict[str, Any]:
 def _sdkconfig(build: EspIdfBuild) -> dict[str, str]:
     """The complete set of options the project depends on (sdkconfig.defaults is regenerated whole)."""
     target = build.target.board.idf_target or build.target.id
-    cpu_hz = clock_hz(build.target, "CPU", "espidf") or 160_000_000
+    cpu_hz = build.clocks.hz("CPU") or 160_000_000
     options = {
         "CONFIG_IDF_TARGET": f'"{target}"',
         f"CONFIG_ESP_DEFAULT_CPU_FREQ_MHZ_{cpu_hz // 1_000_000}": "y",

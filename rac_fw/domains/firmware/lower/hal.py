@@ -38,22 +38,23 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from rac_fw.contract import Evidence, Receipt
 from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
-from rac_fw.domains.firmware.facts.chip import HalDriver, HalRtos, Pll
+from rac_fw.domains.firmware.facts.chip import HalDriver, HalRtos
+from rac_fw.domains.firmware.facts.clock import flash_setting, hal_clock_tree, pll_setting
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
-    clock_hz,
+    Clocks,
     dcache_active,
     dmamux_line,
     free_pins,
     hardware_timer,
     request_routable,
 )
-from rac_fw.domains.firmware.facts.storage import flash
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -131,10 +132,11 @@ def _af(target: Target, pin: str, signal: str, where: str) -> str:
 
 
 # --- clocks ---------------------------------------------------------------------------------------
-def _hz(target: Target, name: str) -> int:
-    value = clock_hz(target, name, "hal")
+def _hz(clocks: Clocks, name: str) -> int:
+    """Clock ``name`` as the plan runs it (``BoundBuild.clocks``: a ``core_clock`` request's PLL, else the facts)."""
+    value = clocks.hz(name)
     if not value:
-        raise _unsupported(None, f"{target.id}: the clock facts give no {name} frequency for framework hal")
+        raise _unsupported(None, f"{clocks.target.id}: the clock facts give no {name} frequency for framework hal")
     return int(value)
 
 
@@ -145,59 +147,61 @@ def _divider(parent: int, child: int, allowed: tuple[int, ...], what: str) -> in
     return ratio
 
 
-def _f4_pll(pll: Pll, hse: int, sysclk: int, usb: int | None) -> dict[str, int]:
-    """PLLM/N/P/Q for SYSCLK (and the 48 MHz clock when stated) within the chip's PLL ranges (``Target.pll``)."""
-    for m in range(pll.m[0], pll.m[1] + 1):
-        vco_in = hse / m
-        if not pll.vco_in_hz[0] <= vco_in <= pll.vco_in_hz[1]:
-            continue
-        for p in pll.p:
-            n = sysclk * p * m / hse
-            if n != int(n) or not pll.n[0] <= n <= pll.n[1] or not pll.vco_hz[0] <= vco_in * n <= pll.vco_hz[1]:
-                continue
-            vco = int(vco_in * n)
-            q = next((q for q in range(pll.q[0], pll.q[1] + 1) if usb and vco == usb * q), None)
-            if usb and q is None:
-                continue
-            return {"m": m, "n": int(n), "p": p, "q": q or 7}
-    raise _unsupported(None, f"no PLL setting gives {sysclk} Hz from a {hse} Hz HSE")
+def _pll(target: Target, sysclk: int) -> dict[str, Any]:
+    """PLL M/N/P/Q (and the H7 PLL1's R, input range and VCO range) for ``sysclk`` from the HSE: the setting
+    ``facts.clock.pll_setting`` solves for every framework, in the HAL's ``RCC_PLLInitTypeDef`` terms."""
+    setting = pll_setting(target, "hal", sysclk)
+    names = hal_clock_tree(target)
+    if setting is None or names is None:
+        raise _unsupported(None, f"{target.id}: no PLL setting gives {sysclk} Hz from the HSE (facts: pll, clocks)")
+    # A tree that keeps no Q output (the H7 PLL1) divides Q and R like P: no output runs above the core clock,
+    # and no peripheral the lowering sets up takes them (SPI1-3 move to per_ck).
+    q = setting.q if setting.q is not None else setting.p
+    vco_in = Fraction(setting.source_hz, setting.m)
+    return {"m": setting.m, "n": setting.n, "p": setting.p, "q": q, "r": setting.p, "hse_state": names.hse_state,
+            "vci": names.vci(vco_in), "vco_range": names.vco_range}  # fmt: skip
 
 
-def _clocks(target: Target, hal: HalDriver) -> dict[str, Any]:
-    """The SystemClock_Config parameters that reproduce the target's ``hal`` clock facts (the HSE PLL where
-    the facts give its ranges, ``Target.pll``; per-domain prescalers where the RCC has them)."""
-    sysclk, hclk = _hz(target, "SYSCLK"), _hz(target, "HCLK")
-    hsi = _hz(target, "HSI")
-    clocks: dict[str, Any] = {"sysclk": sysclk, "hclk": hclk, "hsi": hsi}
-    hse = clock_hz(target, "HSE", "hal")
+def _clocks(target: Target, hal: HalDriver, clocks: Clocks) -> dict[str, Any]:
+    """The SystemClock_Config parameters that reproduce the clocks the plan runs (``clocks``: the facts' ``hal``
+    defaults, or a ``core_clock`` request's PLL setting): HSI, or the HSE PLL where the facts give its ranges
+    (``Target.pll``); per-domain prescalers where the RCC has them; the regulator scale and flash wait states of
+    ``flash.voltage_scales``."""
+    sysclk, hclk = _hz(clocks, "SYSCLK"), _hz(clocks, "HCLK")
+    hsi = _hz(clocks, "HSI")
+    view: dict[str, Any] = {"sysclk": sysclk, "hclk": hclk, "hsi": hsi}
+    hse = clocks.hz("HSE")
     if sysclk == hsi:
-        clocks["source"] = "HSI"
-    elif hse and target.pll is not None and not hal.rcc_domains:
-        clocks["source"] = "PLL"
-        clocks["hse"] = int(hse)
-        clocks["pll"] = _f4_pll(target.pll, int(hse), sysclk, clock_hz(target, "PLL48CK", "hal"))
+        view["source"] = "HSI"
+    elif hse and target.pll is not None:
+        view["source"] = "PLL"
+        view["hse"] = int(hse)
+        view["pll"] = _pll(target, sysclk)
     else:
-        raise _unsupported(None, f"{target.id}: only HSI or (single-domain RCC) HSE-PLL clock trees are generated; "
+        raise _unsupported(None, f"{target.id}: only HSI or HSE-PLL clock trees are generated; "
                             f"SYSCLK {sysclk} Hz is neither")  # fmt: skip
     if target.bus_prescalers is None:
         raise _unsupported(None, f"{target.id}: no bus prescaler facts (bus_prescalers)")
     ahb, apb = target.bus_prescalers.ahb, target.bus_prescalers.apb
+    cpu = sysclk
     if hal.rcc_domains:
-        cpu = _hz(target, "CPU")
-        clocks["d1cpre"] = _divider(sysclk, cpu, ahb, "SYSCLK/CPU")
-        clocks["hpre"] = _divider(cpu, hclk, ahb, "CPU/HCLK")
+        cpu = _hz(clocks, "CPU")
+        view["d1cpre"] = _divider(sysclk, cpu, ahb, "SYSCLK/CPU")
+        view["hpre"] = _divider(cpu, hclk, ahb, "CPU/HCLK")
         for key, name in (("apb1", "APB1"), ("apb2", "APB2"), ("apb3", "APB3"), ("apb4", "APB4")):
-            clocks[key] = _divider(hclk, _hz(target, name), apb, f"HCLK/{name}")
+            view[key] = _divider(hclk, _hz(clocks, name), apb, f"HCLK/{name}")
     else:
-        clocks["hpre"] = _divider(sysclk, hclk, ahb, "SYSCLK/HCLK")
-        clocks["apb1"] = _divider(hclk, _hz(target, "APB1"), apb, "HCLK/APB1")
-        clocks["apb2"] = _divider(hclk, _hz(target, "APB2"), apb, "HCLK/APB2")
-    geometry = flash(target)
-    bounds = list(geometry.wait_states_hclk_max_hz) if geometry is not None else []
-    if not bounds:
-        raise _unsupported(None, f"{target.id}: no flash wait states in the facts (flash.wait_states_hclk_max_hz)")
-    clocks["latency"] = next((i for i, top in enumerate(bounds) if hclk <= top), len(bounds))
-    return clocks
+        view["hpre"] = _divider(sysclk, hclk, ahb, "SYSCLK/HCLK")
+        view["apb1"] = _divider(hclk, _hz(clocks, "APB1"), apb, "HCLK/APB1")
+        view["apb2"] = _divider(hclk, _hz(clocks, "APB2"), apb, "HCLK/APB2")
+    found = flash_setting(target, cpu, hclk)
+    if found is None:
+        raise _unsupported(None, f"{target.id}: no voltage scale and flash wait states for a {cpu} Hz CPU and "
+                           f"{hclk} Hz HCLK in the facts (flash.voltage_scales)")  # fmt: skip
+    names = hal_clock_tree(target)
+    view.update(scale=found.scale, latency=found.latency, overdrive=names is not None and names.overdrive_scale ==
+                found.scale)  # fmt: skip
+    return view
 
 
 # --- the build --------------------------------------------------------------------------------------
@@ -523,7 +527,7 @@ class HalBuild(BoundBuild):
 
     def fit_timer(self, instance: str, period_s: float, where: str) -> tuple[int, int]:
         """(PSC, ARR) for ``period_s`` on ``instance``: smallest prescaler whose count fits the counter."""
-        counter = hardware_timer(self.target, instance, "hal")
+        counter = hardware_timer(self.clocks, instance)
         if counter is None:
             raise _unsupported(where, f"no clock facts for {instance} under framework hal")
         fitted = counter.fit(period_s)  # the obligations judge periods with the same rule
@@ -551,7 +555,7 @@ class HalBuild(BoundBuild):
                 raise _unsupported(None, f"{self.target.id}: no ADC facts")
             # Synchronous ADC clock: the bus clock the facts name over the smallest prescaler that keeps it
             # within the ADC's limit (/1 is excluded: on the H7 it needs HPRE = 2).
-            clock = _hz(self.target, facts.clock or "APB2")
+            clock = _hz(self.clocks, facts.clock or "APB2")
             limit = facts.max_clock_hz or 36_000_000
             prescalers = sorted(p for p in facts.clock_prescalers or (2, 4, 6, 8) if p > 1)
             prescaler = next((p for p in prescalers if clock // p <= limit), prescalers[-1])
@@ -706,7 +710,7 @@ def _i2c_kernel(build: HalBuild, instance: str, where: str) -> int:
     entry = i2c.instances.get(instance) if i2c is not None else None
     if entry is None or entry.clock is None:
         raise _unsupported(where, f"the {build.target.id} facts give no kernel clock for {instance} (i2c.instances)")
-    return _hz(build.target, entry.clock)
+    return _hz(build.clocks, entry.clock)
 
 
 def _spi_prescaler(build: HalBuild, instance: str, hz: int, where: str) -> int:
@@ -719,7 +723,7 @@ def _spi_prescaler(build: HalBuild, instance: str, hz: int, where: str) -> int:
     entry = facts.instances.get(instance) if facts is not None else None
     if facts is None or entry is None or entry.clock is None:
         raise _unsupported(where, f"the {build.target.id} facts give no kernel clock for {instance} (spi.instances)")
-    kernel = _hz(build.target, entry.clock)
+    kernel = _hz(build.clocks, entry.clock)
     for prescaler in sorted(facts.prescalers or (2, 4, 8, 16, 32, 64, 128, 256)):
         if kernel / prescaler <= hz:
             return prescaler
@@ -733,7 +737,7 @@ def _iwdg(build: HalBuild, timeout_ms: int, where: str) -> dict[str, Any]:
     if name is None:
         raise _unsupported(where, f"no IWDG in the {build.target.id} watchdog facts")
     facts = watchdogs[name]
-    clock = int(facts.clock_hz or _hz(build.target, facts.clock or "LSI"))
+    clock = int(facts.clock_hz or _hz(build.clocks, facts.clock or "LSI"))
     for prescaler in facts.prescalers or (4, 8, 16, 32, 64, 128, 256):
         reload = round(timeout_ms / 1000 * clock / prescaler) - 1
         if 0 <= reload <= (facts.reload_max if facts.reload_max is not None else 4095):
@@ -807,7 +811,7 @@ def _rtos_config(build: HalBuild, facts: HalRtos) -> dict[str, Any]:
     cpu = target.clock("CPU")
     bits = target.nvic.priority_bits
     return {
-        "cpu_hz": _hz(target, "CPU" if cpu is not None else "HCLK"),
+        "cpu_hz": _hz(build.clocks, "CPU" if cpu is not None else "HCLK"),
         "prio_bits": bits,
         "lowest_priority": target.nvic.levels - 1,
         "max_syscall_priority": facts.max_syscall_priority,
@@ -859,7 +863,7 @@ class HalLowerer:
         )
         context: dict[str, Any] = {
             "target": target, "family": hal.family, "hal": hal, "prefix": prefix, "version": hal.release,
-            "dmamux": bool(target.dmamux), "views": build.views, "clocks": _clocks(target, hal),
+            "dmamux": bool(target.dmamux), "views": build.views, "clocks": _clocks(target, hal, build.clocks),
             "modules": sorted(build.modules),
             "ports": sorted(build.ports), "outputs": [build.outputs[k] for k in sorted(build.outputs)],
             "exti": sorted(build.exti.items()), "uarts": [build.uarts[k] for k in sorted(build.uarts)],
@@ -870,7 +874,7 @@ class HalLowerer:
             "watchdog": build.watchdog, "dcache": cache,
             "dma_controllers": sorted({d["controller"] for d in build.dmas}),
             "console": console, "boot": c_string_literal(target.id), "report_bytes": _report_bytes(build),
-            "irq_names": irq_names, "lsi_hz": _hz(target, "LSI"),
+            "irq_names": irq_names, "lsi_hz": _hz(build.clocks, "LSI"),
             "uart_tx_timeout_ms": _uart_tx_timeout_ms(build) if build.uarts else None,
             "loop_ticks": any(v["ticks"] for v in build.views),
             # HSE_VALUE matters only when the HSE is used; otherwise the board's crystal, else ST's default.

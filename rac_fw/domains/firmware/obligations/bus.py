@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import clock_hz
+from rac_fw.domains.firmware.facts.query import Clocks
+from rac_fw.domains.firmware.plan.clocks import plan_clocks
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
@@ -46,14 +47,15 @@ class BusClock:
         return within and not (self.exact and self.settings and hz not in self.settings)
 
 
-def bus_clock(target: Target, bus: str, controller: str, framework: str) -> BusClock:
+def bus_clock(clocks: Clocks, bus: str, controller: str) -> BusClock:
     """The clock limits of ``controller`` from ``Target.i2c`` / ``Target.spi``.
 
     Per instance first (``SPIM3: {max_hz, frequencies_hz}``, or ``SPI1: {clock: APB2}`` with the
-    family's ``prescalers``, giving kernel clock / smallest prescaler under ``framework``; an I2C
+    family's ``prescalers``, giving kernel clock (as the plan runs it) / smallest prescaler; an I2C
     instance's ``clock`` is its timing kernel, not a limit), then the family-wide ``max_hz`` /
     ``frequencies_hz``. I2C without any facts falls back to fast mode (400 kHz).
     """
+    target = clocks.target
     facts = target.i2c if bus == "i2c" else target.spi
     entry = facts.instances.get(controller) if facts is not None else None
     settings = entry.frequencies_hz if entry is not None and entry.frequencies_hz else None
@@ -62,7 +64,7 @@ def bus_clock(target: Target, bus: str, controller: str, framework: str) -> BusC
     exact = bus == "i2c"
     if entry is not None and entry.max_hz is not None:
         return BusClock(entry.max_hz, settings, exact)
-    kernel = clock_hz(target, entry.clock if entry is not None else None, framework)
+    kernel = clocks.hz(entry.clock if entry is not None else None)
     if kernel and facts is not None and facts.prescalers:
         return BusClock(kernel // min(facts.prescalers), settings, exact)
     if facts is not None and facts.max_hz is not None:
@@ -111,7 +113,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 )
             else:
                 used[(device.controller, device.address)] = device.name
-        limits = bus_clock(target, device.bus, device.controller, framework)
+        limits = bus_clock(plan_clocks(plan, target, framework), device.bus, device.controller)
         if not limits.allows(device.frequency_hz):
             path = [*base, "frequency_hz"]
             rate = limits.nearest(device.frequency_hz)

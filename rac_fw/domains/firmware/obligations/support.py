@@ -14,6 +14,7 @@ from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.claims import claims
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
+    Clocks,
     free_pins,
     systick,
     timer_names,
@@ -68,7 +69,7 @@ def timer_source(target: Target, framework: str, index: int, op: Any) -> list[Ev
         return []
     path: Path = ["operations", index, "source"]
     rules = FRAMEWORKS[framework]
-    tick = systick(target, framework)
+    tick = systick(Clocks(target, framework))  # whether there is one: its clock does not matter here
     options: list[Relaxation] = []
     if op.source == "systick" and (rules.owns_systick or tick is None):
         why = f"{framework} owns SysTick for its own tick" if tick is not None else f"{target.core.name} has no SysTick"

@@ -1,4 +1,4 @@
-"""Timer and PWM obligations, computed from counter widths, prescalers and the framework's clocks.
+"""Timer and PWM obligations, computed from counter widths, prescalers and the clocks the plan runs.
 
 E_TIMER_RANGE: a period the chosen counter cannot produce (SysTick's 24 bits, a 16-bit timer, the
 kernel tick) or can only produce with > 1 % error. E_PWM_RESOLUTION: a PWM period so short that the
@@ -17,6 +17,7 @@ from rac_fw.domains.firmware.claims import claims
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     TIMER_CHANNEL,
+    Clocks,
     Counter,
     free_pins,
     hardware_timer,
@@ -28,6 +29,7 @@ from rac_fw.domains.firmware.facts.query import (
 )
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.refs import endpoint_pin
+from rac_fw.domains.firmware.plan.clocks import plan_clocks
 from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
@@ -84,7 +86,7 @@ def _kernel(plan: Plan, target: Target, framework: str, op: Any, base: Path) -> 
                             replace([*base, "period_ms"], None),
                         )
                     ]
-                    + _other_timers(target, framework, period, [*base, "source"]),
+                    + _other_timers(plan_clocks(plan, target, framework), period, [*base, "source"]),
                 )
             ]
     if period * 1e6 < rules.min_kernel_timer_us:
@@ -102,7 +104,7 @@ def _kernel(plan: Plan, target: Target, framework: str, op: Any, base: Path) -> 
                         replace([*base, "period_ms"], None),
                     )
                 ]
-                + _other_timers(target, framework, period, [*base, "source"]),
+                + _other_timers(plan_clocks(plan, target, framework), period, [*base, "source"]),
             )
         ]
     return []
@@ -123,13 +125,13 @@ def _tick_period_us(period: float, tick_hz: int) -> int:
     return min(admissible, key=lambda us: abs(us - period * 1e6)) if admissible else round(near * 1e6 / tick_hz)
 
 
-def _other_timers(target: Target, framework: str, period: float, path: Path, skip: str = "") -> list[Relaxation]:
+def _other_timers(clocks: Clocks, period: float, path: Path, skip: str = "") -> list[Relaxation]:
     """Hardware timers of the chip that produce ``period``, when the framework lets a plan name one."""
-    if not FRAMEWORKS[framework].hardware_timers:
+    if not FRAMEWORKS[clocks.framework].hardware_timers:
         return []
     options = []
-    for name in timer_names(target):
-        counter = hardware_timer(target, name, framework)
+    for name in timer_names(clocks.target):
+        counter = hardware_timer(clocks, name)
         if name != skip and counter is not None and _fits(counter, period):
             options.append(relax(f"use hardware timer {name} ({counter.top.bit_length()}-bit)", replace(path, name)))
     return options[:3]
@@ -143,13 +145,11 @@ def _fits(counter: Counter, period: float) -> bool:
     return abs(ticks * prescaler / counter.clock_hz - period) / period <= PERIOD_TOLERANCE
 
 
-def _counter_check(
-    target: Target, framework: str, op: Any, base: Path, counter: Counter
-) -> list[Evidence]:
+def _counter_check(clocks: Clocks, op: Any, base: Path, counter: Counter) -> list[Evidence]:
     period = op.period_s
     if _fits(counter, period):
         return []
-    options = _other_timers(target, framework, period, [*base, "source"], skip=counter.name)
+    options = _other_timers(clocks, period, [*base, "source"], skip=counter.name)
     limit = counter.max_period_s if period > counter.max_period_s else max(counter.min_period_s * 50, 1e-6)
     options.append(relax(f"use a period of {_duration(limit)}", _period_patch(op, base, limit, up=period < limit)))
     return [
@@ -170,10 +170,11 @@ def _counter_check(
     ]
 
 
-def _systick(target: Target, framework: str, op: Any, base: Path) -> list[Evidence]:
-    """SysTick runs the framework's time base (1 ms); a period is a whole number of its ticks."""
-    tick_us = FRAMEWORKS[framework].systick_tick_us
-    counter = systick(target, framework)
+def _systick(clocks: Clocks, op: Any, base: Path) -> list[Evidence]:
+    """SysTick runs the framework's time base (1 ms) at the core clock as the plan runs it; a period is a whole
+    number of its ticks."""
+    tick_us = FRAMEWORKS[clocks.framework].systick_tick_us
+    counter = systick(clocks)
     if tick_us is None or counter is None:
         return []  # E_TARGET_UNSUPPORTED already says SysTick is not the plan's to use here
     period_us = op.period_s * 1e6
@@ -200,16 +201,17 @@ def _systick(target: Target, framework: str, op: Any, base: Path) -> list[Eviden
                     replace([*base, "period_ms"], None),
                 )
             ]
-            + _other_timers(target, framework, op.period_s, [*base, "source"]),
+            + _other_timers(clocks, op.period_s, [*base, "source"]),
         )
     ]
 
 
 def _pwm(plan: Plan, target: Target, framework: str, op: Any, base: Path, needed: int) -> list[Evidence]:
     pin = endpoint_pin(plan, target, op.output, output=True)
-    unit = pwm_unit(target, pin, framework)
+    clocks = plan_clocks(plan, target, framework)
+    unit = pwm_unit(clocks, pin)
     if unit is None:
-        return _no_pwm_channel(plan, target, framework, op, base, pin)
+        return _no_pwm_channel(plan, clocks, op, base, pin)
     period = op.period_us * 1e-6
     path: Path = [*base, "period_us"]
     if period > unit.max_period_s:
@@ -245,16 +247,15 @@ def _pwm(plan: Plan, target: Target, framework: str, op: Any, base: Path, needed
     ]
 
 
-def _no_pwm_channel(
-    plan: Plan, target: Target, framework: str, op: Any, base: Path, pin: str | None
-) -> list[Evidence]:
+def _no_pwm_channel(plan: Plan, clocks: Clocks, op: Any, base: Path, pin: str | None) -> list[Evidence]:
     """E_PIN_FUNCTION when the output pin has no timer channel (alternate-function chips)."""
+    target = clocks.target
     facts = target.pins.get(pin) if pin else None
     if facts is None or facts.routing != "af":
         return []
     options: list[Relaxation] = []
     for led in target.board.leds:
-        if led.pin != pin and pwm_unit(target, led.pin, framework) is not None:
+        if led.pin != pin and pwm_unit(clocks, led.pin) is not None:
             label = normalized(led.dt_label or led.name)
             options.append(
                 relax(f"use board LED {label} on {led.pin} (has a timer channel)", replace([*base, "output"], label))
@@ -262,7 +263,7 @@ def _no_pwm_channel(
     taken = {c.pin for c in claims(plan, target)}
     for candidate in free_pins(target, taken, "GPIO", near=pin):
         channel = next((f for f in candidate.functions if TIMER_CHANNEL.match(f.signal)), None)
-        if channel is not None and pwm_unit(target, candidate.name, framework) is not None:
+        if channel is not None and pwm_unit(clocks, candidate.name) is not None:
             name = f"pwm_{candidate.name.lower()}"
             options.append(
                 relax(
@@ -291,11 +292,12 @@ def timer_period(plan: Plan, target: Target, framework: str, index: int, op: Any
     base: Path = ["operations", index]
     if op.source == "kernel":
         return _kernel(plan, target, framework, op, base) if FRAMEWORKS[framework].kernel_timer else []
+    clocks = plan_clocks(plan, target, framework)
     if op.source == "systick":
-        return _systick(target, framework, op, base)
-    counter = hardware_timer(target, op.source, framework)
+        return _systick(clocks, op, base)
+    counter = hardware_timer(clocks, op.source)
     if counter is not None and FRAMEWORKS[framework].hardware_timers:
-        return _counter_check(target, framework, op, base, counter)
+        return _counter_check(clocks, op, base, counter)
     return []
 
 

@@ -118,6 +118,10 @@ class OpSpec:
     budget rule is not copied)."""
     ram_relief: Callable[[Any, int], Any] | None = None
     """Given an excess in bytes, the value of the ``ram`` field that frees at least that much (None: none)."""
+    clocks: Callable[[Any, Target, str], Mapping[str, int]] | None = None
+    """The clock domains the operation sets when ``framework`` realizes it (a ``core_clock`` request: the PLL's
+    system, bus and timer clocks): ``plan.clocks.plan_clocks`` lays them over the framework's defaults, and every
+    clock-derived rule and lowering asks that view (the clock rule is asked, not copied)."""
 
     @property
     def kind(self) -> str:

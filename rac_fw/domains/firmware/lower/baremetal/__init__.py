@@ -29,7 +29,7 @@ from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan
 from rac_fw.domains.firmware.facts.chip import Watchdog
 from rac_fw.domains.firmware.facts.load import interrupts, peripheral
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import adc_unit_of, core_clock_hz, watchdog_instance
+from rac_fw.domains.firmware.facts.query import adc_unit_of, watchdog_instance
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -44,6 +44,7 @@ from rac_fw.domains.firmware.lower.baremetal.derive import DerivationError, PinR
 from rac_fw.domains.firmware.lower.baremetal.header import c_ident, device_header, layout_name
 from rac_fw.domains.firmware.lower.baremetal.linker import DmaBufferLayout, linker_script
 from rac_fw.domains.firmware.placement import buffer_controller, buffer_needs, default_ram, placement
+from rac_fw.domains.firmware.plan.clocks import plan_clocks
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.registry import spec
@@ -241,7 +242,7 @@ class BaremetalLowerer:
         plan, target = bound.plan, bound.target
         if not _is_cortex_m(target):
             raise BaremetalError(f"the baremetal framework needs a Cortex-M target with SVD facts, not {target.id}")
-        core_hz = core_clock_hz(target, FRAMEWORK)
+        core_hz = plan_clocks(plan, target, FRAMEWORK).core_hz()
         if core_hz is None:
             raise BaremetalError(f"{target.id}: no baremetal core clock in the facts")
         problems = unsupported_operations(bound)
@@ -350,7 +351,7 @@ def _uart_driver(build: BaremetalBuild, instance: str, baud: int | None, console
     if _group(target, instance) == "UARTE":
         ctx.update(template="ops/uart_uarte.c.j2", layout="uarte", baud=derive.uarte_baudrate(target, rate))
     elif regs.has("SR", "DR", "BRR"):
-        hz = derive.uart_kernel_hz(target, instance)
+        hz = derive.uart_kernel_hz(build.clocks, instance)
         ctx.update(
             template="ops/uart_usart.c.j2",
             layout="sr",
@@ -363,7 +364,7 @@ def _uart_driver(build: BaremetalBuild, instance: str, baud: int | None, console
             clock=derive.uart_kernel_clock(target, instance),
         )
     elif regs.has("ISR", "TDR", "RDR", "BRR"):
-        hz = derive.uart_kernel_hz(target, instance)
+        hz = derive.uart_kernel_hz(build.clocks, instance)
         ctx.update(
             template="ops/uart_usart.c.j2",
             layout="isr",

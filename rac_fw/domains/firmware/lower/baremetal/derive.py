@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from rac_fw.domains.firmware.facts.chip import Watchdog
 from rac_fw.domains.firmware.facts.load import peripheral
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import uart_clock
+from rac_fw.domains.firmware.facts.query import Clocks, uart_clock
 
 #: Instructions one bounded-poll iteration takes at least (load, test, branch, decrement): turns a
 #: timeout in microseconds into an iteration budget that can only over-wait, never under-wait.
@@ -59,12 +59,13 @@ def clock_gate(target: Target, instance: str) -> ClockGate | None:
     raise DerivationError(f"{target.id}: no RCC enable bit {' or '.join(wanted)} in the SVD facts")
 
 
-def clock_hz(target: Target, name: str, framework: str = "baremetal") -> int:
-    """Frequency of clock ``name`` after this framework's clock setup (facts: ``default_hz``)."""
-    clock = target.clock(name)
-    if clock is None or framework not in clock.default_hz:
-        raise DerivationError(f"{target.id}: no {framework} frequency for clock {name!r} in the facts")
-    return clock.default_hz[framework]
+def clock_hz(clocks: Clocks, name: str) -> int:
+    """Frequency of clock ``name`` as the plan runs it (``BoundBuild.clocks``: the facts' ``default_hz``
+    under this framework, which realizes no clock request)."""
+    hz = clocks.hz(name)
+    if not hz:
+        raise DerivationError(f"{clocks.target.id}: no {clocks.framework} frequency for clock {name!r} in the facts")
+    return hz
 
 
 def uart_kernel_clock(target: Target, instance: str) -> str:
@@ -75,9 +76,9 @@ def uart_kernel_clock(target: Target, instance: str) -> str:
     return clock
 
 
-def uart_kernel_hz(target: Target, instance: str) -> int:
-    """The kernel clock frequency of UART ``instance`` under this framework."""
-    return clock_hz(target, uart_kernel_clock(target, instance))
+def uart_kernel_hz(clocks: Clocks, instance: str) -> int:
+    """The kernel clock frequency of UART ``instance`` as the plan runs it."""
+    return clock_hz(clocks, uart_kernel_clock(clocks.target, instance))
 
 
 @dataclass(frozen=True)

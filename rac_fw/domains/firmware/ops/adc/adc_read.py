@@ -87,7 +87,7 @@ def _baremetal(b: BaremetalBuild, index: int, op: AdcRead) -> None:
             smp_shift=regs.field(smpr, f"SMP{channel}")[0],
             full_scale_mv=adc.vref_mv or 3300,
         )
-        bus_hz = b.derive.clock_hz(target, adc.clock or "HCLK")
+        bus_hz = b.derive.clock_hz(b.clocks, adc.clock or "HCLK")
         limit = adc.max_clock_hz or bus_hz
         divider = next((d for d in adc.clock_prescalers or (1,) if bus_hz // d <= limit), 0)
         if not divider:

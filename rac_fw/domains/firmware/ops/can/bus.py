@@ -24,8 +24,8 @@ from pydantic import Field
 from rac_fw.domains.firmware.facts.can import CanController, bit_timing, can_controller, can_controllers
 from rac_fw.domains.firmware.facts.can import reachable_bitrates as reachable
 from rac_fw.domains.firmware.facts.query import free_pins
-from rac_fw.domains.firmware.ops.clock.core_clock import planned_clock_hz
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.clocks import plan_clocks
 from rac_fw.domains.firmware.plan.evidence import add, measure, relax, replace, violation
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def check(plan: Plan, target: Target, framework: str, index: int, op: CanOperati
             )
         )
     # A core_clock request re-divides the bus clocks: the bxCAN kernel clock is then its APB1.
-    clock = planned_clock_hz(plan, target, framework, controller.clock) if controller.clock else controller.clock_hz
+    clock = plan_clocks(plan, target, framework).hz(controller.clock) if controller.clock else controller.clock_hz
     if clock is not None and bit_timing(controller, clock, op.bitrate) is None:
         options = reachable(controller, clock, op.bitrate)[:3]
         found.append(

@@ -15,7 +15,14 @@ ESP-IDF realizes it as the member of its ``ESP_DEFAULT_CPU_FREQ_MHZ`` choice (80
 another request is ``E_CLOCK_UNREACHABLE``) and checks ``esp_rom_get_cpu_ticks_per_us()``. Zephyr realizes it
 in the devicetree (``&pll`` M/N/P/Q and ``&rcc`` clock-frequency and the bus
 prescalers that keep every bus under its limit); the app then checks CMSIS ``SystemCoreClock``, which the
-STM32 clock driver sets from the ``rcc`` node, against the request and prints it.
+STM32 clock driver sets from the ``rcc`` node, against the request and prints it. STM32Cube HAL realizes it
+in ``SystemClock_Config`` (the same PLL setting, the bus prescalers, the regulator scale and flash wait states
+of the chip's ``flash.voltage_scales``), then checks ``HAL_RCC_GetSysClockFreq()`` and ``SystemCoreClock`` and
+prints ``rac: <op> ok core=<MHz>MHz`` (or ``FAIL``).
+
+What the request sets (``OpSpec.clocks``: SYSCLK, the buses, the timer clocks) is the plan's clock view
+(``plan.clocks.plan_clocks``) every other clock-derived rule and lowering asks: a UART baud error, a timer's
+prescaler range, a cycle-counter wrap move with it.
 """
 
 from __future__ import annotations
@@ -24,7 +31,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.facts.clock import clock_tree, core_limit_hz, cpu_choice, pll_setting, reachable_mhz
+from rac_fw.domains.firmware.facts.clock import (
+    clock_tree,
+    core_limit_hz,
+    cpu_choice,
+    hal_clock_tree,
+    pll_setting,
+    reachable_mhz,
+    requested_clocks,
+)
 from rac_fw.domains.firmware.facts.query import clock_hz, core_clock_hz
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
@@ -34,6 +49,7 @@ if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -144,16 +160,10 @@ def _one(plan: Plan, target: Target, framework: str, index: int, op: CoreClock) 
     ]
 
 
-def planned_clock_hz(plan: Plan, target: Target, framework: str, name: str) -> int | None:
-    """Clock domain ``name`` as the plan runs it: the bus clock a ``core_clock`` request's PLL and prescaler
-    setting gives, else the framework's default (``facts.query.clock_hz``). Operations whose timing derives
-    from a bus clock (a CAN bitrate) ask this, so a core clock request moves their checks with it."""
-    request = next((o for o in plan.operations if isinstance(o, CoreClock)), None)
-    if request is not None and framework in REALIZED:
-        setting = pll_setting(target, framework, request.mhz * 1_000_000)
-        if setting is not None and name in setting.clocks_hz:
-            return setting.clocks_hz[name]
-    return clock_hz(target, name, framework)
+def _clocks(op: CoreClock, target: Target, framework: str) -> dict[str, int]:
+    """What the request sets (``OpSpec.clocks``): the PLL's system, bus and timer clocks, or the CPU-frequency
+    choice's CPU clock. ``plan.clocks.plan_clocks`` lays them over the defaults for every other rule."""
+    return requested_clocks(target, framework, op.mhz * 1_000_000)
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: CoreClock) -> dict[str, Any]:
@@ -185,13 +195,25 @@ def _espidf(b: EspIdfBuild, index: int, op: CoreClock) -> dict[str, Any]:
     return {"mhz": op.mhz, "symbol": choice.member(op.mhz)}
 
 
+def _hal(b: HalBuild, index: int, op: CoreClock) -> dict[str, Any]:
+    """The check after ``SystemClock_Config``, which programs the request's PLL: ``HAL_RCC_ClockConfig`` sets
+    ``SystemCoreClock``; ``HAL_RCC_GetSysClockFreq`` reads SYSCLK back from the RCC registers."""
+    hz = op.mhz * 1_000_000
+    if b.clocks.hz("SYSCLK") != hz:  # the obligation refused this plan
+        raise b.unsupported(f"operations[{index}].mhz", f"no PLL setting gives {op.mhz} MHz")
+    view = b.base_view(index, op)
+    view.update(hz=hz, mhz=op.mhz, detail=f"rac_{view['sym']}_text")
+    return view
+
+
 def _available(target: Target) -> bool:
     """A Cortex-M core (CMSIS ``SystemCoreClock``) with a stated core clock."""
     return target.core.arch.startswith("cortex-m") and core_limit_hz(target) is not None
 
 
-#: Frameworks whose lowering sets the PLL from the request (the others keep their default clock tree).
-REALIZED = frozenset({"zephyr", "espidf"})
+def _hal_available(target: Target) -> bool:
+    """A PLL whose HAL set-up names the facts give (``hal:`` in ``clock_trees.yaml``) and a crystal it runs from."""
+    return _available(target) and hal_clock_tree(target) is not None and bool(clock_hz(target, "HSE", "hal"))
 
 
 SPEC = OpSpec(
@@ -200,7 +222,9 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="clock", view=_zephyr, available=_available),
         "espidf": Realization(template="clock", view=_espidf, available=lambda t: cpu_choice(t, "espidf") is not None),
+        "hal": Realization(template="clock", view=_hal, available=_hal_available),
     },
     checks=(_check, _one),
+    clocks=_clocks,
     codes=(LIMIT, UNREACHABLE, FIXED, CONFLICT),
 )

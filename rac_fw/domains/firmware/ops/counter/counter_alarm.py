@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.facts.query import clock_hz, dt_labels
+from rac_fw.domains.firmware.facts.query import Clocks, dt_labels
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.clocks import plan_clocks
 from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import FactName
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -63,9 +64,10 @@ def _chosen(target: Target, op: CounterAlarm) -> tuple[str, Timer] | None:
     return (op.counter.upper(), found) if found is not None else None
 
 
-def _max_us(target: Target, timer: Timer) -> tuple[int, float] | None:
-    """(tick rate in Hz, longest delay in us) of ``timer`` as a Zephyr counter (None: clock unknown)."""
-    hz = clock_hz(target, timer.clock, "zephyr")
+def _max_us(clocks: Clocks, timer: Timer) -> tuple[int, float] | None:
+    """(tick rate in Hz, longest delay in us) of ``timer`` as a Zephyr counter at its clock as the plan runs it
+    (None: clock unknown)."""
+    hz = clocks.hz(timer.clock)
     if not hz:
         return None
     return hz, ((1 << min(timer.bits, 32)) - 1) * 1_000_000 / hz
@@ -95,12 +97,13 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: CounterAl
         ]
     name, timer = chosen
     found: list[Evidence] = []
-    span = _max_us(target, timer)
+    clocks = plan_clocks(plan, target, framework)
+    span = _max_us(clocks, timer)
     if span is not None:
         hz, longest = span
         tick_us = 1_000_000 / hz
         if op.delay_us > longest:
-            fitting = [n for n, t in counters.items() if (s := _max_us(target, t)) and s[1] >= op.delay_us]
+            fitting = [n for n, t in counters.items() if (s := _max_us(clocks, t)) and s[1] >= op.delay_us]
             options = [relax(f"use {n}", replace([*base, "counter"], n)) for n in fitting[:2]]
             options.append(relax(f"wait {int(longest)} us", replace([*base, "delay_us"], int(longest))))
             found.append(

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.facts.query import core_clock_hz
 from rac_fw.domains.firmware.facts.timing import cycle_counter
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.clocks import plan_clocks
 from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -51,7 +51,7 @@ class CycleTiming(Operation):
 
 def _check(plan: Plan, target: Target, framework: str, index: int, op: CycleTiming) -> list[Evidence]:
     counter = cycle_counter(target)
-    hz = core_clock_hz(target, framework)
+    hz = plan_clocks(plan, target, framework).core_hz()  # a core_clock request moves the wrap
     if op.deadline_us is None or counter is None or hz is None:
         return []
     wrap_us = (1 << counter.bits) * 1_000_000 / hz

@@ -118,7 +118,7 @@ def _baremetal(b: BaremetalBuild, index: int, op: TimedOperation) -> None:
             priority=b.priority(op.irq_priority),
             clock=facts.clock,
         )
-        hz = b.derive.clock_hz(target, facts.clock)
+        hz = b.derive.clock_hz(b.clocks, facts.clock)
         if regs.has("PSC", "ARR"):
             ctx.update(
                 kind="stm32_tim",

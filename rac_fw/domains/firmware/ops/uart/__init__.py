@@ -11,6 +11,7 @@ from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.claims import uart_instance
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import achievable_bauds, uart_api_modes, uart_baud
+from rac_fw.domains.firmware.plan.clocks import plan_clocks
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 
 if TYPE_CHECKING:
@@ -94,11 +95,12 @@ def baud_error(plan: Plan, target: Target, framework: str, index: int, op: Any) 
     baud = op.baud or (console.baud if console else 0)
     if instance is None or not baud:
         return []
-    result = uart_baud(target, instance, baud, framework)
+    clocks = plan_clocks(plan, target, framework)  # a core_clock request re-divides the UART's bus clock
+    result = uart_baud(clocks, instance, baud)
     if result is None or (result.actual and result.error_percent <= BAUD_LIMIT_PERCENT):
         return []
     path: Path = ["operations", index, "baud"]
-    rates = sorted(achievable_bauds(target, instance, framework, BAUD_LIMIT_PERCENT), key=lambda r: abs(r - baud))
+    rates = sorted(achievable_bauds(clocks, instance, BAUD_LIMIT_PERCENT), key=lambda r: abs(r - baud))
     clock = f" from a {result.clock_hz} Hz clock" if result.clock_hz else ""
     produced = (
         f"produces {result.actual:.0f} baud ({result.error_percent:.2f} % off)"
