@@ -177,3 +177,12 @@ def test_the_core_clock_example_lowers_clean_on_hal() -> None:
     body = _system_clock(main)
     assert 8_000_000 // _field(body, "PLLM") * _field(body, "PLLN") // _field(body, "PLLP") == 120_000_000
     assert "FLASH_LATENCY_3" in body  # RM0090 Table 10: 90 < 120 MHz <= 120 MHz
+
+
+def test_the_h7_example_runs_480_mhz_at_vos0_on_hal_and_zephyr() -> None:
+    path = data_dir("examples") / "clock_core_h7.yaml"
+    for framework in ("hal", "zephyr"):
+        result = run_plan(path, framework=framework)
+        assert result.status is Status.PASS, (framework, [(e.code, e.message) for e in result.evidence])
+    body = _system_clock(lower(load_plan(path), load_target("stm32h743"), "hal").files["Core/Src/main.c"])
+    assert "PWR_REGULATOR_VOLTAGE_SCALE0" in body and "FLASH_LATENCY_4" in body
