@@ -7,7 +7,8 @@ which watchdog the chip has, and every derived quantity an obligation compares a
 per framework, the baud rate a UART really produces, counter and prescaler ranges, IRQ priority
 ranges). Clock-derived answers take a ``Clocks`` view (the clocks one plan runs: the framework's defaults
 with a ``core_clock`` request laid over them, ``plan.clocks.plan_clocks``), never a framework name alone.
-Every answer is a function of the facts; nothing here tests a target id. A missing fact yields ``None`` and the caller does not judge what it cannot compute.
+Every answer is a function of the facts; nothing here tests a target id. A missing fact yields ``None``
+and the caller does not judge what it cannot compute.
 """
 
 from __future__ import annotations
