@@ -58,6 +58,13 @@ class Watchdog:
     """Every feeder shares one timeout (one reload value / one counter), so two timeouts cannot coexist."""
     stoppable: bool | None = None
     """Whether it can be stopped once started (nRF WDT: no); None when not stated."""
+    expiry_callback: bool | None = None
+    """Whether Zephyr's driver for it runs ``wdt_timeout_cfg.callback`` from an expiry interrupt before the
+    reset (nRF WDT: yes, from its TIMEOUT interrupt; STM32 IWDG: no interrupt, install_timeout returns
+    -ENOTSUP for a callback); None when not stated (treated as no)."""
+    ram_retained_on_reset: bool | None = None
+    """Whether RAM outside .bss/.data (``__noinit``) keeps its contents across this watchdog's reset, so a
+    word the expiry callback writes is readable on the next boot; None when not stated (treated as no)."""
     framework: str | None = None
     """The framework providing this (software) watchdog; None for the hardware ones."""
     dt_label: str | None = None
