@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -130,7 +131,7 @@ def _reset_flag(b: BaremetalBuild, instance: str) -> dict[str, str]:
     """Where the SVD facts keep the "this watchdog reset the chip" flag and how it is cleared.
 
     STM32: an RCC register with RMVF (write 1: clear every reset flag) and the watchdog's flag, named
-    ``<instance>RSTF`` (H7 RSR.IWDG1RSTF) or, in the F4 SVD, ``WDGRSTF`` (CSR; RM0090 §7.3.21 IWDGRSTF).
+    ``<instance><n>RSTF`` (H7 RSR.IWDG1RSTF for the SVD's IWDG) or, in the F4 SVD, ``WDGRSTF`` (CSR; RM0090 §7.3.21 IWDGRSTF).
     nRF: POWER.RESETREAS.DOG (write 1 to clear, PS §5.3.7 RESETREAS)."""
     for owner in ("RCC", "POWER"):
         if owner not in b.target.peripherals:
@@ -139,12 +140,13 @@ def _reset_flag(b: BaremetalBuild, instance: str) -> dict[str, str]:
         for reg, fields in regs.regs.items():
             if owner == "POWER" and "DOG" in fields:
                 mask = regs.m(reg, "DOG")
-                return {"reg": f"{owner}->{reg}", "flag": mask, "clear": mask}
+                return {"reg": f"{owner}->{reg}", "flag": mask, "clear_mask": mask, "w1c": "yes"}
             if "RMVF" not in fields:
                 continue
-            name = next((f for f in (f"{instance}RSTF", "WDGRSTF") if f in fields), None)
+            own = re.compile(rf"^{re.escape(instance)}\d*RSTF$")
+            name = next((f for f in fields if own.match(f)), "WDGRSTF" if "WDGRSTF" in fields else None)
             if name is not None:
-                return {"reg": f"{owner}->{reg}", "flag": regs.m(reg, name), "clear": regs.m(reg, "RMVF")}
+                return {"reg": f"{owner}->{reg}", "flag": regs.m(reg, name), "clear_mask": regs.m(reg, "RMVF"), "w1c": ""}
     raise b.error(f"{b.target.id}: no reset flag for {instance} in the SVD facts (RCC ...RSTF or POWER.RESETREAS.DOG)")
 
 
