@@ -561,6 +561,13 @@ CASES += [
          "E_MESH_ADVERTISER", ["adv", "mesh"]),
 ]  # fmt: skip
 
+# watchdog report_expiry: channel needs an expiry interrupt and RAM kept across the reset (test_op_watchdog_expiry.py).
+CASES += [
+    Case("watchdog-expiry-channel-iwdg", "stm32f407", plan({"op": "watchdog", "name": "wdt", "timeout_ms": 2000,
+         "feed_interval_ms": 500, "report_expiry": "channel"}, framework="zephyr"), "E_WATCHDOG_CALLBACK",
+         ["wdt", "IWDG", "expiry_callback"]),
+]  # fmt: skip
+
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:

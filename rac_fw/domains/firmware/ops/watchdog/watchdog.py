@@ -61,12 +61,13 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Watchdog) -> dict[str, Any]:
         "timeout_ms": op.timeout_ms,
         "interval_ms": op.feed_interval_ms,
         "flag": "WDT_FLAG_RESET_SOC" if op.reset_behaviour == "reset_soc" else "WDT_FLAG_RESET_CPU_CORE",
+        "report": op.report_expiry,
     }
     if op.report_expiry is not None:
         # hwinfo: the reset cause names a watchdog reset (RESET_WATCHDOG); the boot report runs in main.
         b.app.need("watchdog", "CONFIG_HWINFO")
         b.app.includes.add("zephyr/drivers/hwinfo.h")
-        view.update(report=op.report_expiry, setup=True)
+        view["setup"] = True
     if op.feed_thread is None:
         view.update(setup=True, step={"period_ms": op.feed_interval_ms})
     else:
