@@ -132,8 +132,8 @@ def _reset_flag(b: BaremetalBuild, instance: str) -> dict[str, str]:
     """Where the SVD facts keep the "this watchdog reset the chip" flag and how it is cleared.
 
     STM32: an RCC register with RMVF (write 1: clear every reset flag) and the watchdog's flag, named
-    ``<instance><n>RSTF`` (H7 RSR.IWDG1RSTF for the SVD's IWDG) or, in the F4 SVD, ``WDGRSTF`` (CSR; RM0090 §7.3.21 IWDGRSTF).
-    nRF: POWER.RESETREAS.DOG (write 1 to clear, PS §5.3.7 RESETREAS)."""
+    ``<instance><n>RSTF`` (H7 RSR.IWDG1RSTF for the SVD's IWDG) or, in the F4 SVD, ``WDGRSTF`` (RM0090
+    RCC_CSR calls it IWDGRSTF). nRF: POWER.RESETREAS.DOG (write 1 to clear; nRF52840 PS, RESETREAS)."""
     for owner in ("RCC", "POWER"):
         if owner not in b.target.peripherals:
             continue
@@ -147,7 +147,8 @@ def _reset_flag(b: BaremetalBuild, instance: str) -> dict[str, str]:
             own = re.compile(rf"^{re.escape(instance)}\d*RSTF$")
             name = next((f for f in fields if own.match(f)), "WDGRSTF" if "WDGRSTF" in fields else None)
             if name is not None:
-                return {"reg": f"{owner}->{reg}", "flag": regs.m(reg, name), "clear_mask": regs.m(reg, "RMVF"), "w1c": ""}
+                flag, clear = regs.m(reg, name), regs.m(reg, "RMVF")
+                return {"reg": f"{owner}->{reg}", "flag": flag, "clear_mask": clear, "w1c": ""}
     raise b.error(f"{b.target.id}: no reset flag for {instance} in the SVD facts (RCC ...RSTF or POWER.RESETREAS.DOG)")
 
 
@@ -282,6 +283,7 @@ def _timing(plan: Plan, target: Target, framework: str, index: int, op: Watchdog
         )
     return found
 
+
 # E_WATCHDOG_CALLBACK: ``report_expiry: channel`` records the expired channel from the expiry callback in a
 # ``__noinit`` word the next boot reads. That needs a driver that runs ``wdt_timeout_cfg.callback`` from an
 # expiry interrupt (chip fact ``expiry_callback``: Zephyr's nRF WDT driver does, STM32 IWDG's refuses it
@@ -335,6 +337,7 @@ def _names(plan: Plan, target: Target, framework: str, index: int, op: Watchdog)
     if op.feed_thread is not None:
         refs.thread(op.feed_thread, [*base, "feed_thread"])
     return refs.found
+
 
 SPEC = OpSpec(
     model=Watchdog,
