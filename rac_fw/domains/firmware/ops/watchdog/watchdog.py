@@ -33,13 +33,19 @@ class Watchdog(Operation):
 
     The feed interval must leave margin below the timeout (≤ 80 %, E_WATCHDOG_WINDOW) and the timeout
     must be reachable by the watchdog's clock and prescalers (E_WATCHDOG_RANGE).
+
+    The expiry always resets the whole SoC: Zephyr's nRF driver refuses any other ``wdt_timeout_cfg``
+    flag (``wdt_nrfx.c``: -ENOTSUP unless WDT_FLAG_RESET_SOC), the STM32 IWDG can only reset the system
+    (RM0090 §21.3, RM0433 §45.4), and ESP-IDF's task watchdog panics into a chip reset, so a CPU-only
+    reset is not offered.
     """
 
     op: Literal["watchdog"]
     timeout_ms: int = Field(ge=1, le=3_600_000, description="Time without a feed before reset.")
     feed_interval_ms: int = Field(ge=1, le=3_600_000, description="How often the feeding thread feeds.")
-    reset_behaviour: Literal["reset_soc", "reset_cpu"] = Field(
-        default="reset_soc", description="What expiry resets: the whole SoC or the CPU core only."
+    reset_behaviour: Literal["reset_soc"] = Field(
+        default="reset_soc",
+        description="What expiry resets: the whole SoC, the one behaviour every watchdog in the packs has.",
     )
     feed_thread: Name | None = Field(
         default=None, description="Thread (resources.threads) that feeds; None = the main thread."
@@ -60,7 +66,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Watchdog) -> dict[str, Any]:
         "node": b.watchdog_node(),
         "timeout_ms": op.timeout_ms,
         "interval_ms": op.feed_interval_ms,
-        "flag": "WDT_FLAG_RESET_SOC" if op.reset_behaviour == "reset_soc" else "WDT_FLAG_RESET_CPU_CORE",
+        "flag": "WDT_FLAG_RESET_SOC",
         "report": op.report_expiry,
     }
     if op.report_expiry is not None:
