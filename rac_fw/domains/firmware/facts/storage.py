@@ -176,7 +176,9 @@ ZEPHYR_ROLES = {"boot": "boot_partition", "slot0": "slot0_partition", "slot1": "
 IDF_ROLES = {"slot0": "ota_0", "slot1": "ota_1", "otadata": "otadata", "storage": "nvs", "filesystem": "storage"}
 
 
-def role(storage: Storage, framework: str, name: str, ota: bool = False, data: tuple[str, ...] = ()) -> Partition | None:
+def role(
+    storage: Storage, framework: str, name: str, ota: bool = False, data: tuple[str, ...] = ()
+) -> Partition | None:
     """The partition playing ``name`` (boot, slot0, slot1, scratch, storage, filesystem) for ``framework``
     (ESP-IDF: in the table with the board data partitions named in ``data``)."""
     names = IDF_ROLES if framework == "espidf" else ZEPHYR_ROLES

@@ -140,7 +140,9 @@ class OpSpec:
     def realization(self, framework: str) -> Realization | None:
         return self.realizations.get(framework)
 
-    def ram_for(self, framework: str) -> tuple[Callable[[Any], tuple[int, str]] | None, Callable[[Any, int], Any] | None]:
+    def ram_for(
+        self, framework: str
+    ) -> tuple[Callable[[Any], tuple[int, str]] | None, Callable[[Any, int], Any] | None]:
         """``(ram, ram_relief)`` under ``framework``: the realization's own when it declares them, else the spec's."""
         own = self.realizations.get(framework)
         if own is not None and own.ram is not None:
