@@ -105,17 +105,17 @@ def test_a_file_larger_than_the_volume_is_refused_in_sectors() -> None:
 
 
 def test_clusters_too_large_for_the_volume() -> None:
-    data = _plan(allocation_unit_bytes=32 * 4096)
+    data = _plan(allocation_unit_bytes=128 * 4096, file_bytes=600_000)
     hit = _one(data, "E_PARTITION_TOO_SMALL")
-    # 32-sector clusters leave (250 - 7) // 32 = 7 clusters: below FatFs's 16, no file size fits.
-    assert "16 clusters of 32 sector(s)" in hit.message
-    assert [r.description for r in hit.relaxations][0] == "use one sector per cluster"
+    # 128-sector clusters leave (250 - 7) // 128 = 1 cluster; 600000 bytes need 2.
+    assert "2 clusters of 128 sector(s)" in hit.message
+    # (Dropping the plan's only operation would leave no plan: that relaxation is not offered.)
+    assert [r.description for r in hit.relaxations] == ["write 524288 bytes", "use one sector per cluster"]
     _every_relaxation_validates(data, hit)
 
 
-# 655360 bytes: the nearest valid unit below, 524288 (128 sectors), leaves (250 - 7) // 128 = 1 cluster, so it
-# is not offered (evidence keeps only relaxations that validate); one sector per cluster is.
-@pytest.mark.parametrize(("unit", "offered"), [(6144, [4096, 8192]), (1024, [4096]), (655_360, [])])
+# 655360 bytes: no valid unit above (128 sectors is the most), the one below is offered.
+@pytest.mark.parametrize(("unit", "offered"), [(6144, [4096, 8192]), (1024, [4096]), (655_360, [524_288])])
 def test_allocation_unit_must_be_a_power_of_two_number_of_sectors(unit: int, offered: list[int]) -> None:
     data = _plan(allocation_unit_bytes=unit)
     hit = _one(data, "E_FS_ALLOCATION_UNIT")

@@ -67,18 +67,20 @@ UNIT = "E_FS_ALLOCATION_UNIT"
 WL_SECTOR = 4096
 WL_STATE_BYTES = 64
 WL_RECORD_BYTES = 16
-#: FatFs f_mkfs (components/fatfs/src/ff.c @2c5dcc977e3d, called by vfs_fat_spiflash.c with FM_ANY | FM_SFD
-#: and two FATs): one reserved (boot) sector, a 32-byte directory entry, at most 4085 FAT12 clusters, at
-#: least 16 clusters in a volume; root-directory entries 128 for a volume of at most 128 sectors (MIN_REQ_SEC)
-#: and FatFs's default 512 above; an allocation unit between one and 128 sectors (esp_vfs_fat.h).
+#: FatFs R0.15 f_mkfs as ESP-IDF patches it (components/fatfs/src/ff.c @2c5dcc977e3d, called by
+#: vfs_fat_spiflash.c with FM_ANY | FM_SFD and two FATs): one reserved (boot) sector, 32-byte directory
+#: entries, at most 4085 FAT12 clusters (MAX_FAT12), at least one data cluster (MIN_FAT12_DATA_SEC); 128
+#: root-directory entries for a volume of at most 128 sectors (vfs_fat_spiflash.c MIN_REQ_SEC) and FatFs's
+#: default 512 above; an allocation unit a power of two between one and 128 sectors (esp_vfs_fat.h).
 FAT_RESERVED = 1
 FAT_COPIES = 2
 FAT_DIR_ENTRY = 32
 FAT12_MAX_CLUSTERS = 4085
-FAT_MIN_CLUSTERS = 16
 FAT_SMALL_VOLUME = 128
 FAT_MAX_UNIT_SECTORS = 128
 FAT_MOUNT_POINT = "/fat"
+#: The allocation units esp_vfs_fat_mount_config_t admits, bytes.
+FAT_UNITS = tuple(WL_SECTOR << k for k in range(FAT_MAX_UNIT_SECTORS.bit_length()))
 
 
 def wl_overhead(partition_bytes: int) -> tuple[int, int]:
@@ -274,7 +276,7 @@ def _unit(plan: Plan, target: Target, framework: str, index: int, op: FsFile) ->
     unit = op.allocation_unit_bytes
     if framework != "espidf" or unit is None:
         return []
-    valid = [WL_SECTOR << k for k in range(8)]
+    valid = FAT_UNITS
     if unit in valid:
         return []
     path: list[str | int] = ["operations", index, "allocation_unit_bytes"]
@@ -295,15 +297,15 @@ def _fat_room(plan: Plan, target: Target, framework: str, index: int, op: FsFile
     """The file's clusters fit the volume f_mkfs makes of what wear levelling leaves (in sectors)."""
     part = area(plan, target, framework, ROLE)
     unit = _unit_bytes(op)
-    if framework != "espidf" or part is None or unit not in [WL_SECTOR << k for k in range(8)]:
+    if framework != "espidf" or part is None or unit not in FAT_UNITS:
         return []
     layout = fat_layout(part.size, unit)
-    clusters = max(FAT_MIN_CLUSTERS, -(-op.file_bytes // unit))
+    clusters = -(-op.file_bytes // unit)
     if clusters <= layout.clusters:
         return []
     needed = layout.wl_sectors + layout.fat_sectors + clusters * layout.unit
     sectors = part.size // WL_SECTOR
-    room = layout.data_bytes if layout.clusters >= FAT_MIN_CLUSTERS else 0
+    room = min(layout.data_bytes, 1 << 20)
     path: list[str | int] = ["operations", index, "file_bytes"]
     options = [relax(f"write {room} bytes", replace(path, room))] if room else []
     if unit > WL_SECTOR:
