@@ -10,6 +10,7 @@ one bad source each.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 
 from rac_fw.contract import Evidence, Status, apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
-from rac_fw.domains.firmware.facts.storage import role, storage
+from rac_fw.domains.firmware.facts.storage import EraseBlocks, role, storage
 from rac_fw.domains.firmware.lower import lower
 from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.ops.storage.fs_file import fat_layout, wl_overhead
@@ -89,6 +90,15 @@ def test_the_board_adds_the_fat_partition_after_either_table() -> None:
     ota = role(facts, "espidf", "filesystem", ota=True, data=("storage",))
     assert plain is not None and (plain.offset, plain.size, plain.label) == (0x110000, MB, "data/fat")
     assert ota is not None and (ota.offset, ota.size) == (0x310000, MB)
+
+
+def test_a_data_partition_past_the_end_of_the_flash_is_left_out() -> None:
+    facts = storage(load_target("esp32s3"))
+    assert facts is not None
+    # The same board on a 4 MB module: after the two-OTA table (ending at 0x310000) 1 MB does not fit.
+    small = replace(facts, flash=replace(facts.flash, erase_blocks=(EraseBlocks(1024, 4096),)))
+    assert role(small, "espidf", "filesystem", ota=True, data=("storage",)) is None
+    assert role(small, "espidf", "filesystem", data=("storage",)) is not None
 
 
 # --- seeded violations ----------------------------------------------------------------------------------------

@@ -324,8 +324,9 @@ def _fat_room(plan: Plan, target: Target, framework: str, index: int, op: FsFile
 
 
 def _fat_ram(op: FsFile) -> tuple[int, str]:
-    """FAT's heap at mount (vfs_fat.c: ``sizeof(vfs_fat_ctx_t) + max_files * sizeof(FIL)``; the context holds
-    the FATFS window, each FIL a sector buffer under CONFIG_FATFS_PER_FILE_CACHE) and the two chunks."""
+    """FAT's heap at mount (vfs_fat.c esp_vfs_fat_register_cfg: ``sizeof(vfs_fat_ctx_t) + max_files *
+    sizeof(FIL)``; the context holds the FATFS sector window, each FIL its own sector buffer under
+    CONFIG_FATFS_PER_FILE_CACHE, default y in components/fatfs/Kconfig @02b62b3378f8) and the two chunks."""
     return WL_SECTOR * (1 + op.max_files) + 2 * op.cache_bytes, "max_files"
 
 
@@ -341,7 +342,8 @@ def _espidf(b: EspIdfBuild, index: int, op: FsFile) -> dict[str, Any]:
         raise b.unsupported(f"operations.{index}", f"{b.target.id}: no FAT partition in the table")
     idf_partition_table(b)
     b.requires.update({"fatfs", "wear_levelling"})
-    # Long file names (the plan's names exceed 8.3), their buffer on the heap as ESP-IDF's examples do.
+    # Long file names (a plan's name may exceed 8.3): components/fatfs/Kconfig @02b62b3378f8 defaults the choice
+    # FATFS_LONG_FILENAMES to FATFS_LFN_NONE; the heap variant keeps the name buffer off the task stack.
     b.sdkconfig["CONFIG_FATFS_LFN_HEAP"] = "y"
     return {
         "path": c_string_literal(f"{FAT_MOUNT_POINT}/{op.file}"),
