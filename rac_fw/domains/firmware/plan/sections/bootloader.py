@@ -2,8 +2,9 @@
 
 Zephyr: ``sysbuild.conf`` selects MCUboot, its mode and signature type; ``sysbuild/mcuboot.conf``
 configures the MCUboot image (sector count, downgrade prevention); the application's ``prj.conf``
-gets the MCUboot image manager. ESP-IDF: the two-OTA partition table (``partitions.csv``, from the
-target's facts) and app rollback in ``sdkconfig.defaults``.
+gets the MCUboot image manager. ESP-IDF: the two-OTA partition table (``partitions.csv``, the plan's
+table as ``ops/storage/area`` decides it: the facts' OTA table plus any data partition an operation adds)
+and app rollback in ``sdkconfig.defaults``.
 
 Obligations: the mode is possible on the board's flash map (a swap needs a secondary slot,
 swap-scratch a scratch partition: E_BOOTLOADER_MODE); the slots have the sizes the mode needs
