@@ -569,6 +569,18 @@ CASES += [
 ]  # fmt: skip
 
 
+# Issue 14 (espfs): fs_file on ESP-IDF, FAT on wear levelling (whole suite: test_op_fs_espidf.py).
+CASES += [
+    Case("fat-allocation-unit-not-a-sector-power", "esp32s3",
+         {"framework": "espidf", "operations": [
+             {"op": "fs_file", "name": "bootlog", "file": "boot", "file_bytes": 1000, "allocation_unit_bytes": 6144}]},
+         "E_FS_ALLOCATION_UNIT", ["boot", "esp32s3"], ["bytes"]),
+    Case("fat-file-larger-than-the-volume", "esp32s3",
+         {"framework": "espidf", "operations": [
+             {"op": "fs_file", "name": "bootlog", "file": "boot", "file_bytes": 1048576}]},
+         "E_PARTITION_TOO_SMALL", ["storage", "boot", "esp32s3"], ["sectors", "bytes"]),
+]  # fmt: skip
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
     evidence = _validate(case.plan, case.target)
