@@ -120,7 +120,12 @@ def _hal_instance(target: Target, name: str) -> bool:
 
 
 def _hal_instances(target: Target) -> list[str]:
-    return sorted((n for n in target.peripherals if _hal_instance(target, n)), key=lambda n: (len(n), n))
+    """The I2C controllers a target could answer on: event/error vectors, and free pins for SCL and SDA."""
+    from rac_fw.domains.firmware.facts.query import free_pins
+
+    usable = [n for n in target.peripherals if _hal_instance(target, n)
+              and all(free_pins(target, set(), f"{n}_{s}") for s in ("SCL", "SDA"))]  # fmt: skip
+    return sorted(usable, key=lambda n: (len(n), n))
 
 
 def _hal(b: HalBuild, index: int, op: I2cTarget) -> dict[str, Any]:
