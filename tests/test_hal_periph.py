@@ -250,8 +250,9 @@ def test_resolution_is_checked_on_hal() -> None:
 # --- the verifier's order rules -----------------------------------------------------------------------
 def _conf() -> str:
     conf = (BAD / "support" / "stm32h7xx_hal_conf.h").read_text()
-    conf = conf.replace("#define HAL_GPIO_MODULE_ENABLED", "#define HAL_GPIO_MODULE_ENABLED\n#define HAL_I2C_MODULE_ENABLED")
-    return conf.replace('#include "stm32h7xx_hal_gpio.h"', '#include "stm32h7xx_hal_gpio.h"\n#include "stm32h7xx_hal_i2c.h"')
+    gpio, include = "#define HAL_GPIO_MODULE_ENABLED", '#include "stm32h7xx_hal_gpio.h"'
+    conf = conf.replace(gpio, f"{gpio}\n#define HAL_I2C_MODULE_ENABLED")
+    return conf.replace(include, f'{include}\n#include "stm32h7xx_hal_i2c.h"')
 
 
 @pytest.mark.parametrize(
