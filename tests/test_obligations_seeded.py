@@ -581,6 +581,18 @@ CASES += [
          "E_PARTITION_TOO_SMALL", ["storage", "boot", "esp32s3"], ["sectors", "bytes"]),
 ]  # fmt: skip
 
+# Issue 13 item 6 (halperiph): i2c_target and adc_sample on the STM32Cube HAL (whole suite: test_hal_periph.py).
+CASES += [
+    Case("hal-adc-oversampling-without-an-oversampler", "stm32f407",
+         {"framework": "hal", "operations": [{"op": "adc_sample", "name": "vin", "channel": {"pin": "PA1"},
+                                              "oversampling": 2}]},
+         "E_ADC_SETTING", ["vin", "ADC1", "oversampling"], ["log2"]),
+    Case("hal-i2c-target-on-no-controller", "stm32h743",
+         {"framework": "hal", "operations": [{"op": "i2c_target", "name": "regfile", "controller": "I2C9",
+                                              "address": 0x42}]},
+         "E_NO_PERIPHERAL", ["I2C9"]),
+]  # fmt: skip
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
     evidence = _validate(case.plan, case.target)

@@ -456,6 +456,12 @@ class HalDriver:
     ``ADC_REGULAR_RANK_n``, ``ConversionDataManagement``; False: ``aditf2`` (numeric ranks, ``DataAlign``)."""
     adc_sampling_time: str = "84CYCLES"
     """The sampling time the lowering configures (``ADC_SAMPLETIME_<this>``; the settings differ per ADC)."""
+    adc_sampling_cycles: dict[str, float] = field(default_factory=dict)
+    """Every ``ADC_SAMPLETIME_<name>`` constant of the package's ``*_hal_adc.h`` → its sample-and-hold time in
+    ADC clock cycles (F4 ``3CYCLES`` → 3, H7 ``1CYCLE_5`` → 1.5): what a plan's acquisition time maps onto."""
+    adc_oversampling_max: int = 0
+    """log2 of the largest hardware oversampling ratio ``ADC_OversamplingTypeDef.Ratio`` takes (H7 aditf5: 1..1024,
+    so 10); 0: the ADC has no oversampler (F4 aditf2: no ``Oversampling`` in ``ADC_InitTypeDef``)."""
     i2c_timing_register: bool = False
     """The I2C is the ``i2c2`` generation (TIMINGR, analog filter); False: ``i2c1`` (ClockSpeed, DutyCycle)."""
     spi_fifo: bool = False
