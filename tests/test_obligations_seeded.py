@@ -561,6 +561,37 @@ CASES += [
          "E_MESH_ADVERTISER", ["adv", "mesh"]),
 ]  # fmt: skip
 
+# watchdog report_expiry: channel needs an expiry interrupt and RAM kept across the reset (test_op_watchdog_expiry.py).
+CASES += [
+    Case("watchdog-expiry-channel-iwdg", "stm32f407", plan({"op": "watchdog", "name": "wdt", "timeout_ms": 2000,
+         "feed_interval_ms": 500, "report_expiry": "channel"}, framework="zephyr"), "E_WATCHDOG_CALLBACK",
+         ["wdt", "IWDG", "expiry_callback"]),
+]  # fmt: skip
+
+
+# Issue 14 (espfs): fs_file on ESP-IDF, FAT on wear levelling (whole suite: test_op_fs_espidf.py).
+CASES += [
+    Case("fat-allocation-unit-not-a-sector-power", "esp32s3",
+         {"framework": "espidf", "operations": [
+             {"op": "fs_file", "name": "bootlog", "file": "boot", "file_bytes": 1000, "allocation_unit_bytes": 6144}]},
+         "E_FS_ALLOCATION_UNIT", ["boot", "esp32s3"], ["bytes"]),
+    Case("fat-file-larger-than-the-volume", "esp32s3",
+         {"framework": "espidf", "operations": [
+             {"op": "fs_file", "name": "bootlog", "file": "boot", "file_bytes": 1048576}]},
+         "E_PARTITION_TOO_SMALL", ["storage", "boot", "esp32s3"], ["sectors", "bytes"]),
+]  # fmt: skip
+
+# Issue 13 item 6 (halperiph): i2c_target and adc_sample on the STM32Cube HAL (whole suite: test_hal_periph.py).
+CASES += [
+    Case("hal-adc-oversampling-without-an-oversampler", "stm32f407",
+         {"framework": "hal", "operations": [{"op": "adc_sample", "name": "vin", "channel": {"pin": "PA1"},
+                                              "oversampling": 2}]},
+         "E_ADC_SETTING", ["vin", "ADC1", "oversampling"], ["log2"]),
+    Case("hal-i2c-target-on-no-controller", "stm32h743",
+         {"framework": "hal", "operations": [{"op": "i2c_target", "name": "regfile", "controller": "I2C9",
+                                              "address": 0x42}]},
+         "E_NO_PERIPHERAL", ["I2C9"]),
+]  # fmt: skip
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:

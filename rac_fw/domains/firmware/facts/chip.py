@@ -58,6 +58,13 @@ class Watchdog:
     """Every feeder shares one timeout (one reload value / one counter), so two timeouts cannot coexist."""
     stoppable: bool | None = None
     """Whether it can be stopped once started (nRF WDT: no); None when not stated."""
+    expiry_callback: bool | None = None
+    """Whether Zephyr's driver for it runs ``wdt_timeout_cfg.callback`` from an expiry interrupt before the
+    reset (nRF WDT: yes, from its TIMEOUT interrupt; STM32 IWDG: no interrupt, install_timeout returns
+    -ENOTSUP for a callback); None when not stated (treated as no)."""
+    ram_retained_on_reset: bool | None = None
+    """Whether RAM outside .bss/.data (``__noinit``) keeps its contents across this watchdog's reset, so a
+    word the expiry callback writes is readable on the next boot; None when not stated (treated as no)."""
     framework: str | None = None
     """The framework providing this (software) watchdog; None for the hardware ones."""
     dt_label: str | None = None
@@ -449,6 +456,12 @@ class HalDriver:
     ``ADC_REGULAR_RANK_n``, ``ConversionDataManagement``; False: ``aditf2`` (numeric ranks, ``DataAlign``)."""
     adc_sampling_time: str = "84CYCLES"
     """The sampling time the lowering configures (``ADC_SAMPLETIME_<this>``; the settings differ per ADC)."""
+    adc_sampling_cycles: dict[str, float] = field(default_factory=dict)
+    """Every ``ADC_SAMPLETIME_<name>`` constant of the package's ``*_hal_adc.h`` → its sample-and-hold time in
+    ADC clock cycles (F4 ``3CYCLES`` → 3, H7 ``1CYCLE_5`` → 1.5): what a plan's acquisition time maps onto."""
+    adc_oversampling_max: int = 0
+    """log2 of the largest hardware oversampling ratio ``ADC_OversamplingTypeDef.Ratio`` takes (H7 aditf5: 1..1024,
+    so 10); 0: the ADC has no oversampler (F4 aditf2: no ``Oversampling`` in ``ADC_InitTypeDef``)."""
     i2c_timing_register: bool = False
     """The I2C is the ``i2c2`` generation (TIMINGR, analog filter); False: ``i2c1`` (ClockSpeed, DutyCycle)."""
     spi_fifo: bool = False

@@ -680,3 +680,19 @@ def hal_rtos(target: Target) -> bool:
     the HAL driver and how the RTOS shares the chip with it (``hal.rtos``: the timer the HAL time base moves
     to, the syscall interrupt priority). Thread and kernel operations are available on ``hal`` only then."""
     return target.hal is not None and target.hal.rtos is not None
+
+
+# --- ADC clock (synchronous) ----------------------------------------------------------------------
+def adc_clock(clocks: Clocks) -> tuple[int, int] | None:
+    """(ADC clock in Hz, prescaler) for the synchronous ADC clock: the bus clock ``Adc.clock`` names over the
+    smallest prescaler (``Adc.clock_prescalers``, /1 excluded: on the STM32H7 it needs HPRE = 2) that keeps it
+    within ``Adc.max_clock_hz``; None without ADC or clock facts. What the HAL lowering configures and what an
+    acquisition time in microseconds is converted to cycles with, at the bus clock as the plan runs it."""
+    facts = clocks.target.adc
+    bus = clocks.hz((facts.clock if facts else None) or "APB2") if facts else None
+    if facts is None or not bus:
+        return None
+    limit = facts.max_clock_hz or 36_000_000
+    prescalers = sorted(p for p in facts.clock_prescalers or (2, 4, 6, 8) if p > 1)
+    prescaler = next((p for p in prescalers if bus // p <= limit), prescalers[-1])
+    return bus // prescaler, prescaler

@@ -121,6 +121,24 @@ class Partition:
 
 
 @dataclass(frozen=True)
+class DataPartition:
+    """An ESP-IDF data partition the board's table gains when an operation asks for it (the FAT
+    ``storage`` partition of ESP-IDF's storage examples), written as a ``partitions.csv`` row with an
+    empty offset: ESP-IDF's table generator places it after the row before it (:data:`IDF_DATA_ALIGN`)."""
+
+    name: str
+    """The table's name column, which is also the label ``esp_partition_find_first`` looks up."""
+    label: str
+    """``type/subtype`` (``data/fat``)."""
+    size: int
+
+
+#: ESP-IDF components/partition_table/gen_esp32part.py: a data partition with no offset starts at the
+#: end of the previous row rounded up to 4 KB (the flash sector).
+IDF_DATA_ALIGN = 0x1000
+
+
+@dataclass(frozen=True)
 class Storage:
     """Everything the storage and update obligations know about one target."""
 
@@ -129,31 +147,55 @@ class Storage:
     """Zephyr board devicetree ``fixed-partitions`` of the flash (empty: the board defines none)."""
     idf_tables: dict[str, tuple[Partition, ...]] = field(default_factory=dict)
     """ESP-IDF partition tables by name: ``default`` (what a project gets) and ``ota`` (two OTA slots)."""
+    idf_data: tuple[DataPartition, ...] = ()
+    """ESP-IDF data partitions an operation may add to either table (see :class:`DataPartition`)."""
 
-    def partition_map(self, framework: str, ota: bool = False) -> tuple[Partition, ...]:
-        """The partitions an application of ``framework`` sees (ESP-IDF: the OTA table when ``ota``)."""
+    def partition_map(self, framework: str, ota: bool = False, data: tuple[str, ...] = ()) -> tuple[Partition, ...]:
+        """The partitions an application of ``framework`` sees (ESP-IDF: the OTA table when ``ota``, with the
+        board's data partitions named in ``data`` appended where they fit the flash)."""
         if framework == "espidf":
-            return self.idf_tables.get("ota" if ota else "default", ())
+            rows = self.idf_tables.get("ota" if ota else "default", ())
+            return rows + self._placed(rows, data) if rows else rows
         if framework == "zephyr":
             return self.partitions
         return ()
 
-    def find(self, framework: str, name: str, ota: bool = False) -> Partition | None:
-        return next((p for p in self.partition_map(framework, ota) if p.name == name), None)
+    def _placed(self, rows: tuple[Partition, ...], data: tuple[str, ...]) -> tuple[Partition, ...]:
+        """``data``'s partitions placed after ``rows`` as ESP-IDF's generator places them (one that would
+        run past the end of the flash is left out: the table has no room for it)."""
+        placed: list[Partition] = []
+        end = max(p.end for p in rows)
+        for extra in self.idf_data:
+            if extra.name not in data:
+                continue
+            offset = -(-end // IDF_DATA_ALIGN) * IDF_DATA_ALIGN
+            if offset + extra.size > self.flash.size:
+                continue
+            placed.append(Partition(extra.name, offset, extra.size, extra.label))
+            end = offset + extra.size
+        return tuple(placed)
+
+    def find(self, framework: str, name: str, ota: bool = False, data: tuple[str, ...] = ()) -> Partition | None:
+        return next((p for p in self.partition_map(framework, ota, data) if p.name == name), None)
 
 
 # --- the roles update code asks for, by the names each framework gives them --------------------------
 #: Zephyr's MCUboot partitions (node labels the MCUboot and DFU code require by name).
 ZEPHYR_ROLES = {"boot": "boot_partition", "slot0": "slot0_partition", "slot1": "slot1_partition",
-                "scratch": "scratch_partition", "storage": "storage_partition"}  # fmt: skip
-#: ESP-IDF: the application slots of the OTA table and its data partitions.
-IDF_ROLES = {"slot0": "ota_0", "slot1": "ota_1", "otadata": "otadata", "storage": "nvs"}
+                "scratch": "scratch_partition", "storage": "storage_partition",
+                "filesystem": "storage_partition"}  # fmt: skip
+#: ESP-IDF: the application slots of the OTA table and its data partitions (``storage``: records in NVS;
+#: ``filesystem``: the FAT partition ESP-IDF's storage examples name ``storage``).
+IDF_ROLES = {"slot0": "ota_0", "slot1": "ota_1", "otadata": "otadata", "storage": "nvs", "filesystem": "storage"}
 
 
-def role(storage: Storage, framework: str, name: str, ota: bool = False) -> Partition | None:
-    """The partition playing ``name`` (boot, slot0, slot1, scratch, storage) for ``framework``."""
+def role(
+    storage: Storage, framework: str, name: str, ota: bool = False, data: tuple[str, ...] = ()
+) -> Partition | None:
+    """The partition playing ``name`` (boot, slot0, slot1, scratch, storage, filesystem) for ``framework``
+    (ESP-IDF: in the table with the board data partitions named in ``data``)."""
     names = IDF_ROLES if framework == "espidf" else ZEPHYR_ROLES
-    return storage.find(framework, names[name], ota) if name in names else None
+    return storage.find(framework, names[name], ota, data) if name in names else None
 
 
 def mcuboot_modes(storage: Storage) -> dict[McubootMode, str | None]:
@@ -194,6 +236,8 @@ class FlashFacts:
     """The board's devicetree ``fixed-partitions`` (see :attr:`Storage.partitions`)."""
     idf_partition_tables: dict[str, tuple[Partition, ...]] = field(default_factory=dict)
     """The board's ESP-IDF partition tables by name (see :attr:`Storage.idf_tables`)."""
+    idf_data_partitions: tuple[DataPartition, ...] = ()
+    """The board's ESP-IDF data partitions an operation may add (see :attr:`Storage.idf_data`)."""
 
 
 _GEOMETRY = tuple(f for f in Flash.__dataclass_fields__)
@@ -205,7 +249,7 @@ def storage(target: Target) -> Storage | None:
     if table is None:
         return None
     geometry = Flash(**{name: getattr(table, name) for name in _GEOMETRY})
-    return Storage(geometry, table.partitions, dict(table.idf_partition_tables))
+    return Storage(geometry, table.partitions, dict(table.idf_partition_tables), table.idf_data_partitions)
 
 
 def flash(target: Target) -> Flash | None:

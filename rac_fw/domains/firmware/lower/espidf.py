@@ -11,8 +11,8 @@ Realization choices (documented in the generated README too):
   either callback runs in ISR context as the plan's ISR operations assume; the ISR hands events to
   threads with ``*FromISR`` calls;
 - threads become FreeRTOS tasks, one per (operation, thread) role, with the thread's priority and stack;
-- the watchdog is the Task Watchdog (TWDT) reconfigured to ``timeout_ms`` with panic-on-timeout; both
-  ``reset_behaviour`` values end in a full chip reset through the panic handler;
+- the watchdog is the Task Watchdog (TWDT) reconfigured to ``timeout_ms`` with panic-on-timeout, which ends
+  in a full chip reset through the panic handler;
 - DMA buffers come from ``heap_caps_malloc(..., MALLOC_CAP_DMA | MALLOC_CAP_INTERNAL)``.
 """
 

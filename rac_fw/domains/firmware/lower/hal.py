@@ -49,6 +49,7 @@ from rac_fw.domains.firmware.facts.clock import flash_setting, hal_clock_tree, p
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     Clocks,
+    adc_clock,
     dcache_active,
     dmamux_line,
     free_pins,
@@ -90,6 +91,10 @@ _RAM_RESERVE_BYTES = 8192
 #: priorities are FreeRTOS-style, higher = more urgent, clamped to 1..31, so every thread stays below the
 #: timer service task at osPriorityHigh = 40).
 _OS_PRIORITY_LOW, _PLAN_PRIORITY_MAX = 8, 31
+#: SCL rate an I2C answering as a target is initialized for: the controller on the bus clocks it, but the
+#: i2c2 generation still derives its data setup/hold (TIMINGR SCLDEL/SDADEL) from it, and the i2c1
+#: generation's HAL_I2C_Init requires one; 100 kHz gives standard-mode setup/hold times.
+_I2C_TARGET_HZ = 100_000
 _ANALOG = re.compile(r"^ADC(\d)_INP?(\d+)$")
 _TIM_CHANNEL = re.compile(r"^(TIM\d+)_CH(\d)$")
 
@@ -237,6 +242,8 @@ class HalBuild(BoundBuild):
     """Named mutexes several operations share (lock name → priority inheritance)."""
     heap_bytes: int = 0
     """Heap the kernel objects the operations create take (queues with storage, semaphores…)."""
+    i2c_targets: list[dict[str, Any]] = field(default_factory=list)
+    """The views of the operations answering as I2C targets: the HAL's I2C callbacks dispatch over them."""
 
     @property
     def cache_on(self) -> bool:
@@ -296,28 +303,52 @@ class HalBuild(BoundBuild):
         if device is None or device.bus != bus:
             raise _unsupported(f"{where}.device", f"{op.device!r} is not an {bus} device")
         instance = device.controller
-        table = self.i2cs if bus == "i2c" else self.spis
-        if instance not in table:
-            signals = ("SCL", "SDA") if bus == "i2c" else ("SCK", "MISO", "MOSI")
-            pull = "GPIO_PULLUP" if bus == "i2c" else "GPIO_NOPULL"
-            pins = [
-                self.af_pin(self.signal_pin(f"{instance}_{s}", where), f"{instance}_{s}", where, pull) for s in signals
-            ]
-            self.modules.add(bus.upper())
-            table[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pins": pins,
-                               "hz": device.frequency_hz, "mode": getattr(op, "mode", 0)}  # fmt: skip
-            if bus == "i2c":
-                # An i2c2-generation I2C takes TIMINGR from the kernel clock the facts name
-                # (i2c.instances.<instance>.clock); the i2c1 generation takes ClockSpeed directly.
-                table[instance]["timing"] = (
-                    _i2c_timing(_i2c_kernel(self, instance, where), device.frequency_hz)
-                    if self.hal.i2c_timing_register
-                    else None
-                )
-            else:
-                table[instance]["prescaler"] = _spi_prescaler(self, instance, device.frequency_hz, where)
-        view["bus"] = table[instance]
+        if bus == "i2c":
+            view["bus"] = self.i2c(instance, device.frequency_hz, where)
+            if view["bus"]["target"] is not None:
+                raise _unsupported(where, f"{instance} answers as an I2C target for {view['bus']['target']['sym']}; "
+                                   "talk to the device on another controller")  # fmt: skip
+            return device
+        if instance not in self.spis:
+            pins = [self.af_pin(self.signal_pin(f"{instance}_{s}", where), f"{instance}_{s}", where)
+                    for s in ("SCK", "MISO", "MOSI")]  # fmt: skip
+            self.modules.add("SPI")
+            self.spis[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pins": pins,
+                                   "hz": device.frequency_hz, "mode": getattr(op, "mode", 0),
+                                   "prescaler": _spi_prescaler(self, instance, device.frequency_hz, where)}  # fmt: skip
+        view["bus"] = self.spis[instance]
         return device
+
+    def i2c(self, instance: str, hz: int, where: str) -> dict[str, Any]:
+        """I2C controller ``instance`` with its pins (pulled up, open drain) and clock, initialized once.
+
+        An i2c2-generation I2C takes TIMINGR from the kernel clock the facts name (i2c.instances.<instance>.clock);
+        the i2c1 generation takes ClockSpeed directly. ``own_address`` (OwnAddress1, the 7-bit address shifted
+        left) and ``irq`` (event/error vectors) are set when the controller answers as a target (``target``).
+        """
+        if instance not in self.i2cs:
+            pins = [self.af_pin(self.signal_pin(f"{instance}_{s}", where), f"{instance}_{s}", where, "GPIO_PULLUP")
+                    for s in ("SCL", "SDA")]  # fmt: skip
+            self.modules.add("I2C")
+            timing = _i2c_timing(_i2c_kernel(self, instance, where), hz) if self.hal.i2c_timing_register else None
+            self.i2cs[instance] = {"instance": instance, "handle": f"h{instance.lower()}", "pins": pins, "hz": hz,
+                                   "mode": 0, "timing": timing, "own_address": 0, "irq": None,
+                                   "target": None}  # fmt: skip
+        return self.i2cs[instance]
+
+    def i2c_target(self, view: dict[str, Any], instance: str, address: int, priority: int, where: str) -> None:
+        """Make I2C ``instance`` answer at 7-bit ``address`` for ``view`` (listen mode, its event and error
+        interrupts from the SVD facts); it then serves no device as a controller."""
+        if instance in self.i2cs:
+            owner = self.i2cs[instance]["target"]
+            users = f"{owner['sym']} answers on it" if owner else "the plan talks to a device on it"
+            raise _unsupported(where, f"{instance} cannot answer as a target: {users}; use another controller")
+        bus = self.i2c(instance, _I2C_TARGET_HZ, where)
+        bus.update(own_address=address << 1, target=view,
+                   irq={"ev": self.irq(instance, f"{instance}_EV"), "er": self.irq(instance, f"{instance}_ER"),
+                        "priority": priority})  # fmt: skip
+        self.i2c_targets.append(view)
+        view.update(bus=bus, targets=self.i2c_targets)
 
     def adc_view(self, view: dict[str, Any], op: Any, channels: list[Any], where: str) -> None:
         """ADC channels by pin: the unit each belongs to (initialized once), its channel and pin."""
@@ -332,6 +363,10 @@ class HalBuild(BoundBuild):
             if unit["scan"] is not None:
                 raise _unsupported(f"{where}.channel", f"{unit['instance']} scans by DMA for {unit['scan']['sym']}; "
                                    "use a pin of another ADC")  # fmt: skip
+            owner = unit["oversampling"]
+            if owner is not None and owner["sym"] != view["sym"]:
+                raise _unsupported(f"{where}.channel", f"{unit['instance']} oversamples every conversion for "
+                                   f"{owner['sym']}; use a pin of another ADC")  # fmt: skip
             if view["sym"] not in unit["users"]:
                 unit["users"].append(view["sym"])
             pin = _pin(self.target, pin_name, where)
@@ -551,22 +586,18 @@ class HalBuild(BoundBuild):
         if unit not in self.adcs:
             self.modules.add("ADC")
             facts = self.target.adc
-            if facts is None:
-                raise _unsupported(None, f"{self.target.id}: no ADC facts")
-            # Synchronous ADC clock: the bus clock the facts name over the smallest prescaler that keeps it
-            # within the ADC's limit (/1 is excluded: on the H7 it needs HPRE = 2).
-            clock = _hz(self.clocks, facts.clock or "APB2")
-            limit = facts.max_clock_hz or 36_000_000
-            prescalers = sorted(p for p in facts.clock_prescalers or (2, 4, 6, 8) if p > 1)
-            prescaler = next((p for p in prescalers if clock // p <= limit), prescalers[-1])
-            divider = f"ADC_CLOCK_SYNC_PCLK_DIV{prescaler}"
+            clock = adc_clock(self.clocks)
+            if facts is None or clock is None:
+                raise _unsupported(None, f"{self.target.id}: no ADC (clock) facts")
+            # Synchronous ADC clock (facts.query.adc_clock): the bus clock over the smallest fitting prescaler.
+            divider = f"ADC_CLOCK_SYNC_PCLK_DIV{clock[1]}"
             # A unit may share its bus clock gate (H7 ADC1/ADC2: __HAL_RCC_ADC12_CLK_ENABLE).
             gate = self.hal.clock_gates.get(unit, unit)
             # ``users``: the operations converting on this unit; ``scan``: the adc_scan view that owns its
             # sequence by DMA (then it is the only user).
             self.adcs[unit] = {"instance": unit, "handle": f"h{unit.lower()}", "prescaler": divider, "pins": [],
                                "clock": gate, "vref_mv": facts.vref_mv or 3300, "resolution": 12,
-                               "users": [], "scan": None}  # fmt: skip
+                               "users": [], "scan": None, "hz": clock[0], "oversampling": None}  # fmt: skip
         return self.adcs[unit]
 
     def dma_stream(
@@ -860,6 +891,7 @@ class HalLowerer:
             | {d["irq"] for d in build.dmas}
             | set(build.exti)
             | ({build.rtos["timebase"]["irq"]} if build.rtos is not None else set())
+            | {i["irq"][k] for i in build.i2cs.values() if i["irq"] for k in ("ev", "er")}
         )
         context: dict[str, Any] = {
             "target": target, "family": hal.family, "hal": hal, "prefix": prefix, "version": hal.release,

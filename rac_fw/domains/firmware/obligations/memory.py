@@ -86,7 +86,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
             for i, t in enumerate(plan.resources.threads)
         ]
         for i, op in enumerate(plan.operations):
-            ram = spec(op.op).ram
+            ram = spec(op.op).ram_for(framework)[0]
             if ram is not None:
                 size, sized_by = ram(op)
                 fixed.append((op.name or f"operations[{i}]", size, ["operations", i, sized_by]))
@@ -115,7 +115,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                     measure("available", budget, "bytes"),
                     measure("excess", excess, "bytes"),
                 ],
-                _budget_fixes(plan, target, region_name, items, excess, places, pools),
+                _budget_fixes(plan, target, framework, region_name, items, excess, places, pools),
             )
         )
     return found
@@ -129,6 +129,7 @@ def _biggest(items: list[tuple[str, int, Path]]) -> Path:
 def _budget_fixes(
     plan: Plan,
     target: Target,
+    framework: str,
     region: str,
     items: list[tuple[str, int, Path]],
     excess: int,
@@ -139,7 +140,7 @@ def _budget_fixes(
     for _, _, path in items:
         if len(path) == 3 and path[0] == "operations" and isinstance(path[1], int):
             op = plan.operations[path[1]]
-            relief = spec(op.op).ram_relief
+            relief = spec(op.op).ram_for(framework)[1]
             value = relief(op, excess) if relief is not None else None
             if value is not None:
                 fixes.append(relax(f"set {op.name or op.op}'s {path[2]} to {value}", replace(path, value)))

@@ -88,6 +88,11 @@ class Realization:
     features: Mapping[str, Callable[[Target], bool]] = field(default_factory=dict)
     """Optional capabilities of this realization and when the facts allow them (``adc_scan`` on HAL:
     ``dma`` — scanning into a buffer by DMA — where the facts route an ADC unit's DMA request)."""
+    ram: Callable[[Any], tuple[int, str]] | None = None
+    """The RAM this realization's storage takes where it differs from the spec's ``ram`` (ESP-IDF's FAT keeps
+    sector-sized buffers LittleFS does not): the RAM-budget obligation asks it first."""
+    ram_relief: Callable[[Any, int], Any] | None = None
+    """The relief matching this realization's ``ram`` (see :attr:`OpSpec.ram_relief`)."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,15 @@ class OpSpec:
 
     def realization(self, framework: str) -> Realization | None:
         return self.realizations.get(framework)
+
+    def ram_for(
+        self, framework: str
+    ) -> tuple[Callable[[Any], tuple[int, str]] | None, Callable[[Any, int], Any] | None]:
+        """``(ram, ram_relief)`` under ``framework``: the realization's own when it declares them, else the spec's."""
+        own = self.realizations.get(framework)
+        if own is not None and own.ram is not None:
+            return own.ram, own.ram_relief
+        return self.ram, self.ram_relief
 
 
 @dataclass(frozen=True)

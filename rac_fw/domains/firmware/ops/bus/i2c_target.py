@@ -6,6 +6,13 @@ controller's driver calls from its interrupt: ``write_requested``, ``write_recei
 ``read_requested`` / ``read_processed`` (the next byte to send) and ``stop``. The protocol is the usual
 register-file one (the EEPROM target sample's): the first byte written selects a register, following bytes
 are written from there on, and reads continue from the selected register, wrapping at the end.
+
+On the STM32Cube HAL (``templates/hal/i2c_target.c.j2``) the same protocol runs in the HAL's listen mode:
+``OwnAddress1`` is the address, ``HAL_I2C_EnableListen_IT`` arms it, ``HAL_I2C_AddrCallback`` starts one-byte
+``HAL_I2C_Slave_Seq_Receive_IT`` / ``HAL_I2C_Slave_Seq_Transmit_IT`` transfers that the completion callbacks
+chain, and ``HAL_I2C_ListenCpltCallback`` (the STOP) counts a completed write and re-arms. The controller's
+event and error vectors (``<I2Cn>_EV`` / ``<I2Cn>_ER`` from the SVD interrupt facts) call
+``HAL_I2C_EV_IRQHandler`` / ``HAL_I2C_ER_IRQHandler``; the loop resets the controller after a bus error.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.evidence import Path
     from rac_fw.domains.firmware.plan.model import Plan
@@ -85,7 +93,46 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: I2cTarget
                 relaxations=[relax(f"answer at 0x{a:02x}", replace([*base, "address"], a)) for a in free],
             )
         )
+    if framework == "hal" and not _hal_instance(target, op.controller):
+        instances = _hal_instances(target)
+        found.append(
+            violation(
+                "E_NO_PERIPHERAL",
+                f"{op.controller} is not an I2C controller of {target.id} with event and error interrupts "
+                f"(SVD facts); I2C controllers: {', '.join(instances) or 'none'}",
+                [*base, "controller"],
+                [op.controller, target.id],
+                relaxations=[relax(f"answer on {i}", replace([*base, "controller"], i)) for i in instances[:3]],
+            )
+        )
     return found
+
+
+#: NVIC priority of the target's event/error interrupts: the HAL lowering's default for peripheral interrupts.
+_HAL_IRQ_PRIORITY = 5
+
+
+def _hal_instance(target: Target, name: str) -> bool:
+    """Whether ``name`` is an I2C peripheral of the SVD facts with its own event and error vectors."""
+    found = target.peripherals.get(name.upper())
+    vectors = {i.name for i in found.interrupts} if found is not None else set()
+    return name.upper().startswith("I2C") and {f"{name.upper()}_EV", f"{name.upper()}_ER"} <= vectors
+
+
+def _hal_instances(target: Target) -> list[str]:
+    """The I2C controllers a target could answer on: event/error vectors, and free pins for SCL and SDA."""
+    from rac_fw.domains.firmware.facts.query import free_pins
+
+    usable = [n for n in target.peripherals if _hal_instance(target, n)
+              and all(free_pins(target, set(), f"{n}_{s}") for s in ("SCL", "SDA"))]  # fmt: skip
+    return sorted(usable, key=lambda n: (len(n), n))
+
+
+def _hal(b: HalBuild, index: int, op: I2cTarget) -> dict[str, Any]:
+    where = f"operations[{index}]"
+    view = b.base_view(index, op)
+    b.i2c_target(view, op.controller.upper(), op.address, _HAL_IRQ_PRIORITY, where)
+    return view
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: I2cTarget) -> dict[str, Any]:
@@ -115,7 +162,10 @@ SPEC = OpSpec(
     family="bus",
     flags=frozenset({Flag.ISR_CONTEXT, Flag.VALUE}),
     events=("done",),
-    realizations={"zephyr": Realization(template="i2c_target", view=_zephyr, available=_available)},
+    realizations={
+        "zephyr": Realization(template="i2c_target", view=_zephyr, available=_available),
+        "hal": Realization(template="i2c_target", view=_hal, available=lambda t: t.hal is not None),
+    },
     checks=(_check,),
     codes=("E_I2C_ADDRESS", "E_NO_PERIPHERAL"),
 )

@@ -1,17 +1,23 @@
-"""The ``fs_file`` operation: LittleFS on the board's storage partition, mounted (formatted when the mount
-fails, unless told not to), a file written, closed, opened again and read back.
+"""The ``fs_file`` operation: a file system on the board's storage partition, mounted (formatted when the
+mount fails, unless told not to), a file written, closed, opened again and read back. Zephyr: LittleFS on
+``storage_partition``. ESP-IDF: FAT on wear levelling (both in core ESP-IDF; LittleFS is a managed component
+outside it) on the ``storage`` data/fat partition the board facts add to the plan's partition table.
 
-Obligations (this module): the storage partition exists (E_PARTITION_MISSING); it is made of equal erase
+Obligations (this module): the partition exists (E_PARTITION_MISSING). Zephyr: it is made of equal erase
 blocks, which LittleFS takes as its block size (E_SECTOR_SIZE names mixed sectors); it holds the file
 beside LittleFS's own blocks (E_PARTITION_TOO_SMALL, in blocks); the cache is a multiple of the program
-unit and divides the block (E_FS_CACHE, LittleFS's ``lfs_config`` rules); and the caches count against
-the RAM budget (``ram``: the RAM obligation's evidence, with a smaller cache as relief).
+unit and divides the block (E_FS_CACHE, LittleFS's ``lfs_config`` rules). ESP-IDF: the partition holds the
+file's clusters beside wear levelling's own sectors and FAT's reserved, FAT and root-directory sectors
+(E_PARTITION_TOO_SMALL, in sectors); the allocation unit is a power-of-two multiple of the 4096-byte WL
+sector (E_FS_ALLOCATION_UNIT). The buffers count against the RAM budget (``ram``: LittleFS's caches; on
+ESP-IDF the FAT window and one sector buffer per file ``max_files`` allows, with fewer files as relief).
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -20,9 +26,11 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.storage import storage
 from rac_fw.domains.firmware.ops.storage.area import (
     TOO_SMALL,
+    AddsPartitions,
     area,
     erase_block,
     has_partition,
+    idf_partition_table,
     missing,
     zephyr_flash_writer,
 )
@@ -33,6 +41,7 @@ from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -47,27 +56,108 @@ LFS_READ_BYTES = 16
 #: and this operation's write and read-back chunks.
 CACHE_UNITS = 5
 MOUNT_POINT = "/lfs"
+#: The partition role both realizations mount (``facts.storage``: Zephyr storage_partition, ESP-IDF storage).
+ROLE = "filesystem"
+
+UNIT = "E_FS_ALLOCATION_UNIT"
+# --- ESP-IDF FAT on wear levelling ------------------------------------------------------------------------
+#: wear_levelling (wear_levelling.cpp @4585ff806a40, CONFIG_WL_SECTOR_SIZE default 4096): WL's page and sector
+#: are the 4096-byte flash sector, each dummy-block move is logged in a 16-byte record (WL_DEFAULT_WRITE_SIZE)
+#: after the 64-byte ``wl_state_t`` (private_include/WL_State.h @122c48f63c94: 16 uint32_t, aligned 32).
+WL_SECTOR = 4096
+WL_STATE_BYTES = 64
+WL_RECORD_BYTES = 16
+#: FatFs R0.15 f_mkfs as ESP-IDF patches it (components/fatfs/src/ff.c @2c5dcc977e3d, called by
+#: vfs_fat_spiflash.c with FM_ANY | FM_SFD and two FATs): one reserved (boot) sector, 32-byte directory
+#: entries, at most 4085 FAT12 clusters (MAX_FAT12), at least one data cluster (MIN_FAT12_DATA_SEC); 128
+#: root-directory entries for a volume of at most 128 sectors (vfs_fat_spiflash.c MIN_REQ_SEC) and FatFs's
+#: default 512 above; an allocation unit a power of two between one and 128 sectors (esp_vfs_fat.h).
+FAT_RESERVED = 1
+FAT_COPIES = 2
+FAT_DIR_ENTRY = 32
+FAT12_MAX_CLUSTERS = 4085
+FAT_SMALL_VOLUME = 128
+FAT_MAX_UNIT_SECTORS = 128
+FAT_MOUNT_POINT = "/fat"
+#: The allocation units esp_vfs_fat_mount_config_t admits, bytes.
+FAT_UNITS = tuple(WL_SECTOR << k for k in range(FAT_MAX_UNIT_SECTORS.bit_length()))
 
 
-class FsFile(Operation):
-    """Mount LittleFS on the storage partition at ``/lfs`` and write ``file_bytes`` bytes to ``/lfs/<file>``
+def wl_overhead(partition_bytes: int) -> tuple[int, int]:
+    """``(sectors wear levelling keeps, sectors it offers FAT)`` on a partition (WL_Flash.cpp @06bab70822d3
+    ``config``: two copies of the state — ``wl_state_t`` plus one record per sector, rounded up to sectors —
+    one configuration sector and one dummy sector that moves through the data)."""
+    sectors = partition_bytes // WL_SECTOR
+    state = max(1, -(-(WL_STATE_BYTES + sectors * WL_RECORD_BYTES) // WL_SECTOR))
+    own = 2 * state + 1 + 1
+    return own, max(0, sectors - own)
+
+
+@dataclass(frozen=True)
+class FatLayout:
+    """How f_mkfs lays FAT out on the sectors wear levelling offers (all counts in 4096-byte sectors)."""
+
+    wl_sectors: int
+    """Sectors wear levelling keeps (state copies, configuration, dummy)."""
+    volume: int
+    """Sectors the FAT volume gets (``wl_size / wl_sector_size``)."""
+    fat_sectors: int
+    """Boot sector + the FAT copies + the root directory."""
+    clusters: int
+    """Data clusters of ``unit`` sectors."""
+    unit: int
+
+    @property
+    def data_bytes(self) -> int:
+        return self.clusters * self.unit * WL_SECTOR
+
+
+def fat_layout(partition_bytes: int, unit_bytes: int) -> FatLayout:
+    """FAT12/16 as ``f_mkfs`` formats a ``partition_bytes`` partition with ``unit_bytes`` clusters."""
+    own, volume = wl_overhead(partition_bytes)
+    unit = max(1, unit_bytes // WL_SECTOR)
+    entries = FAT_DIR_ENTRY * (128 if volume <= FAT_SMALL_VOLUME else 512)
+    root = entries // WL_SECTOR
+    estimate = volume // unit
+    table = (estimate * 3 + 1) // 2 + 3 if estimate <= FAT12_MAX_CLUSTERS else estimate * 2 + 4
+    fat = -(-table // WL_SECTOR)
+    system = FAT_RESERVED + FAT_COPIES * fat + root
+    return FatLayout(own, volume, system, max(0, (volume - system) // unit), unit)
+
+
+class FsFile(Operation, AddsPartitions):
+    """Mount a file system on the storage partition and write ``file_bytes`` bytes to ``<mount>/<file>``
     in cache-sized chunks, close it, open it again and compare what reads back.
 
-    When the mount fails (a blank or corrupt partition) Zephyr's LittleFS formats the partition and
-    mounts again (``format_on_failure``); with ``format_on_failure: false`` the mount carries
-    ``FS_MOUNT_FLAG_NO_FORMAT`` and the failure is reported instead (existing data is never erased).
+    Zephyr: LittleFS at ``/lfs``. ESP-IDF: FAT on wear levelling at ``/fat`` (``esp_vfs_fat_spiflash_mount_rw_wl``
+    on the ``storage`` partition, unmounted after the read-back). When the mount fails (a blank or corrupt
+    partition) the partition is formatted and mounted again (``format_on_failure``); with
+    ``format_on_failure: false`` the failure is reported instead (existing data is never erased).
     """
+
+    partition_roles: ClassVar[tuple[str, ...]] = (ROLE,)
 
     op: Literal["fs_file"]
     file: Name
     file_bytes: int = Field(ge=1, le=1 << 20, description="Bytes written and read back.")
     cache_bytes: int = Field(
-        default=64, ge=16, le=4096, description="LittleFS cache size, bytes (CONFIG_FS_LITTLEFS_CACHE_SIZE)."
-    )
+        default=64, ge=16, le=4096,
+        description="LittleFS cache size, bytes (CONFIG_FS_LITTLEFS_CACHE_SIZE); the write/read chunk on ESP-IDF.",
+    )  # fmt: skip
     lookahead_bytes: int = Field(
         default=32, ge=8, le=1024, description="LittleFS lookahead buffer, bytes (a multiple of 8)."
     )
     format_on_failure: bool = True
+    max_files: int = Field(
+        default=4, ge=1, le=16,
+        description="ESP-IDF: files FAT may hold open at once (esp_vfs_fat_mount_config_t.max_files; each "
+        "reserves a sector buffer). 4 as ESP-IDF's wear-levelling example.",
+    )  # fmt: skip
+    allocation_unit_bytes: int | None = Field(
+        default=None, ge=512, le=1 << 20,
+        description="ESP-IDF: the FAT cluster when formatting, bytes (allocation_unit_size; a power-of-two "
+        "multiple of the 4096-byte wear-levelling sector, at most 128 sectors). None: one sector.",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _lookahead(self) -> FsFile:
@@ -83,7 +173,7 @@ def _prog_bytes(target: Target) -> int:
 
 def _geometry(plan: Any, target: Target) -> tuple[int, int] | None:
     """``(block_bytes, block_count)`` of the storage partition, None when missing or of mixed sectors."""
-    facts, part = storage(target), area(plan, target, "zephyr", "storage")
+    facts, part = storage(target), area(plan, target, "zephyr", ROLE)
     if facts is None or part is None:
         return None
     block = erase_block(facts, part)
@@ -91,11 +181,11 @@ def _geometry(plan: Any, target: Target) -> tuple[int, int] | None:
 
 
 def _exists(plan: Plan, target: Target, framework: str, index: int, op: FsFile) -> list[Evidence]:
-    return missing(plan, target, framework, index, "storage", f"fs_file {op.file}")
+    return missing(plan, target, framework, index, ROLE, f"fs_file {op.file}")
 
 
 def _blocks(plan: Plan, target: Target, framework: str, index: int, op: FsFile) -> list[Evidence]:
-    facts, part = storage(target), area(plan, target, framework, "storage")
+    facts, part = storage(target), area(plan, target, framework, ROLE)
     if framework != "zephyr" or facts is None or part is None:
         return []
     geometry = _geometry(plan, target)
@@ -174,14 +264,111 @@ def _zephyr(b: ZephyrBuilder, index: int, op: FsFile) -> dict[str, Any]:
     }
 
 
+
+# --- ESP-IDF: FAT on wear levelling -----------------------------------------------------------------------
+def _unit_bytes(op: FsFile) -> int:
+    return op.allocation_unit_bytes or WL_SECTOR
+
+
+def _unit(plan: Plan, target: Target, framework: str, index: int, op: FsFile) -> list[Evidence]:
+    """The allocation unit is a power-of-two number of WL sectors, 1…128 (esp_vfs_fat.h: any other value is
+    rounded by esp_vfs_fat_get_allocation_unit_size and then replaced by f_mkfs's own choice)."""
+    unit = op.allocation_unit_bytes
+    if framework != "espidf" or unit is None:
+        return []
+    valid = FAT_UNITS
+    if unit in valid:
+        return []
+    path: list[str | int] = ["operations", index, "allocation_unit_bytes"]
+    below = [v for v in valid if v < unit]
+    above = [v for v in valid if v > unit]
+    options = [relax(f"use {v}-byte clusters", replace(path, v)) for v in (below[-1:] + above[:1])]
+    return [violation(
+        UNIT, f"fs_file {op.file}: an allocation unit of {unit} bytes is not a power-of-two multiple of the "
+        f"{WL_SECTOR}-byte wear-levelling sector between {valid[0]} and {valid[-1]} bytes (esp_vfs_fat_mount_config_t)",
+        path, [op.file, target.id],
+        [measure("allocation_unit", unit, "bytes"), measure("sector", WL_SECTOR, "bytes"),
+         measure("max_allocation_unit", valid[-1], "bytes")],
+        options + [relax("use one sector per cluster", remove(path))],
+    )]  # fmt: skip
+
+
+def _fat_room(plan: Plan, target: Target, framework: str, index: int, op: FsFile) -> list[Evidence]:
+    """The file's clusters fit the volume f_mkfs makes of what wear levelling leaves (in sectors)."""
+    part = area(plan, target, framework, ROLE)
+    unit = _unit_bytes(op)
+    if framework != "espidf" or part is None or unit not in FAT_UNITS:
+        return []
+    layout = fat_layout(part.size, unit)
+    clusters = -(-op.file_bytes // unit)
+    if clusters <= layout.clusters:
+        return []
+    needed = layout.wl_sectors + layout.fat_sectors + clusters * layout.unit
+    sectors = part.size // WL_SECTOR
+    room = min(layout.data_bytes, 1 << 20)
+    path: list[str | int] = ["operations", index, "file_bytes"]
+    options = [relax(f"write {room} bytes", replace(path, room))] if room else []
+    if unit > WL_SECTOR:
+        options.append(relax("use one sector per cluster", remove(["operations", index, "allocation_unit_bytes"])))
+    options.append(relax("drop this fs_file", remove(["operations", index])))
+    return [violation(
+        TOO_SMALL, f"fs_file {op.file}: {op.file_bytes} bytes need {clusters} clusters of {layout.unit} sector(s) "
+        f"+ {layout.fat_sectors} FAT sectors (boot, {FAT_COPIES} FATs, root directory) + {layout.wl_sectors} "
+        f"wear-levelling sectors = {needed} sectors of {WL_SECTOR} bytes; {part.name} has {sectors}",
+        path, [part.name, op.file, target.id],
+        [measure("file", op.file_bytes, "bytes"), measure("needed", needed, "sectors"),
+         measure("available", sectors, "sectors"), measure("wear_levelling", layout.wl_sectors, "sectors"),
+         measure("fat", layout.fat_sectors, "sectors"), measure("data_room", layout.data_bytes, "bytes")],
+        options,
+    )]  # fmt: skip
+
+
+def _fat_ram(op: FsFile) -> tuple[int, str]:
+    """FAT's heap at mount (vfs_fat.c esp_vfs_fat_register_cfg: ``sizeof(vfs_fat_ctx_t) + max_files *
+    sizeof(FIL)``; the context holds the FATFS sector window, each FIL its own sector buffer under
+    CONFIG_FATFS_PER_FILE_CACHE, default y in components/fatfs/Kconfig @02b62b3378f8) and the two chunks."""
+    return WL_SECTOR * (1 + op.max_files) + 2 * op.cache_bytes, "max_files"
+
+
+def _fewer_files(op: FsFile, excess: int) -> int | None:
+    """The most files open at once that frees ``excess`` bytes (None: even one does not)."""
+    fewer = op.max_files - -(-excess // WL_SECTOR)
+    return fewer if fewer >= 1 else None
+
+
+def _espidf(b: EspIdfBuild, index: int, op: FsFile) -> dict[str, Any]:
+    part = area(b.plan, b.target, "espidf", ROLE)
+    if part is None:
+        raise b.unsupported(f"operations.{index}", f"{b.target.id}: no FAT partition in the table")
+    idf_partition_table(b)
+    b.requires.update({"fatfs", "wear_levelling"})
+    # Long file names (a plan's name may exceed 8.3): components/fatfs/Kconfig @02b62b3378f8 defaults the choice
+    # FATFS_LONG_FILENAMES to FATFS_LFN_NONE; the heap variant keeps the name buffer off the task stack.
+    b.sdkconfig["CONFIG_FATFS_LFN_HEAP"] = "y"
+    return {
+        "path": c_string_literal(f"{FAT_MOUNT_POINT}/{op.file}"),
+        "base_path": c_string_literal(FAT_MOUNT_POINT),
+        "partition": c_string_literal(part.name),
+        "bytes": op.file_bytes,
+        "chunk": min(op.cache_bytes, op.file_bytes),
+        "format": op.format_on_failure,
+        "max_files": op.max_files,
+        "unit": op.allocation_unit_bytes or 0,
+    }
+
+
 SPEC = OpSpec(
     model=FsFile,
     family="storage",
     realizations={
-        "zephyr": Realization(template="storage", view=_zephyr, available=has_partition("zephyr", "storage")),
+        "zephyr": Realization(template="storage", view=_zephyr, available=has_partition("zephyr", ROLE)),
+        "espidf": Realization(
+            template="storage", view=_espidf, available=has_partition("espidf", ROLE), ram=_fat_ram,
+            ram_relief=_fewer_files,
+        ),  # fmt: skip
     },
-    checks=(_exists, _blocks, _cache),
+    checks=(_exists, _blocks, _cache, _unit, _fat_room),
     ram=_ram,
     ram_relief=_smaller_cache,
-    codes=("E_PARTITION_MISSING", TOO_SMALL, SECTOR, CACHE),
+    codes=("E_PARTITION_MISSING", TOO_SMALL, SECTOR, CACHE, UNIT),
 )

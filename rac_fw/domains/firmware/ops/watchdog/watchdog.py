@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -32,16 +33,29 @@ class Watchdog(Operation):
 
     The feed interval must leave margin below the timeout (≤ 80 %, E_WATCHDOG_WINDOW) and the timeout
     must be reachable by the watchdog's clock and prescalers (E_WATCHDOG_RANGE).
+
+    The expiry always resets the whole SoC: Zephyr's nRF driver refuses any other ``wdt_timeout_cfg``
+    flag (``wdt_nrfx.c``: -ENOTSUP unless WDT_FLAG_RESET_SOC), the STM32 IWDG can only reset the system
+    (RM0090 §21.3, RM0433 §45.4), and ESP-IDF's task watchdog panics into a chip reset, so a CPU-only
+    reset is not offered.
     """
 
     op: Literal["watchdog"]
     timeout_ms: int = Field(ge=1, le=3_600_000, description="Time without a feed before reset.")
     feed_interval_ms: int = Field(ge=1, le=3_600_000, description="How often the feeding thread feeds.")
-    reset_behaviour: Literal["reset_soc", "reset_cpu"] = Field(
-        default="reset_soc", description="What expiry resets: the whole SoC or the CPU core only."
+    reset_behaviour: Literal["reset_soc"] = Field(
+        default="reset_soc",
+        description="What expiry resets: the whole SoC, the one behaviour every watchdog in the packs has.",
     )
     feed_thread: Name | None = Field(
         default=None, description="Thread (resources.threads) that feeds; None = the main thread."
+    )
+    report_expiry: Literal["reset_cause", "channel"] | None = Field(
+        default=None,
+        description="Early on every boot, print whether the previous reset was this watchdog's expiry "
+        "('rac: <name> expired before this boot' / '... no expiry before this boot'). reset_cause: from the "
+        "chip's reset cause; channel: also from a RAM word the expiry callback writes (Zephyr, where the "
+        "driver runs one and the chip keeps RAM across the reset, E_WATCHDOG_CALLBACK).",
     )
 
 
@@ -52,8 +66,14 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Watchdog) -> dict[str, Any]:
         "node": b.watchdog_node(),
         "timeout_ms": op.timeout_ms,
         "interval_ms": op.feed_interval_ms,
-        "flag": "WDT_FLAG_RESET_SOC" if op.reset_behaviour == "reset_soc" else "WDT_FLAG_RESET_CPU_CORE",
+        "flag": "WDT_FLAG_RESET_SOC",
+        "report": op.report_expiry,
     }
+    if op.report_expiry is not None:
+        # hwinfo: the reset cause names a watchdog reset (RESET_WATCHDOG); the boot report runs in main.
+        b.app.need("watchdog", "CONFIG_HWINFO")
+        b.app.includes.add("zephyr/drivers/hwinfo.h")
+        view["setup"] = True
     if op.feed_thread is None:
         view.update(setup=True, step={"period_ms": op.feed_interval_ms})
     else:
@@ -70,7 +90,7 @@ def _espidf(b: EspIdfBuild, index: int, op: Watchdog) -> dict[str, Any]:
         "CONFIG_ESP_TASK_WDT_EN": "y", "CONFIG_ESP_TASK_WDT_INIT": "y", "CONFIG_ESP_TASK_WDT_PANIC": "y",
         "CONFIG_ESP_TASK_WDT_TIMEOUT_S": str(seconds), "CONFIG_ESP_SYSTEM_PANIC_PRINT_REBOOT": "y",
     })  # fmt: skip
-    return {"task": b.thread(op.feed_thread, op.feed_thread or b.symbol(index, op))}
+    return {"task": b.thread(op.feed_thread, op.feed_thread or b.symbol(index, op)), "report": op.report_expiry}
 
 
 def _hal(b: HalBuild, index: int, op: Watchdog) -> dict[str, Any]:
@@ -81,6 +101,10 @@ def _hal(b: HalBuild, index: int, op: Watchdog) -> dict[str, Any]:
     view = b.base_view(index, op)
     view["iwdg"] = b.watchdog = b.iwdg(op.timeout_ms, f"operations[{index}]")
     b.modules.add("IWDG")
+    if op.report_expiry is not None:
+        # The RCC reset flag of this IWDG instance (stm32f4xx_hal_rcc.h RCC_FLAG_IWDGRST,
+        # stm32h7xx_hal_rcc.h RCC_FLAG_IWDG1RST): RCC_FLAG_<instance>RST.
+        view["reset_flag"] = f"RCC_FLAG_{view['iwdg']['instance']}RST"
     return view
 
 
@@ -105,8 +129,33 @@ def _baremetal(b: BaremetalBuild, index: int, op: Watchdog) -> None:
         "clock_hz": facts.clock_hz,
         "feed_ms": op.feed_interval_ms,
         "budget": b.budget_us(b.PERIPHERAL_TIMEOUT_US),
+        "report": _reset_flag(b, instance) if op.report_expiry is not None else None,
     }
     b.emit("ops/watchdog", ctx)
+
+
+def _reset_flag(b: BaremetalBuild, instance: str) -> dict[str, str]:
+    """Where the SVD facts keep the "this watchdog reset the chip" flag and how it is cleared.
+
+    STM32: an RCC register with RMVF (write 1: clear every reset flag) and the watchdog's flag, named
+    ``<instance><n>RSTF`` (H7 RSR.IWDG1RSTF for the SVD's IWDG) or, in the F4 SVD, ``WDGRSTF`` (RM0090
+    RCC_CSR calls it IWDGRSTF). nRF: POWER.RESETREAS.DOG (write 1 to clear; nRF52840 PS, RESETREAS)."""
+    for owner in ("RCC", "POWER"):
+        if owner not in b.target.peripherals:
+            continue
+        regs = b.regs(owner)
+        for reg, fields in regs.regs.items():
+            if owner == "POWER" and "DOG" in fields:
+                mask = regs.m(reg, "DOG")
+                return {"reg": f"{owner}->{reg}", "flag": mask, "clear_mask": mask, "w1c": "yes"}
+            if "RMVF" not in fields:
+                continue
+            own = re.compile(rf"^{re.escape(instance)}\d*RSTF$")
+            name = next((f for f in fields if own.match(f)), "WDGRSTF" if "WDGRSTF" in fields else None)
+            if name is not None:
+                flag, clear = regs.m(reg, name), regs.m(reg, "RMVF")
+                return {"reg": f"{owner}->{reg}", "flag": flag, "clear_mask": clear, "w1c": ""}
+    raise b.error(f"{b.target.id}: no reset flag for {instance} in the SVD facts (RCC ...RSTF or POWER.RESETREAS.DOG)")
 
 
 def _has_independent_watchdog(target: Target) -> bool:
@@ -240,6 +289,51 @@ def _timing(plan: Plan, target: Target, framework: str, index: int, op: Watchdog
         )
     return found
 
+
+# E_WATCHDOG_CALLBACK: ``report_expiry: channel`` records the expired channel from the expiry callback in a
+# ``__noinit`` word the next boot reads. That needs a driver that runs ``wdt_timeout_cfg.callback`` from an
+# expiry interrupt (chip fact ``expiry_callback``: Zephyr's nRF WDT driver does, STM32 IWDG's refuses it
+# with -ENOTSUP) and RAM that survives the watchdog reset (``ram_retained_on_reset``); only the Zephyr
+# realization installs a callback. The relaxation reports the reset cause alone.
+CALLBACK = "E_WATCHDOG_CALLBACK"
+
+
+def _callback(plan: Plan, target: Target, framework: str, index: int, op: Watchdog) -> list[Evidence]:
+    """E_WATCHDOG_CALLBACK: a channel record the target's watchdog cannot write or keep across its reset."""
+    if op.report_expiry != "channel":
+        return []
+    limits = watchdog_range(target, framework)
+    name = limits.name if limits is not None else target.id
+    entry = target.watchdogs.get(name)
+    missing = [
+        fact
+        for fact, value in (
+            ("expiry_callback", entry.expiry_callback if entry is not None else None),
+            ("ram_retained_on_reset", entry.ram_retained_on_reset if entry is not None else None),
+        )
+        if not value
+    ]
+    if framework == "zephyr" and not missing:
+        return []
+    why = (
+        f"the {framework} realization installs no expiry callback"
+        if framework != "zephyr"
+        else f"the {name} facts lack {' and '.join(missing)} (an expiry interrupt whose callback "
+        "runs before the reset, RAM kept across it)"
+    )
+    path: Path = ["operations", index, "report_expiry"]
+    return [
+        violation(
+            CALLBACK,
+            f"{op.name or f'operations[{index}]'} asks report_expiry: channel, but {why}",
+            path,
+            [op.name or op.op, name, *(missing if framework == "zephyr" else [framework])],
+            [measure("timeout", op.timeout_ms, "ms")],
+            [relax("report only the reset cause on the next boot", replace(path, "reset_cause"))],
+        )
+    ]
+
+
 def _names(plan: Plan, target: Target, framework: str, index: int, op: Watchdog) -> list[Evidence]:
     """E_UNKNOWN_RESOURCE: a ``feed_thread`` is a declared thread."""
     from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
@@ -249,6 +343,7 @@ def _names(plan: Plan, target: Target, framework: str, index: int, op: Watchdog)
     if op.feed_thread is not None:
         refs.thread(op.feed_thread, [*base, "feed_thread"])
     return refs.found
+
 
 SPEC = OpSpec(
     model=Watchdog,
@@ -265,6 +360,6 @@ SPEC = OpSpec(
             template="ops/watchdog", view=_baremetal, available=lambda t: watchdog_instance(t) is not None
         ),
     },
-    checks=(_timing, _names),
-    codes=("E_WATCHDOG_RANGE", "E_WATCHDOG_WINDOW", "E_WATCHDOG_SHARED", "E_UNKNOWN_RESOURCE"),
+    checks=(_timing, _names, _callback),
+    codes=("E_WATCHDOG_RANGE", "E_WATCHDOG_WINDOW", "E_WATCHDOG_SHARED", "E_UNKNOWN_RESOURCE", CALLBACK),
 )
