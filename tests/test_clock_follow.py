@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 import pytest
+import yaml
 from seeded_kernel import seeded
 
 from rac_fw.contract import Status
@@ -186,3 +187,12 @@ def test_the_h7_example_runs_480_mhz_at_vos0_on_hal_and_zephyr() -> None:
         assert result.status is Status.PASS, (framework, [(e.code, e.message) for e in result.evidence])
     body = _system_clock(lower(load_plan(path), load_target("stm32h743"), "hal").files["Core/Src/main.c"])
     assert "PWR_REGULATOR_VOLTAGE_SCALE0" in body and "FLASH_LATENCY_4" in body
+
+
+def test_the_kernel_tick_clock_follows_the_request() -> None:
+    """FreeRTOS on HAL derives its SysTick reload from configCPU_CLOCK_HZ: the requested 120 MHz, not 168 MHz."""
+    plan = yaml.safe_load((data_dir("examples") / "hal_rtos_kernel.yaml").read_text(encoding="utf-8"))
+    plan["operations"].insert(0, {"op": "core_clock", "name": "cpu", "mhz": 120})
+    assert run_plan(plan, framework="hal").status is Status.PASS
+    config = lower(parse_plan(plan), load_target(plan["target"]), "hal").files["Core/Inc/FreeRTOSConfig.h"]
+    assert "#define configCPU_CLOCK_HZ ((uint32_t)120000000UL)" in config
