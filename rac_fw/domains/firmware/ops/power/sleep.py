@@ -254,6 +254,14 @@ def _drift(wakeup: RtcWakeup, hz: int, after_ms: int) -> str:
             f"{early:.0f}-{late:.0f} ms)")  # fmt: skip
 
 
+def _spread(wakeup: RtcWakeup, hz: int, after_ms: int) -> list[Any]:
+    """The earliest and latest wake-up over the oscillator's datasheet spread (none when not in the facts)."""
+    if not wakeup.clock_min_hz or not wakeup.clock_max_hz:
+        return []
+    return [ev.measure("earliest", after_ms * hz / wakeup.clock_max_hz, "ms"),
+            ev.measure("latest", after_ms * hz / wakeup.clock_min_hz, "ms")]  # fmt: skip
+
+
 def _wake_time(target: Target, framework: str, state: PowerState, op: Sleep, index: int) -> list[Evidence]:
     """E_POWER_WAKE_TIME: the RTC wake-up timer reaches ``after_ms`` only as whole ticks of one of its clocks
     (RTCCLK/2../16 with a 16-bit counter, then whole seconds of ck_spre): beyond the finest clock's reach a
@@ -269,11 +277,11 @@ def _wake_time(target: Target, framework: str, state: PowerState, op: Sleep, ind
     divided = max(wakeup.rtcclk_dividers) * (1 << wakeup.counter_bits) * 1000 / hz
     return [ev.violation(
         WAKE_TIME, f"the RTC wake-up timer of {target.id} ({wakeup.clock} {hz} Hz) cannot wake {state.name} after "
-        f"exactly {op.after_ms} ms: it reaches {shortest:g}-{longest:g} ms, beyond {divided:g} ms only in whole "
+        f"exactly {op.after_ms} ms: it reaches {shortest:g}-{longest:.0f} ms, beyond {divided:g} ms only in whole "
         f"seconds of ck_spre{_drift(wakeup, hz, op.after_ms)}",
         ["operations", index, "after_ms"], [state.name, "rtc", wakeup.irq, op.name or op.op],
         [ev.measure("wake_after", op.after_ms, "ms"), ev.measure("shortest", shortest, "ms"),
-         ev.measure("longest", longest, "ms"), ev.measure("rtc_clock", hz, "Hz")],
+         ev.measure("longest", longest, "ms"), ev.measure("rtc_clock", hz, "Hz"), *_spread(wakeup, hz, op.after_ms)],
         [ev.relax(f"wake after {ms} ms (reachable by the wake-up timer)",
                   ev.replace(["operations", index, "after_ms"], ms)) for ms in nearest],
     )]  # fmt: skip
