@@ -199,8 +199,10 @@ def test_the_catalogs_hold_the_rtc_wake_up_api_with_the_real_signatures(catalog:
         "HAL_StatusTypeDef(RTC_HandleTypeDef *hrtc, uint32_t WakeUpCounter, uint32_t WakeUpClock)"
     )
     assert ex["HAL_RTCEx_DeactivateWakeUpTimer"] == "HAL_StatusTypeDef(RTC_HandleTypeDef *hrtc)"
-    assert ex["HAL_RTCEx_WakeUpTimerIRQHandler"] == ex["HAL_RTCEx_WakeUpTimerEventCallback"] == (
-        "void(RTC_HandleTypeDef *hrtc)"
+    assert (
+        ex["HAL_RTCEx_WakeUpTimerIRQHandler"]
+        == ex["HAL_RTCEx_WakeUpTimerEventCallback"]
+        == ("void(RTC_HandleTypeDef *hrtc)")
     )
 
 
@@ -220,8 +222,8 @@ def test_arming_the_wake_up_timer_before_hal_rtc_init_is_a_call_order_defect() -
     line = next(i + 1 for i, text in enumerate(path.read_text().splitlines()) if "expect:" in text)
     assert f"Src/main.c:{line} in main()" in {e.location for e in result.evidence}
     fixed = path.read_text().replace(
-        "    if (HAL_RTCEx_SetWakeUpTimer_IT", "    if (HAL_RTC_Init(&hrtc) != HAL_OK) {\n        return 1;\n    }\n"
         "    if (HAL_RTCEx_SetWakeUpTimer_IT",
+        "    if (HAL_RTC_Init(&hrtc) != HAL_OK) {\n        return 1;\n    }\n    if (HAL_RTCEx_SetWakeUpTimer_IT",
     )
     again = verify_sources({"Src/main.c": fixed, "Inc/stm32h7xx_hal_conf.h": conf}, "hal", None)
     assert "E_CALL_ORDER" not in {e.code for e in again.evidence}

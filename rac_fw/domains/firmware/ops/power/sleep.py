@@ -419,8 +419,10 @@ def _super_loop_admits(framework: str) -> Any:
                     steps.append(ev.remove([*at, "after_ms"]))
                 options.append(ev.relax(f"wake on button {button} only", *steps))
         others = [f for f in target.frameworks if f not in (framework, "baremetal", "hal") and f in SPEC.realizations]
-        source = "the SysTick timer" if allowed == ("timer",) else " or ".join(
-            {"gpio": "a button", "rtc": "the RTC wake-up timer"}[k] for k in allowed
+        source = (
+            "the SysTick timer"
+            if allowed == ("timer",)
+            else " or ".join({"gpio": "a button", "rtc": "the RTC wake-up timer"}[k] for k in allowed)
         )
         return [ev.violation(
             "E_TARGET_UNSUPPORTED", f"{framework} {state.name} wakes only on {source}; {', '.join(extra)} need the "
@@ -494,7 +496,8 @@ def _hal_rtc(b: HalBuild, index: int, op: Sleep, state: PowerState, per_pin: boo
     return {
         "clock": wakeup.clock, "hz": hz, "irq": irq, "priority": 5,
         "selection": f"RTC_WAKEUPCLOCK_{setting.selection}", "counter": setting.counter, "ticks": setting.ticks,
-        "tick": f"{setting.tick_s:g} s" if setting.tick_s >= 1 else f"{setting.tick_s * 1e6:g} us", "async": prescalers[0] - 1, "sync": prescalers[1] - 1,
+        "tick": f"{setting.tick_s:g} s" if setting.tick_s >= 1 else f"{setting.tick_s * 1e6:g} us",
+        "async": prescalers[0] - 1, "sync": prescalers[1] - 1,
         # The APB interface of the RTC has its own gate where the RCC has RTCAPBEN (RM0433 RCC_APB4ENR).
         "apb_gate": _has_field(b.target, "RCC", "RTCAPBEN"),
         "remap": b.hal.rtc_output_remap,
