@@ -106,7 +106,13 @@ def test_every_setting_reaches_its_delay_exactly_and_the_gaps_offer_neighbours()
 
 @pytest.mark.parametrize("target", HAL_TARGETS)
 def test_stop_arms_the_timer_after_rtc_init_and_deactivates_it_after_the_wake_up(target: str) -> None:
-    files = _run(_plan(target, state="stop", wake=["rtc"], after_ms=2000))
+    result = run_plan(parse_plan(_plan(target, state="stop", wake=["rtc"], after_ms=2000)))
+    assert result.status is Status.PASS and result.lowered is not None
+    note = next(n for n in result.lowered.receipt.notes if "RTC wake-up timer" in n)
+    assert "RTCCLK_DIV2 WUT 31999 = 2000 ms at LSI 32000 Hz" in note
+    if target == "stm32f407":  # the LSI accuracy (DS8626 Table 38) in the receipt
+        assert "17000-47000 Hz: the wake-up comes after 1362-3765 ms" in note
+    files = dict(result.lowered.files)
     main = files["Core/Src/main.c"]
     order = ["osc.LSIState = RCC_LSI_ON;", "HAL_PWR_EnableBkUpAccess();", "RCC_RTCCLKSOURCE_LSI;",
              "__HAL_RCC_RTC_ENABLE();", "HAL_RTC_Init(&hrtc)", "HAL_NVIC_EnableIRQ(RTC_WKUP_IRQn);"]  # fmt: skip

@@ -6,6 +6,10 @@ continues with its RAM after waking must not pick a state whose wake is a reset 
 deep sleep, nRF52 System OFF). How each framework enters a state is a fact of that framework's SoC
 support (``enter``), so no lowering branches on a chip.
 
+``rtc_wakeup`` describes the STM32 RTC's periodic wake-up timer (clock dividers, counter width, prescaler
+ranges, its vector, the oscillator's spread) for the frameworks that program it themselves; ``after_ms``
+becomes a wake-up clock and counter here (``wake_up_setting``), or the nearest reachable delays.
+
 The data is the ``power:`` table of each chip pack (``targets/chips/<chip>/chip.yaml``), with the
 manual cited per state, validated into ``Target.power`` when the pack loads.
 """

@@ -240,6 +240,8 @@ class HalBuild(BoundBuild):
     """Heap the kernel objects the operations create take (queues with storage, semaphores…)."""
     i2c_targets: list[dict[str, Any]] = field(default_factory=list)
     """The views of the operations answering as I2C targets: the HAL's I2C callbacks dispatch over them."""
+    notes: list[str] = field(default_factory=list)
+    """Receipt notes an operation adds (what the lowering derived that the plan did not state)."""
     handlers: list[dict[str, str]] = field(default_factory=list)
     """Interrupt handlers an operation adds to the it.c file: vector ``irq``, the HAL dispatcher ``call``
     and the ``type``/``handle`` it is called with (the RTC wake-up timer's ``HAL_RTCEx_WakeUpTimerIRQHandler``)."""
@@ -936,6 +938,7 @@ class HalLowerer:
                 f"SYSCLK {context['clocks']['sysclk']} Hz",
                 f"D-cache maintenance: {'yes' if cache else 'no'}",
                 *_rtos_notes(build.rtos),
+                *build.notes,
             ],  # fmt: skip
         )
         user = usercode.placement("Core/Src", "Core/Inc")

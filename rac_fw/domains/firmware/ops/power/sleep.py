@@ -52,7 +52,8 @@ class Sleep(Operation):
     ``state`` is the chip's own name for it (``stop``, ``standby``, ``system_off``, ``light_sleep``,
     ``deep_sleep``…: ``facts/power.yaml``; E_POWER_STATE lists the ones the framework enters).
     Wake sources: ``gpio`` — the active level of ``button``; ``rtc`` — the low-power real-time
-    clock's wake-up timer after ``after_ms`` (it keeps counting in the deep states); ``timer`` — a
+    clock's wake-up timer after ``after_ms`` (it keeps counting in the deep states; on the STM32 HAL a whole
+    number of its ticks on the LSI must make ``after_ms``: E_POWER_WAKE_TIME); ``timer`` — a
     high-speed timer after ``after_ms`` (it stops with the main clocks: it cannot end an STM32 Stop).
     Each source must be able to end the state (E_POWER_WAKE_SOURCE names the state and the sources
     that can), and a plan that continues with its RAM after the wake-up (``resume: continue``) cannot
@@ -491,6 +492,10 @@ def _hal_rtc(b: HalBuild, index: int, op: Sleep, state: PowerState, per_pin: boo
         raise b.unsupported(where, "one sleep operation owns the RTC wake-up timer; another one already does")
     irq = b.irq("RTC", wakeup.irq)
     b.modules.add("RTC")
+    b.notes.append(
+        f"{op.name or f'operations[{index}]'}: RTC wake-up timer {setting.selection} WUT {setting.counter} "
+        f"= {op.after_ms} ms at {wakeup.clock} {hz} Hz; {_drift(wakeup, hz, op.after_ms).strip(' ()')}"
+    )
     b.handlers.append({"irq": irq, "type": "RTC_HandleTypeDef", "handle": "hrtc",
                        "call": "HAL_RTCEx_WakeUpTimerIRQHandler"})  # fmt: skip
     return {
