@@ -122,7 +122,7 @@ class WakeUpSetting:
 
 def ck_spre_prescalers(wakeup: RtcWakeup, rtc_hz: int) -> tuple[int, int] | None:
     """(PREDIV_A + 1, PREDIV_S + 1) that divide ``rtc_hz`` to exactly 1 Hz, the largest asynchronous
-    divider first (RM0090 26.3.1 / RM0433 46.3.7: a high PREDIV_A lowers the consumption); None if none."""
+    divider first (RM0090 26.3 / RM0433 46.3: a high PREDIV_A lowers the consumption); None if none."""
     for a in range(wakeup.async_prediv_max, 0, -1):
         if rtc_hz % a == 0 and 1 <= rtc_hz // a <= wakeup.sync_prediv_max:
             return a, rtc_hz // a
