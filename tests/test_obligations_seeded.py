@@ -593,6 +593,13 @@ CASES += [
          "E_NO_PERIPHERAL", ["I2C9"]),
 ]  # fmt: skip
 
+# Issue 14 (halrtc): the RTC wake-up timer programmed by the HAL reaches 40500 ms in no whole number of ticks
+# (beyond 32768 ms it counts whole seconds; whole suite: test_hal_rtc_wake.py).
+CASES += [
+    Case("power-wake-time-rtc-hal", "stm32f407", plan({"op": "sleep", "name": "nap", "state": "stop", "wake": ["rtc"],
+         "after_ms": 40500}, framework="hal"), "E_POWER_WAKE_TIME", ["stop", "rtc", "RTC_WKUP"], ["ms", "Hz"]),
+]  # fmt: skip
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
     evidence = _validate(case.plan, case.target)
