@@ -135,11 +135,14 @@ def _uid(plan: Plan, target: Target, framework: str, index: int, op: ProtectedSt
     fresh = _free_uid(plan)
     fix = [ev.relax(f"give {op.record} UID {fresh}", ev.replace(path, fresh))]
     if op.uid is not None and (mine == 0 or mine >= 1 << UID_BITS):
-        why = ("is 0: psa_its_set refuses a zero UID (PSA_ERROR_INVALID_ARGUMENT)" if mine == 0 else
-               f"has bits past the first {UID_BITS}, which Zephyr's ITS UIDs keep (PSA_ERROR_INVALID_ARGUMENT)")
-        return [ev.violation(UID, f"protected_store {op.record}: UID {mine} {why}", path, [op.record, str(mine)],
-                             [ev.measure("uid_bits", mine.bit_length(), "bits"), ev.measure("max_bits", UID_BITS, "bits")],
-                             fix)]  # fmt: skip
+        why = (
+            "is 0: psa_its_set refuses a zero UID (PSA_ERROR_INVALID_ARGUMENT)"
+            if mine == 0
+            else f"has bits past the first {UID_BITS}, which Zephyr's ITS UIDs keep (PSA_ERROR_INVALID_ARGUMENT)"
+        )
+        bits = [ev.measure("uid_bits", mine.bit_length(), "bits"), ev.measure("max_bits", UID_BITS, "bits")]
+        message = f"protected_store {op.record}: UID {mine} {why}"
+        return [ev.violation(UID, message, path, [op.record, str(mine)], bits, fix)]
     if mine != uids[op.record]:
         return [ev.violation(
             UID, f"record {op.record} is given UID {mine} here and UID {uids[op.record]} by an earlier operation",
@@ -161,7 +164,8 @@ def _write_once(plan: Plan, target: Target, framework: str, index: int, op: Prot
     at: ev.Path = ["operations", index]
     if op.write_once and op.remove:
         return [ev.violation(
-            WRITE_ONCE, f"protected_store {op.record} is write-once: psa_its_remove refuses it (PSA_ERROR_NOT_PERMITTED)",
+            WRITE_ONCE,
+            f"protected_store {op.record} is write-once: psa_its_remove refuses it (PSA_ERROR_NOT_PERMITTED)",
             [*at, "remove"], [op.record, "PSA_STORAGE_FLAG_WRITE_ONCE"],
             relaxations=[ev.relax(f"keep {op.record}", ev.replace([*at, "remove"], False)),
                          ev.relax(f"make {op.record} rewritable", ev.replace([*at, "write_once"], False))],
@@ -173,8 +177,10 @@ def _write_once(plan: Plan, target: Target, framework: str, index: int, op: Prot
         WRITE_ONCE, f"protected_store {op.record} writes again the write-once record operations[{first[0]}] created: "
         "psa_its_set refuses it (PSA_ERROR_NOT_PERMITTED)",
         at, [op.record, "PSA_STORAGE_FLAG_WRITE_ONCE"],
-        relaxations=[ev.relax("drop this second write", ev.remove(at)),
-                     ev.relax(f"make {op.record} rewritable", ev.replace(["operations", first[0], "write_once"], False))],
+        relaxations=[
+            ev.relax("drop this second write", ev.remove(at)),
+            ev.relax(f"make {op.record} rewritable", ev.replace(["operations", first[0], "write_once"], False)),
+        ],
     )]  # fmt: skip
 
 
@@ -201,8 +207,9 @@ def _partition(plan: Plan, target: Target, framework: str, index: int, op: Prote
         return []
     sector, count = geometry or (part.size, 1)
     return [ev.violation(
-        BACKEND, f"the ITS settings backend keeps an NVS file system in {part.name} of {target.id} ({part.size} bytes): "
-        f"its {sector}-byte erase blocks give {count} sector(s); NVS needs at least 2 of at most {NVS_MAX_SECTOR} bytes",
+        BACKEND,
+        f"the ITS settings backend keeps an NVS file system in {part.name} of {target.id} ({part.size} bytes): its "
+        f"{sector}-byte erase blocks give {count} sector(s); NVS needs at least 2 of at most {NVS_MAX_SECTOR} bytes",
         ["operations", index], [part.name, target.id, op.record],
         [ev.measure("partition", part.size, "bytes"), ev.measure("sector", sector, "bytes"),
          ev.measure("max_sector", NVS_MAX_SECTOR, "bytes"), ev.measure("sectors", count, "count")],
@@ -216,7 +223,8 @@ def _shared(plan: Plan, target: Target, framework: str, index: int, op: Protecte
     if not others or _records(plan)[0][0] != index:
         return []
     return [ev.violation(
-        SHARED, f"protected_store {op.record}: the ITS settings backend keeps its NVS file system in storage_partition, "
+        SHARED,
+        f"protected_store {op.record}: the ITS settings backend keeps its NVS file system in storage_partition, "
         f"where operations[{others[0]}] ({plan.operations[others[0]].op}) also writes",
         ["operations", index], ["storage_partition", "protected_store", plan.operations[others[0]].op],
         relaxations=[ev.relax(f"drop operations[{i}]", ev.remove(["operations", i])) for i in others],
@@ -234,8 +242,10 @@ def _espidf_refusal(plan: Plan, target: Target, index: int, op: ProtectedStore) 
     name = {"name": op.name} if op.name else {}
     kv = {"op": "kv_record", **name, "key": key, "value_bytes": op.size_bytes, "delete": op.remove}
     setting = {"op": "settings_value", **name, "key": key, "value_bytes": op.size_bytes}
-    why = ("ESP-IDF has no PSA Internal Trusted Storage (psa_its_*) in its core; it keeps records in NVS (nvs_flash "
-           "on the nvs partition), encrypted with CONFIG_NVS_ENCRYPTION and nvs_flash_secure_init")
+    why = (
+        "ESP-IDF has no PSA Internal Trusted Storage (psa_its_*) in its core; it keeps records in NVS (nvs_flash "
+        "on the nvs partition), encrypted with CONFIG_NVS_ENCRYPTION and nvs_flash_secure_init"
+    )
     options = [ev.relax(f"keep {op.record} as an NVS record (kv_record {key})", ev.replace(at, kv))]
     if op.size_bytes <= SETTINGS_MAX_VAL_LEN and not op.remove:
         options.append(ev.relax(f"keep {op.record} as an NVS setting (settings_value {key})", ev.replace(at, setting)))
@@ -252,7 +262,10 @@ def _zephyr(b: ZephyrBuilder, index: int, op: ProtectedStore) -> dict[str, Any]:
     zephyr_flash_writer(b, "crypto")
     b.app.need("crypto", "CONFIG_SECURE_STORAGE", "CONFIG_SECURE_STORAGE_ITS_STORE_IMPLEMENTATION_SETTINGS",
                "CONFIG_SETTINGS", "CONFIG_SETTINGS_NVS", "CONFIG_NVS")  # fmt: skip
-    for symbol, value in (("CONFIG_SETTINGS_NVS_SECTOR_SIZE_MULT", "1"), ("CONFIG_SETTINGS_NVS_SECTOR_COUNT", str(geometry[1]))):
+    for symbol, value in (
+        ("CONFIG_SETTINGS_NVS_SECTOR_SIZE_MULT", "1"),
+        ("CONFIG_SETTINGS_NVS_SECTOR_COUNT", str(geometry[1])),
+    ):
         if symbol not in b.app.settings:  # a settings_value of the plan may have sized the backend already
             b.app.setting("crypto", symbol, value)
     largest = max(o.size_bytes for _, o in _records(b.plan))
