@@ -33,7 +33,7 @@ from rac_fw.domains.firmware.ops.storage.settings_value import FILE_SYSTEMS, SET
 from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
-from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+from rac_fw.domains.firmware.plan.spec import OpCheck, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
@@ -200,7 +200,7 @@ def _partition(plan: Plan, target: Target, framework: str, index: int, op: Prote
         return []
     gone = missing(plan, target, framework, index, "storage", f"protected_store {op.record} (ITS over settings)")
     part = area(plan, target, framework, "storage")
-    if gone or part is None or SPEC.realization(framework) is None:
+    if gone or part is None:
         return gone
     geometry = _geometry(plan, target, framework)
     if geometry is not None and geometry[0] <= NVS_MAX_SECTOR and geometry[1] >= 2:
@@ -232,7 +232,16 @@ def _shared(plan: Plan, target: Target, framework: str, index: int, op: Protecte
 
 
 def _stack(plan: Plan, target: Target, framework: str, index: int, op: ProtectedStore) -> list[Evidence]:
-    return policy.stack(plan, index) if SPEC.realization(framework) is not None else []
+    return policy.stack(plan, index)
+
+
+def _realized(rule: OpCheck) -> OpCheck:
+    """Judge the record only for a framework that realizes the ITS (elsewhere the support rule refuses it)."""
+
+    def judged(plan: Plan, target: Target, framework: str, index: int, op: ProtectedStore) -> list[Evidence]:
+        return rule(plan, target, framework, index, op) if SPEC.realization(framework) is not None else []
+
+    return judged
 
 
 def _espidf_refusal(plan: Plan, target: Target, index: int, op: ProtectedStore) -> tuple[str, list[Relaxation]]:
@@ -291,7 +300,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="its", view=_zephyr, available=has_partition("zephyr", "storage")),
     },
-    checks=(_partition, _shared, _data_size, _uid, _write_once, _stack),
+    checks=tuple(_realized(rule) for rule in (_partition, _shared, _data_size, _uid, _write_once, _stack)),
     codes=("E_PARTITION_MISSING", BACKEND, SHARED, DATA_SIZE, UID, WRITE_ONCE, policy.STACK),
     refusals={"espidf": _espidf_refusal},
     ram=lambda op: (2 * op.size_bytes, "size_bytes"),  # the written and the read-back copy (static arrays)
