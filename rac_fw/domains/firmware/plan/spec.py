@@ -123,6 +123,10 @@ class OpSpec:
     budget rule is not copied)."""
     ram_relief: Callable[[Any, int], Any] | None = None
     """Given an excess in bytes, the value of the ``ram`` field that frees at least that much (None: none)."""
+    refusals: Mapping[str, Callable[[Plan, Target, int, Any], tuple[str, list[Any]]]] = field(default_factory=dict)
+    """Framework name → why that framework has no realization of this operation, as ``(what the framework
+    offers instead, relaxations)``: the support rule adds both to its E_TARGET_UNSUPPORTED (ESP-IDF has no
+    PSA Internal Trusted Storage: its NVS, optionally encrypted, is the substitute)."""
 
     @property
     def kind(self) -> str:
