@@ -69,6 +69,7 @@ FAMILIES = {
     "i2c target": ("i2c_target",),
     "adc analog settings": ("adc_sample",),
     "uart polled echo": ("uart_echo",),
+    "protected storage": ("protected_store",),
 }
 
 

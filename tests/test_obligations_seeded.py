@@ -593,6 +593,36 @@ CASES += [
          "E_NO_PERIPHERAL", ["I2C9"]),
 ]  # fmt: skip
 
+# Issue 14 (halrtc): the RTC wake-up timer programmed by the HAL reaches 40500 ms in no whole number of ticks
+# (beyond 32768 ms it counts whole seconds; whole suite: test_hal_rtc_wake.py).
+CASES += [
+    Case("power-wake-time-rtc-hal", "stm32f407", plan({"op": "sleep", "name": "nap", "state": "stop", "wake": ["rtc"],
+         "after_ms": 40500}, framework="hal"), "E_POWER_WAKE_TIME", ["stop", "rtc", "RTC_WKUP"], ["ms", "Hz"]),
+]  # fmt: skip
+
+# PSA Internal Trusted Storage records (ops/crypto/protected_store.py; more in test_op_protected_store.py).
+ITS = {"op": "protected_store", "name": "blob", "record": "blob", "size_bytes": 64}
+CASES += [
+    Case("its-data-size", "nrf52840", plan({**ITS, "size_bytes": 300}, stack_bytes=4096), "E_ITS_DATA_SIZE",
+         ["blob", "SECURE_STORAGE_ITS_MAX_DATA_SIZE"], ["bytes"]),
+    Case("its-uid-zero", "nrf52840", plan({**ITS, "uid": 0}, stack_bytes=4096), "E_ITS_UID", ["blob", "0"], ["bits"]),
+    Case("its-uid-shared", "native_sim", plan(ITS, {**ITS, "name": "cfg", "record": "cfg", "uid": 1}, stack_bytes=4096),
+         "E_ITS_UID", ["cfg", "blob", "1"]),
+    Case("its-write-once-rewritten", "nrf52840", plan({**ITS, "write_once": True}, {**ITS, "name": "again"},
+         stack_bytes=4096), "E_ITS_WRITE_ONCE", ["blob", "PSA_STORAGE_FLAG_WRITE_ONCE"]),
+    Case("its-write-once-removed", "nrf52840", plan({**ITS, "write_once": True, "remove": True}, stack_bytes=4096),
+         "E_ITS_WRITE_ONCE", ["blob", "PSA_STORAGE_FLAG_WRITE_ONCE"]),
+    Case("its-backend-h743", "stm32h743", plan(ITS, framework="zephyr", stack_bytes=4096), "E_ITS_BACKEND",
+         ["storage_partition", "stm32h743", "blob"], ["bytes", "count"]),
+    Case("its-partition-missing-f407", "stm32f407", plan(ITS, framework="zephyr", stack_bytes=4096),
+         "E_PARTITION_MISSING", ["storage", "stm32f407", "zephyr"]),
+    Case("its-partition-shared", "nrf52840", plan(ITS, KV, stack_bytes=4096), "E_PARTITION_SHARED",
+         ["storage_partition", "protected_store", "kv_record"]),
+    Case("its-espidf-refused", "esp32s3", plan(ITS, framework="espidf", stack_bytes=4096), "E_TARGET_UNSUPPORTED",
+         ["protected_store", "esp32s3"]),
+    Case("its-stack", "nrf52840", plan(ITS), "E_CRYPTO_STACK", ["stack_bytes", "protected_store"], ["bytes"]),
+]  # fmt: skip
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
     evidence = _validate(case.plan, case.target)

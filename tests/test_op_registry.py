@@ -37,7 +37,7 @@ PINNED = {
     "udp_send", "tcp_client", "tcp_server", "mqtt_publish",
     "tls_credentials", "dns_resolve", "http_request", "coap_request",
     "sleep", "pm_lock", "device_pm",
-    "hash", "cipher", "mac", "kdf", "random",
+    "hash", "cipher", "mac", "kdf", "random", "protected_store",
     "react", "react_led",
     "semaphore", "work_item", "spinlock_state", "event_latency", "event_flags", "mutex_lock",
     "task_watchdog",

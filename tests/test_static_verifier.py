@@ -257,6 +257,9 @@ CASES = [
     Case("espidf", "crypto_gcm_no_init", function="app_main"),
     Case("zephyr", "crypto_key_literal", support={"prj.conf": "prj_crypto.conf"}),
     Case("espidf", "crypto_key_literal", function="app_main"),
+    # PSA Internal Trusted Storage (verify/sdk/zephyr/rules.d/its.yaml)
+    Case("zephyr", "its_get_before_set", support={"prj.conf": "prj_its.conf"}),
+    Case("zephyr", "its_no_crypto_init", support={"prj.conf": "prj_its.conf"}),
 ]
 
 

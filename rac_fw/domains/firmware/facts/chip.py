@@ -470,5 +470,7 @@ class HalDriver:
     """The USART has a kernel-clock prescaler, one-bit sampling and advanced features (``sci3``/``sci2_v3``)."""
     iwdg_window: bool = False
     """The IWDG has a window register (``iwdg1_v2``)."""
+    rtc_output_remap: bool = False
+    """``RTC_InitTypeDef`` has ``OutPutRemap`` (the H7 RTC's RTC_OUT remap, stm32h7xx_hal_rtc.h)."""
     rtos: HalRtos | None = None
     """How FreeRTOS (CMSIS-RTOS2) runs beside this HAL; None: the HAL lowering offers no RTOS here."""

@@ -6,6 +6,10 @@ continues with its RAM after waking must not pick a state whose wake is a reset 
 deep sleep, nRF52 System OFF). How each framework enters a state is a fact of that framework's SoC
 support (``enter``), so no lowering branches on a chip.
 
+``rtc_wakeup`` describes the STM32 RTC's periodic wake-up timer (clock dividers, counter width, prescaler
+ranges, its vector, the oscillator's spread) for the frameworks that program it themselves; ``after_ms``
+becomes a wake-up clock and counter here (``wake_up_setting``), or the nearest reachable delays.
+
 The data is the ``power:`` table of each chip pack (``targets/chips/<chip>/chip.yaml``), with the
 manual cited per state, validated into ``Target.power`` when the pack loads.
 """
@@ -74,11 +78,113 @@ class PowerState:
 
 @with_config(_STRICT)
 @dataclass(frozen=True)
+class RtcWakeup:
+    """The RTC's periodic wake-up timer (STM32 RTC_WUTR): a down-counter clocked by RTCCLK over a divider
+    or by the 1 Hz ``ck_spre`` the two RTC prescalers make; it keeps counting in Stop and Standby.
+
+    ``after_ms`` is reached when a whole number of counter periods makes it (``wake_up_settings``)."""
+
+    clock: str
+    """The RTCCLK source the lowering selects (a clock fact: ``LSI``)."""
+    irq: str
+    """The wake-up interrupt's vector (CMSIS ``<irq>_IRQn``; the SVD facts attribute it to ``RTC``)."""
+    counter_bits: int
+    """Width of the reload value WUT; the period is WUT + 1 counter ticks."""
+    rtcclk_dividers: tuple[int, ...]
+    """RTCCLK dividers of the wake-up clock (WUCKSEL = RTCCLK/16, /8, /4, /2)."""
+    async_prediv_max: int
+    """Largest PREDIV_A + 1 (7-bit asynchronous prescaler) and PREDIV_S + 1 (15-bit synchronous) that
+    divide RTCCLK down to the 1 Hz ck_spre."""
+    sync_prediv_max: int
+    spre_extended: bool = False
+    """WUCKSEL = 11x: ck_spre with 2^16 added to WUT (a 17-bit reach)."""
+    clock_min_hz: int | None = None
+    """The RTCCLK oscillator's spread over temperature and supply (datasheet): how far a wake-up may drift."""
+    clock_max_hz: int | None = None
+    source: str = ""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
+class WakeUpSetting:
+    """One way to program the wake-up timer: ``selection`` (WUCKSEL, as ``RTC_WAKEUPCLOCK_<selection>``),
+    the WUT value (``counter``) and the delay it gives."""
+
+    selection: str
+    counter: int
+    tick_s: float
+    ticks: int
+
+    @property
+    def ms(self) -> float:
+        return self.ticks * self.tick_s * 1000
+
+
+def ck_spre_prescalers(wakeup: RtcWakeup, rtc_hz: int) -> tuple[int, int] | None:
+    """(PREDIV_A + 1, PREDIV_S + 1) that divide ``rtc_hz`` to exactly 1 Hz, the largest asynchronous
+    divider first (RM0090 26.3 / RM0433 46.3: a high PREDIV_A lowers the consumption); None if none."""
+    for a in range(wakeup.async_prediv_max, 0, -1):
+        if rtc_hz % a == 0 and 1 <= rtc_hz // a <= wakeup.sync_prediv_max:
+            return a, rtc_hz // a
+    return None
+
+
+def _clocks(wakeup: RtcWakeup, rtc_hz: int) -> list[tuple[str, float, int, int]]:
+    """(selection, tick in s, fewest ticks, most ticks) of each wake-up clock, finest first."""
+    top = 1 << wakeup.counter_bits
+    found = [(f"RTCCLK_DIV{d}", d / rtc_hz, 1, top) for d in sorted(wakeup.rtcclk_dividers)]
+    if ck_spre_prescalers(wakeup, rtc_hz) is not None:
+        found.append(("CK_SPRE_16BITS", 1.0, 1, top))
+        if wakeup.spre_extended:
+            found.append(("CK_SPRE_17BITS", 1.0, top + 1, 2 * top))
+    return found
+
+
+def _setting(selection: str, tick: float, ticks: int, top: int) -> WakeUpSetting:
+    counter = ticks - 1 - (top if selection == "CK_SPRE_17BITS" else 0)
+    return WakeUpSetting(selection=selection, counter=counter, tick_s=tick, ticks=ticks)
+
+
+def wake_up_setting(wakeup: RtcWakeup, rtc_hz: int, after_ms: int) -> WakeUpSetting | None:
+    """The finest wake-up clock whose whole ticks make exactly ``after_ms`` (None: unreachable)."""
+    top = 1 << wakeup.counter_bits
+    for selection, tick, low, high in _clocks(wakeup, rtc_hz):
+        ticks = round(after_ms / 1000 / tick)
+        if low <= ticks <= high and abs(ticks * tick * 1000 - after_ms) < 1e-6:
+            return _setting(selection, tick, ticks, top)
+    return None
+
+
+def wake_up_range_ms(wakeup: RtcWakeup, rtc_hz: int) -> tuple[float, float]:
+    """The shortest and longest delay the wake-up timer reaches at ``rtc_hz``, in ms."""
+    clocks = _clocks(wakeup, rtc_hz)
+    return min(c[1] * c[2] for c in clocks) * 1000, max(c[1] * c[3] for c in clocks) * 1000
+
+
+def nearest_reachable_ms(wakeup: RtcWakeup, rtc_hz: int, after_ms: int) -> list[int]:
+    """The whole-ms delays next to ``after_ms`` (below and above) that the wake-up timer reaches exactly."""
+    candidates: set[int] = set()
+    for _, tick, low, high in _clocks(wakeup, rtc_hz):
+        exact = after_ms / 1000 / tick
+        for ticks in (int(exact), int(exact) + 1):
+            ticks = min(max(ticks, low), high)
+            ms = ticks * tick * 1000
+            if abs(ms - round(ms)) < 1e-6 and round(ms) >= 1:
+                candidates.add(round(ms))
+    below = [c for c in candidates if c < after_ms]
+    above = [c for c in candidates if c > after_ms]
+    return [*([max(below)] if below else []), *([min(above)] if above else [])]
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
 class PowerFacts:
     """Every power state of the chip, shallowest first."""
 
     states: tuple[PowerState, ...]
     source: str
+    rtc_wakeup: RtcWakeup | None = None
+    """The RTC wake-up timer, where a framework here programs it itself (the STM32 HAL)."""
 
     def state(self, name: str) -> PowerState | None:
         return next((s for s in self.states if s.name == name), None)

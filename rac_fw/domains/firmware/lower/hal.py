@@ -244,6 +244,11 @@ class HalBuild(BoundBuild):
     """Heap the kernel objects the operations create take (queues with storage, semaphores…)."""
     i2c_targets: list[dict[str, Any]] = field(default_factory=list)
     """The views of the operations answering as I2C targets: the HAL's I2C callbacks dispatch over them."""
+    notes: list[str] = field(default_factory=list)
+    """Receipt notes an operation adds (what the lowering derived that the plan did not state)."""
+    handlers: list[dict[str, str]] = field(default_factory=list)
+    """Interrupt handlers an operation adds to the it.c file: vector ``irq``, the HAL dispatcher ``call``
+    and the ``type``/``handle`` it is called with (the RTC wake-up timer's ``HAL_RTCEx_WakeUpTimerIRQHandler``)."""
 
     @property
     def cache_on(self) -> bool:
@@ -892,6 +897,7 @@ class HalLowerer:
             | set(build.exti)
             | ({build.rtos["timebase"]["irq"]} if build.rtos is not None else set())
             | {i["irq"][k] for i in build.i2cs.values() if i["irq"] for k in ("ev", "er")}
+            | {h["irq"] for h in build.handlers}
         )
         context: dict[str, Any] = {
             "target": target, "family": hal.family, "hal": hal, "prefix": prefix, "version": hal.release,
@@ -912,6 +918,7 @@ class HalLowerer:
             # HSE_VALUE matters only when the HSE is used; otherwise the board's crystal, else ST's default.
             "hse_default": max(hse.default_hz.values(), default=25_000_000) if hse else 25_000_000,
             "rtos": build.rtos, "threads": build.threads, "locks": _lock_views(build),
+            "handlers": build.handlers,
         }  # fmt: skip
         env = template_env("hal")
         context["macros"] = op_macros(env, self.name, {v["kind"]: _template(v["kind"]) for v in build.views}, context)
@@ -935,6 +942,7 @@ class HalLowerer:
                 f"SYSCLK {context['clocks']['sysclk']} Hz",
                 f"D-cache maintenance: {'yes' if cache else 'no'}",
                 *_rtos_notes(build.rtos),
+                *build.notes,
             ],  # fmt: skip
         )
         user = usercode.placement("Core/Src", "Core/Inc")

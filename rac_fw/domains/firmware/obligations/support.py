@@ -115,6 +115,10 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
         if missing is None and not realizes(framework, op.op, target):
             missing = f"the {framework} lowering does not realize {op.op}"
             options = [relax(f"use framework {f}", replace(["framework"], f)) for f in capable]
+            refusal = spec(op.op).refusals.get(framework)
+            if refusal is not None:
+                why, instead = refusal(plan, target, i, op)
+                missing, options = f"{missing}: {why}", instead + options
         else:
             options = []
         if missing is not None:

@@ -127,6 +127,10 @@ class OpSpec:
     """The clock domains the operation sets when ``framework`` realizes it (a ``core_clock`` request: the PLL's
     system, bus and timer clocks): ``plan.clocks.plan_clocks`` lays them over the framework's defaults, and every
     clock-derived rule and lowering asks that view (the clock rule is asked, not copied)."""
+    refusals: Mapping[str, Callable[[Plan, Target, int, Any], tuple[str, list[Any]]]] = field(default_factory=dict)
+    """Framework name → why that framework has no realization of this operation, as ``(what the framework
+    offers instead, relaxations)``: the support rule adds both to its E_TARGET_UNSUPPORTED (ESP-IDF has no
+    PSA Internal Trusted Storage: its NVS, optionally encrypted, is the substitute)."""
 
     @property
     def kind(self) -> str:

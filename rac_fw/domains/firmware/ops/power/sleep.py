@@ -7,9 +7,19 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.load import peripheral
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.power import PowerFacts, PowerState, power
-from rac_fw.domains.firmware.facts.query import board_button, exact_name, has_registers
+from rac_fw.domains.firmware.facts.power import (
+    PowerFacts,
+    PowerState,
+    RtcWakeup,
+    ck_spre_prescalers,
+    nearest_reachable_ms,
+    power,
+    wake_up_range_ms,
+    wake_up_setting,
+)
+from rac_fw.domains.firmware.facts.query import board_button, clock_hz, exact_name, has_registers
 from rac_fw.domains.firmware.ops.crypto.policy import idf_headers
 from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
@@ -28,6 +38,7 @@ STATE = "E_POWER_STATE"
 WAKE = "E_POWER_WAKE_SOURCE"
 RAM_LOST = "E_POWER_RAM_LOST"
 RESET_LAST = "E_POWER_RESET_LAST"
+WAKE_TIME = "E_POWER_WAKE_TIME"
 #: Fields whose value makes an operation repeat (it reports on its first pass, after the once-only ones).
 PERIOD_FIELDS = ("interval_ms", "repeat_interval_ms", "feed_interval_ms", "period_ms")
 
@@ -41,7 +52,8 @@ class Sleep(Operation):
     ``state`` is the chip's own name for it (``stop``, ``standby``, ``system_off``, ``light_sleep``,
     ``deep_sleep``…: ``facts/power.yaml``; E_POWER_STATE lists the ones the framework enters).
     Wake sources: ``gpio`` — the active level of ``button``; ``rtc`` — the low-power real-time
-    clock's wake-up timer after ``after_ms`` (it keeps counting in the deep states); ``timer`` — a
+    clock's wake-up timer after ``after_ms`` (it keeps counting in the deep states; on the STM32 HAL a whole
+    number of its ticks on the LSI must make ``after_ms``: E_POWER_WAKE_TIME); ``timer`` — a
     high-speed timer after ``after_ms`` (it stops with the main clocks: it cannot end an STM32 Stop).
     Each source must be able to end the state (E_POWER_WAKE_SOURCE names the state and the sources
     that can), and a plan that continues with its RAM after the wake-up (``resume: continue``) cannot
@@ -198,6 +210,8 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) ->
             [ev.measure("wake_after", op.after_ms, "ms")] if op.after_ms and kind != "gpio" else [],
             _wake_options(plan, target, state, op, index, kind) + other_states,
         ))  # fmt: skip
+    if "rtc" in op.wake and op.after_ms is not None and state.wakes("rtc") is not None:
+        found.extend(_wake_time(target, framework, state, op, index))
     if state.wake_resets and op.resume == "restart":
         found.extend(_reset_last(plan, target, state, op, index, other_states))
     if state.wake_resets and op.resume == "continue":
@@ -213,6 +227,65 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) ->
              *other_states],
         ))  # fmt: skip
     return found
+
+
+#: Frameworks whose sleep programs the RTC wake-up timer itself (counter and clock from ``after_ms``);
+#: the RTOS frameworks hand ``after_ms`` to their own timer drivers.
+PROGRAMS_RTC_WAKEUP = ("hal",)
+
+
+def rtc_timer(target: Target, framework: str, state: PowerState) -> tuple[RtcWakeup, int] | None:
+    """The RTC wake-up timer facts and its clock's frequency when ``framework`` programs that timer to end
+    ``state`` (its mechanism admits an ``rtc`` source there); None otherwise."""
+    facts = power(target)
+    wakeup = facts.rtc_wakeup if facts is not None else None
+    mechanism = state.enter.get(framework)
+    if framework not in PROGRAMS_RTC_WAKEUP or wakeup is None or mechanism not in ("stop", "standby"):
+        return None
+    hz = clock_hz(target, wakeup.clock, framework)
+    return (wakeup, int(hz)) if hz else None
+
+
+def _drift(wakeup: RtcWakeup, hz: int, after_ms: int) -> str:
+    """Where a nominal ``after_ms`` lands over the oscillator's spread (the datasheet's min/max), if known."""
+    if not wakeup.clock_min_hz or not wakeup.clock_max_hz:
+        return f" ({wakeup.clock} taken as {hz} Hz; its spread is not in the facts)"
+    early, late = after_ms * hz / wakeup.clock_max_hz, after_ms * hz / wakeup.clock_min_hz
+    return (f" ({wakeup.clock} {wakeup.clock_min_hz}-{wakeup.clock_max_hz} Hz: the wake-up comes after "
+            f"{early:.0f}-{late:.0f} ms)")  # fmt: skip
+
+
+def _spread(wakeup: RtcWakeup, hz: int, after_ms: int) -> list[Any]:
+    """The earliest and latest wake-up over the oscillator's datasheet spread (none when not in the facts)."""
+    if not wakeup.clock_min_hz or not wakeup.clock_max_hz:
+        return []
+    return [ev.measure("earliest", after_ms * hz / wakeup.clock_max_hz, "ms"),
+            ev.measure("latest", after_ms * hz / wakeup.clock_min_hz, "ms")]  # fmt: skip
+
+
+def _wake_time(target: Target, framework: str, state: PowerState, op: Sleep, index: int) -> list[Evidence]:
+    """E_POWER_WAKE_TIME: the RTC wake-up timer reaches ``after_ms`` only as whole ticks of one of its clocks
+    (RTCCLK/2../16 with a 16-bit counter, then whole seconds of ck_spre): beyond the finest clock's reach a
+    delay that is no whole number of ticks cannot be programmed. Relaxations: the nearest reachable delays."""
+    found = rtc_timer(target, framework, state)
+    if found is None or op.after_ms is None:
+        return []
+    wakeup, hz = found
+    if wake_up_setting(wakeup, hz, op.after_ms) is not None:
+        return []
+    shortest, longest = wake_up_range_ms(wakeup, hz)
+    nearest = nearest_reachable_ms(wakeup, hz, op.after_ms)
+    divided = max(wakeup.rtcclk_dividers) * (1 << wakeup.counter_bits) * 1000 / hz
+    return [ev.violation(
+        WAKE_TIME, f"the RTC wake-up timer of {target.id} ({wakeup.clock} {hz} Hz) cannot wake {state.name} after "
+        f"exactly {op.after_ms} ms: it reaches {shortest:g}-{longest:.0f} ms, beyond {divided:g} ms only in whole "
+        f"seconds of ck_spre{_drift(wakeup, hz, op.after_ms)}",
+        ["operations", index, "after_ms"], [state.name, "rtc", wakeup.irq, op.name or op.op],
+        [ev.measure("wake_after", op.after_ms, "ms"), ev.measure("shortest", shortest, "ms"),
+         ev.measure("longest", longest, "ms"), ev.measure("rtc_clock", hz, "Hz"), *_spread(wakeup, hz, op.after_ms)],
+        [ev.relax(f"wake after {ms} ms (reachable by the wake-up timer)",
+                  ev.replace(["operations", index, "after_ms"], ms)) for ms in nearest],
+    )]  # fmt: skip
 
 
 def _periodic(other: Any) -> bool:
@@ -307,18 +380,25 @@ RESET_REPORT_WAIT_MS = 10_000
 
 #: The wake sources each WFI-based mechanism of bare metal and the STM32 HAL is built with: Sleep mode is
 #: woken by the 1 kHz SysTick; Stop (SysTick suspended, main clocks off) and Standby by the button's
-#: EXTI line / WKUP pin. Other sources (the RTC wake-up timer) need the RTOS frameworks' drivers.
+#: EXTI line / WKUP pin, and — where the framework programs it (``PROGRAMS_RTC_WAKEUP``) and the chip facts
+#: describe it (``power.rtc_wakeup``) — the RTC wake-up timer.
 SUPER_LOOP_WAKE: dict[str, tuple[WakeKind, ...]] = {"idle": ("timer",), "stop": ("gpio",), "standby": ("gpio",)}
+
+
+def super_loop_wake(target: Target, framework: str, state: PowerState) -> tuple[WakeKind, ...]:
+    """The wake sources ``framework`` builds for ``state`` (``SUPER_LOOP_WAKE`` plus the RTC timer)."""
+    allowed = SUPER_LOOP_WAKE.get(state.enter.get(framework, ""), ())
+    return (*allowed, "rtc") if rtc_timer(target, framework, state) is not None else allowed
 
 
 def _super_loop_admits(framework: str) -> Any:
     def admits(plan: Plan, target: Target, index: int, op: Sleep) -> list[Evidence]:
-        """Only the wake sources ``SUPER_LOOP_WAKE`` lists for the state's mechanism are built here."""
+        """Only the wake sources ``super_loop_wake`` lists for the state's mechanism are built here."""
         facts = power(target)
         state = facts.state(op.state) if facts else None
         if state is None or framework not in state.enter:
             return []  # the state obligation answers
-        allowed = SUPER_LOOP_WAKE.get(state.enter[framework], ())
+        allowed = super_loop_wake(target, framework, state)
         extra = [k for k in op.wake if k not in allowed]
         if not extra:
             return []
@@ -340,7 +420,11 @@ def _super_loop_admits(framework: str) -> Any:
                     steps.append(ev.remove([*at, "after_ms"]))
                 options.append(ev.relax(f"wake on button {button} only", *steps))
         others = [f for f in target.frameworks if f not in (framework, "baremetal", "hal") and f in SPEC.realizations]
-        source = "the SysTick timer" if allowed == ("timer",) else "a button"
+        source = (
+            "the SysTick timer"
+            if allowed == ("timer",)
+            else " or ".join({"gpio": "a button", "rtc": "the RTC wake-up timer"}[k] for k in allowed)
+        )
         return [ev.violation(
             "E_TARGET_UNSUPPORTED", f"{framework} {state.name} wakes only on {source}; {', '.join(extra)} need the "
             f"{' or '.join(others) or 'RTOS'} drivers", [*at, "wake"], [op.state, *extra],
@@ -357,13 +441,19 @@ def _baremetal(b: BaremetalBuild, index: int, op: Sleep) -> None:
 
 
 def _hal(b: HalBuild, index: int, op: Sleep) -> dict[str, Any]:
-    """Sleep: a WFI loop over the SysTick. Stop: the button's EXTI line armed, the SysTick suspended,
-    ``HAL_PWR_EnterSTOPMode`` until that line fires, then ``SystemClock_Config`` again (Stop exits on the
-    HSI, RM0090 §5.3.5 / RM0433 §6.6.7). Standby: the button's WKUP pin (its index in the facts' WKUP
-    list) armed with its flag cleared, then ``HAL_PWR_EnterSTANDBYMode``; the next boot reads PWR_FLAG_SB."""
+    """Sleep: a WFI loop over the SysTick. Stop: the button's EXTI line and/or the RTC wake-up timer armed,
+    the SysTick suspended, ``HAL_PWR_EnterSTOPMode`` until one fires, then ``SystemClock_Config`` again (Stop
+    exits on the HSI, RM0090 §5.3.5 / RM0433 §6.6.7) and the wake-up timer deactivated. Standby: the
+    button's WKUP pin (its index in the facts' WKUP list) armed with its flag cleared and/or the wake-up
+    timer armed with its flags cleared, then ``HAL_PWR_EnterSTANDBYMode``; the next boot reads PWR_FLAG_SB."""
     mechanism = _mechanism(b.target, "hal", op)
     view = b.base_view(index, op)
-    view.update(state=op.state, after_ms=op.after_ms or 0, mechanism=mechanism)
+    view.update(state=op.state, after_ms=op.after_ms or 0, mechanism=mechanism, rtc=None)
+    facts = power(b.target)
+    state = facts.state(op.state) if facts else None
+    # Per-pin wake-up flags in PWR_WKUPFR/WKUPCR where the PWR has them (RM0433 §6.8, WKUP pins only), else
+    # the one CSR.WUF that a WKUP pin and the RTC both set (RM0090 §5.4.2).
+    per_pin = has_registers(b.target, "PWR", "WKUPCR")
     if mechanism == "stop" and op.button is not None:
         pin = b.input_view(view, op.button, None, f"operations[{index}].button")
         view["mode"] = "GPIO_MODE_IT_FALLING" if view["active_low"] else "GPIO_MODE_IT_RISING"
@@ -372,21 +462,60 @@ def _hal(b: HalBuild, index: int, op: Sleep) -> dict[str, Any]:
         view["priority"] = 5
         b.exti.setdefault(view["irq"], []).append(view)
     if mechanism == "standby" and op.button is not None:
-        facts = power(b.target)
-        state = facts.state(op.state) if facts else None
         gpio = state.wakes("gpio") if state else None
         pin, _ = b.io(op.button, "button", f"operations[{index}].button")
         if gpio is None or pin.name not in gpio.pins:
             raise b.unsupported(f"operations.{index}.button", f"{pin.name} is not a WKUP pin of {b.target.id}")
         wkup = gpio.pins.index(pin.name) + 1
         view.update(wkup=wkup, wkup_pin=pin.name)
-        # The wake-up flag: per-pin in PWR_WKUPFR/WKUPCR where the PWR has them (RM0433 §6.8), else CSR.WUF.
         view["clear_wake"] = (
-            f"__HAL_PWR_CLEAR_WAKEUPFLAG(PWR_WAKEUP_FLAG{wkup})"
-            if has_registers(b.target, "PWR", "WKUPCR")
-            else "__HAL_PWR_CLEAR_FLAG(PWR_FLAG_WU)"
+            f"__HAL_PWR_CLEAR_WAKEUPFLAG(PWR_WAKEUP_FLAG{wkup})" if per_pin else "__HAL_PWR_CLEAR_FLAG(PWR_FLAG_WU)"
         )
+    if "rtc" in op.wake and state is not None:
+        view["rtc"] = _hal_rtc(b, index, op, state, per_pin)
     return view
+
+
+def _hal_rtc(b: HalBuild, index: int, op: Sleep, state: PowerState, per_pin: bool) -> dict[str, Any]:
+    """The RTC wake-up timer on the LSI: prescalers for the 1 Hz ck_spre, the wake-up clock and counter for
+    ``after_ms`` (``wake_up_setting``), its vector, and the IRQ handler it.c dispatches to the HAL."""
+    where = f"operations.{index}.after_ms"
+    found = rtc_timer(b.target, "hal", state)
+    if found is None or op.after_ms is None:
+        raise b.unsupported(where, f"{b.target.id}: no RTC wake-up timer facts for {state.name} (power.rtc_wakeup)")
+    wakeup, hz = found
+    setting = wake_up_setting(wakeup, hz, op.after_ms)
+    prescalers = ck_spre_prescalers(wakeup, hz)
+    if setting is None or prescalers is None:
+        raise b.unsupported(where, f"{op.after_ms} ms is not reachable by the RTC wake-up timer")  # E_POWER_WAKE_TIME
+    if any(v.get("rtc") for v in b.views):
+        raise b.unsupported(where, "one sleep operation owns the RTC wake-up timer; another one already does")
+    irq = b.irq("RTC", wakeup.irq)
+    b.modules.add("RTC")
+    b.notes.append(
+        f"{op.name or f'operations[{index}]'}: RTC wake-up timer {setting.selection} WUT {setting.counter} "
+        f"= {op.after_ms} ms at {wakeup.clock} {hz} Hz; {_drift(wakeup, hz, op.after_ms).strip(' ()')}"
+    )
+    b.handlers.append({"irq": irq, "type": "RTC_HandleTypeDef", "handle": "hrtc",
+                       "call": "HAL_RTCEx_WakeUpTimerIRQHandler"})  # fmt: skip
+    return {
+        "clock": wakeup.clock, "hz": hz, "irq": irq, "priority": 5,
+        "selection": f"RTC_WAKEUPCLOCK_{setting.selection}", "counter": setting.counter, "ticks": setting.ticks,
+        "tick": f"{setting.tick_s:g} s" if setting.tick_s >= 1 else f"{setting.tick_s * 1e6:g} us",
+        "async": prescalers[0] - 1, "sync": prescalers[1] - 1,
+        # The APB interface of the RTC has its own gate where the RCC has RTCAPBEN (RM0433 RCC_APB4ENR).
+        "apb_gate": _has_field(b.target, "RCC", "RTCAPBEN"),
+        "remap": b.hal.rtc_output_remap,
+        "clear_pwr": None if per_pin else "__HAL_PWR_CLEAR_FLAG(PWR_FLAG_WU)",
+        "spread": _drift(wakeup, hz, op.after_ms).strip(" ()"),
+    }  # fmt: skip
+
+
+def _has_field(target: Target, instance: str, name: str) -> bool:
+    """Whether a register of ``instance`` in the SVD facts has a field ``name``."""
+    if instance not in target.peripherals:
+        return False
+    return any(f.name == name for r in peripheral(target.id, instance).registers for f in r.fields)
 
 
 def _enters(framework: str) -> Any:
@@ -413,5 +542,5 @@ SPEC = OpSpec(
         "hal": Realization(template="power", view=_hal, available=_enters("hal"), admits=_super_loop_admits("hal")),
     },
     checks=(_check,),
-    codes=(STATE, WAKE, RAM_LOST, RESET_LAST),
+    codes=(STATE, WAKE, RAM_LOST, RESET_LAST, WAKE_TIME),
 )
