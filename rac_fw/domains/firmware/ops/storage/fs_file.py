@@ -30,7 +30,6 @@ from rac_fw.domains.firmware.ops.storage.area import (
     area,
     erase_block,
     has_partition,
-    idf_partition_table,
     missing,
     zephyr_flash_writer,
 )
@@ -38,6 +37,7 @@ from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.partitions import idf_partition_table
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:

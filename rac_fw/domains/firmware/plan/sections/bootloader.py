@@ -3,7 +3,7 @@
 Zephyr: ``sysbuild.conf`` selects MCUboot, its mode and signature type; ``sysbuild/mcuboot.conf``
 configures the MCUboot image (sector count, downgrade prevention); the application's ``prj.conf``
 gets the MCUboot image manager. ESP-IDF: the two-OTA partition table (``partitions.csv``, the plan's
-table as ``ops/storage/area`` decides it: the facts' OTA table plus any data partition an operation adds)
+table as ``plan/partitions`` decides it: the facts' OTA table plus any data partition an operation adds)
 and app rollback in ``sdkconfig.defaults``.
 
 Obligations: the mode is possible on the board's flash map (a swap needs a secondary slot,
@@ -23,8 +23,8 @@ from pydantic import Field
 from rac_fw.contract import Evidence, Magnitude, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.storage import Partition, mcuboot_modes, role, storage
-from rac_fw.domains.firmware.ops.storage.area import idf_partition_table
 from rac_fw.domains.firmware.plan.base import PlanModel
+from rac_fw.domains.firmware.plan.partitions import idf_partition_table
 from rac_fw.domains.firmware.plan.paths import PathPart, format_path
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
