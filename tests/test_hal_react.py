@@ -92,7 +92,9 @@ def test_super_loop_reactions_run_in_callbacks_and_the_log_in_the_loop(target: s
 
     # Counting reactions: in the timer, UART and I2C callbacks; the DMA chain's done is raised by the loop.
     timers = functions["HAL_TIM_PeriodElapsedCallback"]
-    assert re.search(r"if \(htim == &htim\d+\) \{\n\s+tick_events\+\+;\n\s+rac_tick_ok = true;\n\s+ticks_react\(\);", timers)
+    assert re.search(
+        r"if \(htim == &htim\d+\) \{\n\s+tick_events\+\+;\n\s+rac_tick_ok = true;\n\s+ticks_react\(\);", timers
+    )
     assert functions["ticks_react"].strip() == "value_ticks++;"
     assert "sent_react();" in _branch(functions["HAL_UART_TxCpltCallback"], "huart == &")
     assert "writes_react();" in _branch(functions["HAL_I2C_ListenCpltCallback"], "regfile_wrote")
