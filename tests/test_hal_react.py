@@ -21,6 +21,7 @@ from rac_fw.contract import Status, apply_patch
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.pipeline import run_plan
 from rac_fw.domains.firmware.plan.load import load_plan
+from rac_fw.domains.firmware.verify.artifact import verify_sources
 
 PLANS = Path(__file__).parent / "plans"
 SUPER_LOOP = PLANS / "stm32f407_hal_react.yaml"
@@ -181,3 +182,22 @@ def test_a_give_from_an_interrupt_above_the_syscall_priority_is_refused() -> Non
     deferred = run_plan(data)
     assert deferred.status is Status.PASS and deferred.lowered is not None
     assert "press_gives_pending++;" in deferred.lowered.files["Core/Src/main.c"]
+
+
+def test_the_verifier_refuses_a_console_transmit_moved_into_a_reaction_callback() -> None:
+    """The deferral matters: the same transmit the loop makes, placed in the EXTI-called reaction, is E_ISR_BLOCKING."""
+    result = run_plan(SUPER_LOOP)
+    assert result.status is Status.PASS and result.lowered is not None
+    files = dict(result.lowered.files)
+    main = files["Core/Src/main.c"]
+    start = main.index("static void press_log_react(void)\n{")
+    end = main.index("}\n", start) + 2
+    inlined = (
+        "static void press_log_react(void)\n{\n"
+        '    if (HAL_UART_Transmit(&husart2, (const uint8_t *)"press\\r\\n", 7U, UART_TX_TIMEOUT_MS) != HAL_OK) {\n'
+        "        uart_tx_errors++;\n    }\n}\n"
+    )
+    bad = {**files, "Core/Src/main.c": main[:start] + inlined + main[end:]}
+    found = verify_sources(bad, "hal", load_target("stm32f407")).evidence
+    blocking = [e for e in found if e.code == "E_ISR_BLOCKING"]
+    assert blocking and "press_log_react" in blocking[0].message and "HAL_GPIO_EXTI_Callback" in blocking[0].message
