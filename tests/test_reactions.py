@@ -131,7 +131,8 @@ def test_the_verifier_refuses_a_reaction_that_logs_inside_the_isr() -> None:
 
 
 def test_reactions_are_realized_on_zephyr_and_refused_elsewhere_with_evidence() -> None:
-    assert frameworks_for("react", load_target("stm32f407")) == ["zephyr"]
+    # STM32 HAL realizes reactions too (tests/test_hal_react.py); bare metal does not.
+    assert frameworks_for("react", load_target("stm32f407")) == ["zephyr", "hal"]
     plan = _plan(TICK, _react(action="count"))
-    evidence, _ = seeded({**plan, "target": "stm32f407", "framework": "hal"}, "E_TARGET_UNSUPPORTED")
+    evidence, _ = seeded({**plan, "target": "stm32f407", "framework": "baremetal"}, "E_TARGET_UNSUPPORTED")
     assert "r" in " ".join(evidence.objects) or "react" in evidence.message

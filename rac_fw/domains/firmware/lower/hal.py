@@ -66,6 +66,7 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
+from rac_fw.domains.firmware.ops.events import reactions_to
 from rac_fw.domains.firmware.placement import buffer_needs, default_ram
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec
@@ -881,6 +882,10 @@ class HalLowerer:
             build.rtos = _rtos(build, hal.rtos, reason)
         for index, op in enumerate(plan.operations):
             build.views.append(_view(build, index, op))
+        # A publisher's callback (or loop step) calls each attached reaction's <sym>_react() where its event
+        # happens (templates/hal/events.c.j2); the publishers' views only learn the names.
+        for index, op in enumerate(plan.operations):
+            build.views[index]["reactions"] = [build.views[i]["sym"] for i, _ in reactions_to(plan, op.name)]
         realize_sections(build, self.name)
         # The console protocol (rac: boot / <op> ok / done) goes out on the board's console UART: claimed like
         # any UART, so an operation on the console shares its handle and init.

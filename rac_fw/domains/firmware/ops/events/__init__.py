@@ -104,6 +104,26 @@ def deferral(b: Any, index: int, op: Reaction) -> Placement:
     return where
 
 
+def hal_context(b: Any, index: int, op: Reaction) -> Placement:
+    """The placement on STM32 HAL, where reactions run without a work queue: ``isr`` in the publisher's HAL
+    callback (an interrupt, or the timer service thread for a ``source: kernel`` timer under FreeRTOS),
+    ``thread`` where the publisher raises its event in the super-loop (``rac_loop`` under FreeRTOS), ``work``
+    deferred to the loop: the callback only counts the event in a volatile word the loop consumes. An action
+    in a HAL callback that calls into FreeRTOS (``osSemaphoreRelease`` -> ``xSemaphoreGiveFromISR``) needs the
+    publisher's interrupt at or below the kernel's syscall priority (``hal.rtos.max_syscall_priority``)."""
+    where = placement(b.plan, op)
+    source = publisher(b.plan, op)
+    rtos = b.hal.rtos
+    if where == "isr" and getattr(op, "action", None) == "give" and source is not None and rtos is not None:
+        level = getattr(source, "irq_priority", None)
+        if level is not None and level < rtos.max_syscall_priority:
+            raise b.unsupported(f"operations[{index}].context", f"{op.name or op.op} gives a semaphore in "
+                                f"{op.source}'s interrupt at NVIC priority {level}, more urgent than FreeRTOS's "
+                                f"syscall priority {rtos.max_syscall_priority}: raise {op.source}'s irq_priority "
+                                f"to {rtos.max_syscall_priority} or more, or defer (context: deferred)")  # fmt: skip
+    return where
+
+
 def reactions_to(plan: Plan, name: str | None) -> list[tuple[int, Reaction]]:
     """The reactions attached to the operation named ``name``."""
     if name is None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, deferral, placement
+from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, deferral, hal_context, placement
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -145,6 +146,27 @@ def _espidf(b: EspIdfBuild, index: int, op: React) -> dict[str, Any]:
     }
 
 
+def _hal(b: HalBuild, index: int, op: React) -> dict[str, Any]:
+    """STM32 HAL: count and give (``osSemaphoreRelease``, ISR-callable in CMSIS-RTOS2) in the publisher's
+    HAL callback; log (and anything deferred) in the loop, which consumes the volatile count of pending
+    events the callback raises and prints on the console there (HAL apps transmit only from the loop).
+    submit/feed name Zephyr-only operations, which the support rule refuses first."""
+    view = b.base_view(index, op)
+    where = f"operations[{index}]"
+    if op.action not in ("count", "log", "give"):
+        raise b.unsupported(f"{where}.action", f"STM32 HAL reactions count, log or give; {op.action} names a "
+                            f"{TARGETS[op.action][0]}, which has no HAL realization")  # fmt: skip
+    view.update(placement=hal_context(b, index, op), action=op.action, source=op.source, event=op.event,
+                target=op.target)  # fmt: skip
+    if op.action == "log":
+        text = op.message or ""
+        view["uart"] = b.uart(None, None, where)
+        view["message"] = c_string_literal(text) + ' " (%ld)\\r\\n"'
+        # Sized for the longest line: the message, the count as a 32-bit "%ld" (11 characters), CR LF, NUL.
+        view["text_bytes"] = len(text) + len(" (-2147483648)\r\n") + 1
+    return view
+
+
 SPEC = OpSpec(
     model=React,
     family="events",
@@ -152,6 +174,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="events", view=_zephyr),
         "espidf": Realization(template="events", view=_espidf),
+        "hal": Realization(template="events", view=_hal),
     },
     checks=(check_source, check_context, _check_target),
     codes=("E_REACTION_EVENT", "E_REACTION_CONTEXT", "E_REACTION_TARGET", "E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE"),

@@ -6,12 +6,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, deferral, placement
+from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, deferral, hal_context, placement
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
 
 
@@ -60,6 +61,20 @@ def _espidf(b: EspIdfBuild, index: int, op: ReactLed) -> dict[str, Any]:
     }
 
 
+def _hal(b: HalBuild, index: int, op: ReactLed) -> dict[str, Any]:
+    """STM32 HAL: ``HAL_GPIO_TogglePin`` / ``HAL_GPIO_WritePin`` (a BSRR store, the toggle after an ODR read: never waits) in the
+    publisher's HAL callback, or in the loop when deferred; the LED is an output MX_GPIO_Init drives dark
+    before it enables any EXTI line or a timer starts, so no callback finds it unconfigured."""
+    view = b.base_view(index, op)
+    pin, active_low = b.io(op.led, "led", f"operations[{index}].led")
+    b.ports.add(pin.port)
+    on, off = ("GPIO_PIN_RESET", "GPIO_PIN_SET") if active_low else ("GPIO_PIN_SET", "GPIO_PIN_RESET")
+    b.outputs[pin.name] = {"pin": pin, "idle": off}
+    view.update(placement=hal_context(b, index, op), action=op.action, source=op.source, event=op.event,
+                pin=pin, level=on if op.action == "on" else off)  # fmt: skip
+    return view
+
+
 SPEC = OpSpec(
     model=ReactLed,
     family="events",
@@ -68,6 +83,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="events", view=_zephyr),
         "espidf": Realization(template="events", view=_espidf),
+        "hal": Realization(template="events", view=_hal),
     },
     checks=(check_source, check_context),
     codes=("E_REACTION_EVENT", "E_REACTION_CONTEXT", "E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE"),
