@@ -62,9 +62,10 @@ def _espidf(b: EspIdfBuild, index: int, op: ReactLed) -> dict[str, Any]:
 
 
 def _hal(b: HalBuild, index: int, op: ReactLed) -> dict[str, Any]:
-    """STM32 HAL: ``HAL_GPIO_TogglePin`` / ``HAL_GPIO_WritePin`` (a BSRR store, the toggle after an ODR read: never waits) in the
-    publisher's HAL callback, or in the loop when deferred; the LED is an output MX_GPIO_Init drives dark
-    before it enables any EXTI line or a timer starts, so no callback finds it unconfigured."""
+    """STM32 HAL: ``HAL_GPIO_TogglePin`` / ``HAL_GPIO_WritePin`` (a BSRR store, the toggle after an ODR read:
+    never waits) in the publisher's HAL callback, or in the loop when deferred; the LED is an output
+    MX_GPIO_Init drives dark before it enables any EXTI line or a timer starts, so no callback finds it
+    unconfigured."""
     view = b.base_view(index, op)
     pin, active_low = b.io(op.led, "led", f"operations[{index}].led")
     b.ports.add(pin.port)
