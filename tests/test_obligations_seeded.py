@@ -623,6 +623,15 @@ CASES += [
     Case("its-stack", "nrf52840", plan(ITS), "E_CRYPTO_STACK", ["stack_bytes", "protected_store"], ["bytes"]),
 ]  # fmt: skip
 
+# The HAL's synchronous ADC clock against the clock tree a core_clock request sets: 480 MHz on the H743 leaves
+# HCLK 240 MHz / 4 = 60 MHz for the ADC, over its 50 MHz limit; 400 MHz (HCLK 200 MHz / 4) fits.
+CASES += [
+    Case("adc-clock-over-limit-h743-480mhz", "stm32h743", plan(
+        {"op": "core_clock", "mhz": 480}, {"op": "adc_read", "name": "a", "channel": {"pin": "PA0"}},
+        framework="hal"), "E_ADC_CLOCK", ["a", "HCLK", "stm32h743"], ["Hz"]),
+]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:
     evidence = _validate(case.plan, case.target)

@@ -1,14 +1,15 @@
 """ADC operations: one conversion, periodic sampling, and a multi-channel scan.
 
 The three differ in their channels and period only, so their ESP-IDF and HAL views and their one rule of
-their own (the resolution the converter offers) are here.
+their own (the resolution the converter offers, and the HAL's ADC clock within its limit) are here.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
+from rac_fw.domains.firmware.facts.query import Clocks, adc_clock
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
@@ -34,6 +35,54 @@ def hal_view(b: HalBuild, index: int, op: Any, channels: list[Any]) -> dict[str,
     view = b.base_view(index, op)
     b.adc_view(view, op, channels, f"operations[{index}]")
     return view
+
+
+def clock(plan: Plan, target: Target, framework: str, index: int, op: Any) -> list[Evidence]:
+    """E_ADC_CLOCK: under STM32 HAL the ADC runs on its synchronous clock (``facts.query.adc_clock``: the bus
+    clock over one of ``Adc.clock_prescalers``), which must stay within ``Adc.max_clock_hz`` on the clock tree
+    the plan runs. A ``core_clock`` request can push every prescaler over it: 480 MHz on the STM32H743 gives
+    HCLK 240 MHz, and /4, the largest, leaves 60 MHz against the 50 MHz limit (RM0433 ADC_CCR.CKMODE).
+    The first ADC operation answers for the clock they share; the relaxation is the fastest core clock at or
+    below the request whose bus clock fits, as the ``core_clock`` spec sets it."""
+    from rac_fw.domains.firmware.plan.clocks import plan_clocks
+    from rac_fw.domains.firmware.plan.registry import spec
+
+    facts = target.adc
+    if framework != "hal" or facts is None:
+        return []
+    if index != next(i for i, o in enumerate(plan.operations) if spec(o.op).family == "adc"):
+        return []
+    clocks = plan_clocks(plan, target, framework)
+    found = adc_clock(clocks)
+    limit = facts.max_clock_hz or 36_000_000
+    if found is None or found[0] <= limit:
+        return []
+    hz, prescaler = found
+    bus = facts.clock or "APB2"
+    setters = [(i, o) for i, o in enumerate(plan.operations) if spec(o.op).clocks is not None]
+    options = []
+    for i, setter in setters:
+        setting = spec(setter.op).clocks
+        assert setting is not None
+        mhz = getattr(setter, "mhz", None)
+        for f in range(mhz - 1, 0, -1) if isinstance(mhz, int) else ():
+            candidate = setting(setter.model_copy(update={"mhz": f}), target, framework)
+            fit = adc_clock(Clocks(target, framework, candidate)) if candidate else None
+            if fit is not None and fit[0] <= limit:
+                options.append(relax(f"run the core at {f} MHz", replace(["operations", i, "mhz"], f)))
+                break
+        options.append(relax(f"drop the {setter.op} request", remove(["operations", i])))
+    return [
+        violation(
+            "E_ADC_CLOCK",
+            f"{op.name or op.op}: the ADC clock is {bus} {clocks.hz(bus)} Hz / {prescaler} = {hz} Hz at the plan's "
+            f"clock tree, over the ADC's {limit} Hz limit, and no prescaler of {target.id} divides further",
+            ["operations", index],
+            [op.name or op.op, bus, target.id],
+            [measure("adc_clock", hz, "Hz"), measure("limit", limit, "Hz")],
+            options,
+        )
+    ]
 
 
 def resolution(plan: Plan, target: Target, framework: str, index: int, op: Any) -> list[Evidence]:

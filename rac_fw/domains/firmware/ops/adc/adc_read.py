@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.adc import espidf_view, hal_view, resolution
+from rac_fw.domains.firmware.ops.adc import clock, espidf_view, hal_view, resolution
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -137,6 +137,6 @@ SPEC = OpSpec(
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/adc_read", view=_baremetal),
     },
-    checks=(resolution,),
-    codes=("E_ADC_RESOLUTION",),
+    checks=(resolution, clock),
+    codes=("E_ADC_RESOLUTION", "E_ADC_CLOCK"),
 )

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import Clocks, adc_clock, has_dt_label
-from rac_fw.domains.firmware.ops.adc import resolution
+from rac_fw.domains.firmware.ops.adc import clock, resolution
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
 from rac_fw.domains.firmware.plan.clocks import plan_clocks
@@ -322,6 +322,6 @@ SPEC = OpSpec(
         "zephyr": Realization(template="adc_sample", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),
         "hal": Realization(template="adc_sample", view=_hal),
     },
-    checks=(_check,),
-    codes=("E_ADC_SETTING", "E_ADC_RESOLUTION"),
+    checks=(_check, clock),
+    codes=("E_ADC_SETTING", "E_ADC_RESOLUTION", "E_ADC_CLOCK"),
 )

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import adc_dma_routable, has_dt_label
-from rac_fw.domains.firmware.ops.adc import espidf_view, hal_view, resolution
+from rac_fw.domains.firmware.ops.adc import clock, espidf_view, hal_view, resolution
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
 from rac_fw.domains.firmware.plan.fields import Name
@@ -83,6 +83,6 @@ SPEC = OpSpec(
         "espidf": Realization(template="adc", view=_espidf),
         "hal": Realization(template="ops", view=_hal, features={"dma": adc_dma_routable}),
     },
-    checks=(_dma, _names, resolution),
-    codes=("E_TARGET_UNSUPPORTED", "E_UNKNOWN_RESOURCE", "E_ADC_RESOLUTION"),
+    checks=(_dma, _names, resolution, clock),
+    codes=("E_TARGET_UNSUPPORTED", "E_UNKNOWN_RESOURCE", "E_ADC_RESOLUTION", "E_ADC_CLOCK"),
 )
