@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from rac_fw.domains.firmware.facts.chip import Watchdog
 from rac_fw.domains.firmware.facts.load import peripheral
@@ -683,16 +683,39 @@ def hal_rtos(target: Target) -> bool:
 
 
 # --- ADC clock (synchronous) ----------------------------------------------------------------------
-def adc_clock(clocks: Clocks) -> tuple[int, int] | None:
-    """(ADC clock in Hz, prescaler) for the synchronous ADC clock: the bus clock ``Adc.clock`` names over the
-    smallest prescaler (``Adc.clock_prescalers``, /1 excluded: on the STM32H7 it needs HPRE = 2) that keeps it
-    within ``Adc.max_clock_hz``; None without ADC or clock facts. What the HAL lowering configures and what an
-    acquisition time in microseconds is converted to cycles with, at the bus clock as the plan runs it."""
+class AdcClock(NamedTuple):
+    """The synchronous ADC clock one clock tree gives (``adc_clock``)."""
+
+    hz: int
+    """The ADC clock: ``bus_hz`` over ``prescaler``."""
+    prescaler: int
+    """The divider chosen (``ADC_CLOCK_SYNC_PCLK_DIV<prescaler>``)."""
+    bus: str
+    """The clock domain it divides (``Adc.clock``: HCLK on the STM32H7, APB2 on the F4)."""
+    bus_hz: int
+    limit_hz: int
+    """``Adc.max_clock_hz``: the fastest clock the converter takes."""
+
+    @property
+    def fits(self) -> bool:
+        """Whether even this, the largest fitting or else the largest divider, keeps the ADC within its limit."""
+        return self.hz <= self.limit_hz
+
+
+def adc_clock(clocks: Clocks) -> AdcClock | None:
+    """The synchronous ADC clock: the bus clock ``Adc.clock`` names over the smallest prescaler
+    (``Adc.clock_prescalers``, /1 excluded: on the STM32H7 it needs HPRE = 2) that keeps it within
+    ``Adc.max_clock_hz``, else over the largest (then ``fits`` is false: E_ADC_CLOCK); None without ADC or clock
+    facts. What the HAL lowering configures and what an acquisition time in microseconds is converted to cycles
+    with, at the bus clock as the plan runs it."""
     facts = clocks.target.adc
-    bus = clocks.hz((facts.clock if facts else None) or "APB2") if facts else None
-    if facts is None or not bus:
+    if facts is None:
+        return None
+    bus = facts.clock or "APB2"
+    bus_hz = clocks.hz(bus)
+    if not bus_hz:
         return None
     limit = facts.max_clock_hz or 36_000_000
     prescalers = sorted(p for p in facts.clock_prescalers or (2, 4, 6, 8) if p > 1)
-    prescaler = next((p for p in prescalers if bus // p <= limit), prescalers[-1])
-    return bus // prescaler, prescaler
+    prescaler = next((p for p in prescalers if bus_hz // p <= limit), prescalers[-1])
+    return AdcClock(bus_hz // prescaler, prescaler, bus, bus_hz, limit)

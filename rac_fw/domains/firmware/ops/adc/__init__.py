@@ -42,44 +42,39 @@ def clock(plan: Plan, target: Target, framework: str, index: int, op: Any) -> li
     clock over one of ``Adc.clock_prescalers``), which must stay within ``Adc.max_clock_hz`` on the clock tree
     the plan runs. A ``core_clock`` request can push every prescaler over it: 480 MHz on the STM32H743 gives
     HCLK 240 MHz, and /4, the largest, leaves 60 MHz against the 50 MHz limit (RM0433 ADC_CCR.CKMODE).
-    The first ADC operation answers for the clock they share; the relaxation is the fastest core clock at or
+    The first ADC operation answers for the clock they share; the relaxation is the fastest core clock
     below the request whose bus clock fits, as the ``core_clock`` spec sets it."""
     from rac_fw.domains.firmware.plan.clocks import plan_clocks
     from rac_fw.domains.firmware.plan.registry import spec
 
-    facts = target.adc
-    if framework != "hal" or facts is None:
+    if framework != "hal" or target.adc is None:
         return []
     if index != next(i for i, o in enumerate(plan.operations) if spec(o.op).family == "adc"):
         return []
-    clocks = plan_clocks(plan, target, framework)
-    found = adc_clock(clocks)
-    limit = facts.max_clock_hz or 36_000_000
-    if found is None or found[0] <= limit:
+    found = adc_clock(plan_clocks(plan, target, framework))
+    if found is None or found.fits:
         return []
-    hz, prescaler = found
-    bus = facts.clock or "APB2"
-    setters = [(i, o) for i, o in enumerate(plan.operations) if spec(o.op).clocks is not None]
     options = []
-    for i, setter in setters:
+    for i, setter in ((i, o) for i, o in enumerate(plan.operations) if spec(o.op).clocks is not None):
         setting = spec(setter.op).clocks
         assert setting is not None
-        mhz = getattr(setter, "mhz", None)
+        mhz = getattr(setter, "mhz", None)  # the core_clock request: its fastest lower clock that fits
         for f in range(mhz - 1, 0, -1) if isinstance(mhz, int) else ():
             candidate = setting(setter.model_copy(update={"mhz": f}), target, framework)
             fit = adc_clock(Clocks(target, framework, candidate)) if candidate else None
-            if fit is not None and fit[0] <= limit:
+            if fit is not None and fit.fits:
                 options.append(relax(f"run the core at {f} MHz", replace(["operations", i, "mhz"], f)))
                 break
         options.append(relax(f"drop the {setter.op} request", remove(["operations", i])))
     return [
         violation(
             "E_ADC_CLOCK",
-            f"{op.name or op.op}: the ADC clock is {bus} {clocks.hz(bus)} Hz / {prescaler} = {hz} Hz at the plan's "
-            f"clock tree, over the ADC's {limit} Hz limit, and no prescaler of {target.id} divides further",
+            f"{op.name or op.op}: the ADC clock is {found.bus} {found.bus_hz} Hz / {found.prescaler} = {found.hz} Hz "
+            f"at the plan's clock tree, over the ADC's {found.limit_hz} Hz limit, and no prescaler of {target.id} "
+            "divides further",
             ["operations", index],
-            [op.name or op.op, bus, target.id],
-            [measure("adc_clock", hz, "Hz"), measure("limit", limit, "Hz")],
+            [op.name or op.op, found.bus, target.id],
+            [measure("adc_clock", found.hz, "Hz"), measure("limit", found.limit_hz, "Hz")],
             options,
         )
     ]
