@@ -596,14 +596,14 @@ class HalBuild(BoundBuild):
             if facts is None or clock is None:
                 raise _unsupported(None, f"{self.target.id}: no ADC (clock) facts")
             # Synchronous ADC clock (facts.query.adc_clock): the bus clock over the smallest fitting prescaler.
-            divider = f"ADC_CLOCK_SYNC_PCLK_DIV{clock[1]}"
+            divider = f"ADC_CLOCK_SYNC_PCLK_DIV{clock.prescaler}"
             # A unit may share its bus clock gate (H7 ADC1/ADC2: __HAL_RCC_ADC12_CLK_ENABLE).
             gate = self.hal.clock_gates.get(unit, unit)
             # ``users``: the operations converting on this unit; ``scan``: the adc_scan view that owns its
             # sequence by DMA (then it is the only user).
             self.adcs[unit] = {"instance": unit, "handle": f"h{unit.lower()}", "prescaler": divider, "pins": [],
                                "clock": gate, "vref_mv": facts.vref_mv or 3300, "resolution": 12,
-                               "users": [], "scan": None, "hz": clock[0], "oversampling": None}  # fmt: skip
+                               "users": [], "scan": None, "hz": clock.hz, "oversampling": None}  # fmt: skip
         return self.adcs[unit]
 
     def dma_stream(

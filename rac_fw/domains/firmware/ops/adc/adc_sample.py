@@ -186,7 +186,7 @@ def _wanted_cycles(clocks: Clocks, op: AdcSample) -> float | None:
     clock = adc_clock(clocks)
     if op.acquisition_us is None or clock is None:
         return None
-    return op.acquisition_us * clock[0] / 1e6
+    return op.acquisition_us * clock.hz / 1e6
 
 
 def _check_hal(clocks: Clocks, hal: HalDriver, index: int, op: AdcSample) -> list[Evidence]:
@@ -221,9 +221,9 @@ def _check_hal(clocks: Clocks, hal: HalDriver, index: int, op: AdcSample) -> lis
         options = [relax("keep the default sampling time", remove([*base, field]))]
         if longest and field == "acquisition_ticks":
             options.insert(0, relax(f"acquire for {int(longest)} cycles", replace([*base, field], int(longest))))
-        elif longest and clock is not None and (fit := math.floor(longest * 1e6 / clock[0])) >= 1:
+        elif longest and clock is not None and (fit := math.floor(longest * 1e6 / clock.hz)) >= 1:
             options.insert(0, relax(f"acquire for {fit} us", replace([*base, field], fit)))
-        at = f" ({wanted:.0f} cycles at {clock[0]} Hz)" if clock is not None and field == "acquisition_us" else ""
+        at = f" ({wanted:.0f} cycles at {clock.hz} Hz)" if clock is not None and field == "acquisition_us" else ""
         why = (f"{unit} samples for at most {longest:g} cycles (ADC_SAMPLETIME_*, hal.adc_sampling_cycles), "
                f"not {stated} {'cycles' if field == 'acquisition_ticks' else 'us'}{at}")  # fmt: skip
         refuse(field, why, options, [measure("acquisition", stated, "cycles" if field == "acquisition_ticks" else "us"),
