@@ -246,21 +246,26 @@ def rtc_timer(target: Target, framework: str, state: PowerState) -> tuple[RtcWak
     return (wakeup, int(hz)) if hz else None
 
 
-def _drift(wakeup: RtcWakeup, hz: int, after_ms: int) -> str:
-    """Where a nominal ``after_ms`` lands over the oscillator's spread (the datasheet's min/max), if known."""
+def _window(wakeup: RtcWakeup, hz: int, after_ms: int) -> tuple[float, float] | None:
+    """(earliest, latest) ms a nominal ``after_ms`` lands at over the oscillator's datasheet spread, if known."""
     if not wakeup.clock_min_hz or not wakeup.clock_max_hz:
+        return None
+    return after_ms * hz / wakeup.clock_max_hz, after_ms * hz / wakeup.clock_min_hz
+
+
+def _drift(wakeup: RtcWakeup, hz: int, after_ms: int) -> str:
+    """Where a nominal ``after_ms`` lands over the oscillator's spread, said in words (``_window``)."""
+    window = _window(wakeup, hz, after_ms)
+    if window is None:
         return f" ({wakeup.clock} taken as {hz} Hz; its spread is not in the facts)"
-    early, late = after_ms * hz / wakeup.clock_max_hz, after_ms * hz / wakeup.clock_min_hz
     return (f" ({wakeup.clock} {wakeup.clock_min_hz}-{wakeup.clock_max_hz} Hz: the wake-up comes after "
-            f"{early:.0f}-{late:.0f} ms)")  # fmt: skip
+            f"{window[0]:.0f}-{window[1]:.0f} ms)")  # fmt: skip
 
 
 def _spread(wakeup: RtcWakeup, hz: int, after_ms: int) -> list[Any]:
-    """The earliest and latest wake-up over the oscillator's datasheet spread (none when not in the facts)."""
-    if not wakeup.clock_min_hz or not wakeup.clock_max_hz:
-        return []
-    return [ev.measure("earliest", after_ms * hz / wakeup.clock_max_hz, "ms"),
-            ev.measure("latest", after_ms * hz / wakeup.clock_min_hz, "ms")]  # fmt: skip
+    """The earliest and latest wake-up (``_window``) as magnitudes; none when the spread is not in the facts."""
+    window = _window(wakeup, hz, after_ms)
+    return [] if window is None else [ev.measure("earliest", window[0], "ms"), ev.measure("latest", window[1], "ms")]
 
 
 def _wake_time(target: Target, framework: str, state: PowerState, op: Sleep, index: int) -> list[Evidence]:
