@@ -333,6 +333,13 @@ def has_registers(target: Target, instance: str, *registers: str) -> bool:
     return all(r in names for r in registers)
 
 
+def has_field(target: Target, instance: str, name: str) -> bool:
+    """``instance`` is in the SVD facts and one of its registers has a field ``name`` (``RTCAPBEN``)."""
+    if instance not in target.peripherals:
+        return False
+    return any(f.name == name for r in peripheral(target.id, instance).registers for f in r.fields)
+
+
 def watchdog_instance(target: Target) -> tuple[str, Watchdog] | None:
     """The independent watchdog the facts describe with a timeout model (IWDG*, WDT), and its facts."""
     for key, facts in target.watchdogs.items():

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from rac_fw.contract import Evidence, Relaxation
-from rac_fw.domains.firmware.facts.load import peripheral
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.power import (
     PowerFacts,
@@ -19,7 +18,7 @@ from rac_fw.domains.firmware.facts.power import (
     wake_up_range_ms,
     wake_up_setting,
 )
-from rac_fw.domains.firmware.facts.query import board_button, clock_hz, exact_name, has_registers
+from rac_fw.domains.firmware.facts.query import board_button, clock_hz, exact_name, has_field, has_registers
 from rac_fw.domains.firmware.ops.crypto.policy import idf_headers
 from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
@@ -509,18 +508,11 @@ def _hal_rtc(b: HalBuild, index: int, op: Sleep, state: PowerState, per_pin: boo
         "tick": f"{setting.tick_s:g} s" if setting.tick_s >= 1 else f"{setting.tick_s * 1e6:g} us",
         "async": prescalers[0] - 1, "sync": prescalers[1] - 1,
         # The APB interface of the RTC has its own gate where the RCC has RTCAPBEN (RM0433 RCC_APB4ENR).
-        "apb_gate": _has_field(b.target, "RCC", "RTCAPBEN"),
+        "apb_gate": has_field(b.target, "RCC", "RTCAPBEN"),
         "remap": b.hal.rtc_output_remap,
         "clear_pwr": None if per_pin else "__HAL_PWR_CLEAR_FLAG(PWR_FLAG_WU)",
         "spread": _drift(wakeup, hz, op.after_ms).strip(" ()"),
     }  # fmt: skip
-
-
-def _has_field(target: Target, instance: str, name: str) -> bool:
-    """Whether a register of ``instance`` in the SVD facts has a field ``name``."""
-    if instance not in target.peripherals:
-        return False
-    return any(f.name == name for r in peripheral(target.id, instance).registers for f in r.fields)
 
 
 def _enters(framework: str) -> Any:
