@@ -25,9 +25,14 @@ from pydantic import Field
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.storage import storage
 from rac_fw.domains.firmware.ops.crypto import policy
-from rac_fw.domains.firmware.ops.storage.area import area, erase_block, has_partition, missing, zephyr_flash_writer
+from rac_fw.domains.firmware.ops.storage.area import (
+    area,
+    has_partition,
+    missing,
+    uniform_blocks,
+    zephyr_flash_writer,
+)
 from rac_fw.domains.firmware.ops.storage.kv_record import IDF_KEY_MAX, NVS_MAX_SECTOR
 from rac_fw.domains.firmware.ops.storage.settings_value import FILE_SYSTEMS, SETTINGS_MAX_VAL_LEN
 from rac_fw.domains.firmware.plan import evidence as ev
@@ -184,16 +189,6 @@ def _write_once(plan: Plan, target: Target, framework: str, index: int, op: Prot
     )]  # fmt: skip
 
 
-def _geometry(plan: Any, target: Target, framework: str) -> tuple[int, int] | None:
-    """``(sector_bytes, sector_count)`` of the settings NVS backend on the storage partition (None: no
-    partition, or blocks of different sizes)."""
-    facts, part = storage(target), area(plan, target, framework, "storage")
-    if facts is None or part is None:
-        return None
-    block = erase_block(facts, part)
-    return None if block is None else (block, part.size // block)
-
-
 def _partition(plan: Plan, target: Target, framework: str, index: int, op: ProtectedStore) -> list[Evidence]:
     first = _records(plan)[0][0] == index
     if not first:
@@ -202,7 +197,7 @@ def _partition(plan: Plan, target: Target, framework: str, index: int, op: Prote
     part = area(plan, target, framework, "storage")
     if gone or part is None:
         return gone
-    geometry = _geometry(plan, target, framework)
+    geometry = uniform_blocks(plan, target, framework, "storage")
     if geometry is not None and geometry[0] <= NVS_MAX_SECTOR and geometry[1] >= 2:
         return []
     sector, count = geometry or (part.size, 1)
@@ -263,7 +258,7 @@ def _espidf_refusal(plan: Plan, target: Target, index: int, op: ProtectedStore) 
 
 # --- Zephyr lowering --------------------------------------------------------------------------------------
 def _zephyr(b: ZephyrBuilder, index: int, op: ProtectedStore) -> dict[str, Any]:
-    geometry = _geometry(b.plan, b.target, "zephyr")
+    geometry = uniform_blocks(b.plan, b.target, "zephyr", "storage")
     if geometry is None:
         raise b.unsupported(f"operations.{index}", f"{b.target.id} has no storage_partition", [op.record], [])
     policy.psa_config(b)

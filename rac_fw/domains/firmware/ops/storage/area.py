@@ -69,6 +69,17 @@ def erase_block(facts: Storage, part: Partition) -> int | None:
     return sizes.pop() if len(sizes) == 1 else None
 
 
+def uniform_blocks(plan: Any, target: Target, framework: str, name: str) -> tuple[int, int] | None:
+    """``(block_bytes, block_count)`` of the partition playing role ``name``: the equal erase blocks a file
+    system or a sector-based store (LittleFS, FCB, NVS) takes as its unit; None when the partition is missing
+    or mixes block sizes."""
+    facts, part = storage(target), area(plan, target, framework, name)
+    if facts is None or part is None:
+        return None
+    block = erase_block(facts, part)
+    return None if block is None else (block, part.size // block)
+
+
 def missing(plan: Any, target: Target, framework: str, index: int, name: str, what: str) -> list[Evidence]:
     """E_PARTITION_MISSING when ``framework``'s map of this board has no ``name`` partition (a framework
     that does not realize the operation at all is the support rule's answer, not this one's)."""

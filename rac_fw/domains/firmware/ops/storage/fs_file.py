@@ -28,9 +28,9 @@ from rac_fw.domains.firmware.ops.storage.area import (
     TOO_SMALL,
     AddsPartitions,
     area,
-    erase_block,
     has_partition,
     missing,
+    uniform_blocks,
     zephyr_flash_writer,
 )
 from rac_fw.domains.firmware.plan.base import Operation
@@ -171,15 +171,6 @@ def _prog_bytes(target: Target) -> int:
     return max(LFS_READ_BYTES, facts.flash.write_unit("zephyr") if facts else LFS_READ_BYTES)
 
 
-def _geometry(plan: Any, target: Target) -> tuple[int, int] | None:
-    """``(block_bytes, block_count)`` of the storage partition, None when missing or of mixed sectors."""
-    facts, part = storage(target), area(plan, target, "zephyr", ROLE)
-    if facts is None or part is None:
-        return None
-    block = erase_block(facts, part)
-    return None if block is None else (block, part.size // block)
-
-
 def _exists(plan: Plan, target: Target, framework: str, index: int, op: FsFile) -> list[Evidence]:
     return missing(plan, target, framework, index, ROLE, f"fs_file {op.file}")
 
@@ -188,7 +179,7 @@ def _blocks(plan: Plan, target: Target, framework: str, index: int, op: FsFile) 
     facts, part = storage(target), area(plan, target, framework, ROLE)
     if framework != "zephyr" or facts is None or part is None:
         return []
-    geometry = _geometry(plan, target)
+    geometry = uniform_blocks(plan, target, "zephyr", ROLE)
     if geometry is None:
         sizes = sorted({size for _, size in facts.flash.blocks_in(part.offset, part.size)})
         return [violation(
@@ -214,7 +205,7 @@ def _blocks(plan: Plan, target: Target, framework: str, index: int, op: FsFile) 
 
 
 def _cache(plan: Plan, target: Target, framework: str, index: int, op: FsFile) -> list[Evidence]:
-    geometry = _geometry(plan, target)
+    geometry = uniform_blocks(plan, target, "zephyr", ROLE)
     if framework != "zephyr" or geometry is None:
         return []
     block, prog = geometry[0], _prog_bytes(target)
@@ -244,7 +235,7 @@ def _smaller_cache(op: FsFile, excess: int) -> int | None:
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: FsFile) -> dict[str, Any]:
-    if _geometry(b.plan, b.target) is None:
+    if uniform_blocks(b.plan, b.target, "zephyr", ROLE) is None:
         raise b.unsupported(f"operations.{index}", f"{b.target.id}: no uniform storage_partition", [op.file], [])
     b.app.includes.update({"zephyr/fs/fs.h", "zephyr/fs/littlefs.h", "zephyr/storage/flash_map.h", "string.h"})
     zephyr_flash_writer(b, "storage")

@@ -19,7 +19,13 @@ from pydantic import Field
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.storage import storage
-from rac_fw.domains.firmware.ops.storage.area import area, erase_block, has_partition, missing, zephyr_flash_writer
+from rac_fw.domains.firmware.ops.storage.area import (
+    area,
+    has_partition,
+    missing,
+    uniform_blocks,
+    zephyr_flash_writer,
+)
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -64,14 +70,6 @@ def _entry_bytes(op: RingLog, target: Target) -> int:
     return -(-(length + op.record_bytes) // unit) * unit + unit
 
 
-def _geometry(plan: Any, target: Target) -> tuple[int, int] | None:
-    facts, part = storage(target), area(plan, target, "zephyr", "storage")
-    if facts is None or part is None:
-        return None
-    block = erase_block(facts, part)
-    return None if block is None else (block, part.size // block)
-
-
 def _exists(plan: Plan, target: Target, framework: str, index: int, op: RingLog) -> list[Evidence]:
     return missing(plan, target, framework, index, "storage", "ring_log")
 
@@ -80,7 +78,7 @@ def _sectors(plan: Plan, target: Target, framework: str, index: int, op: RingLog
     part = area(plan, target, framework, "storage")
     if framework != "zephyr" or part is None:
         return []
-    geometry = _geometry(plan, target)
+    geometry = uniform_blocks(plan, target, "zephyr", "storage")
     if geometry is not None and geometry[1] <= FCB_MAX_SECTORS:
         return [] if geometry[1] >= 2 else [violation(
             SECTOR, f"ring_log: {part.name} is one sector; a ring needs two (one is erased while the other holds "
@@ -95,7 +93,7 @@ def _sectors(plan: Plan, target: Target, framework: str, index: int, op: RingLog
 
 
 def _record(plan: Plan, target: Target, framework: str, index: int, op: RingLog) -> list[Evidence]:
-    geometry = _geometry(plan, target)
+    geometry = uniform_blocks(plan, target, "zephyr", "storage")
     if framework != "zephyr" or geometry is None:
         return []
     room = geometry[0] - FCB_SECTOR_HEADER
@@ -113,7 +111,7 @@ def _record(plan: Plan, target: Target, framework: str, index: int, op: RingLog)
 
 
 def _endurance(plan: Plan, target: Target, framework: str, index: int, op: RingLog) -> list[Evidence]:
-    facts, geometry = storage(target), _geometry(plan, target)
+    facts, geometry = storage(target), uniform_blocks(plan, target, "zephyr", "storage")
     if framework != "zephyr" or op.append_period_ms is None or facts is None or geometry is None:
         return []
     block, count = geometry
@@ -140,7 +138,7 @@ def _endurance(plan: Plan, target: Target, framework: str, index: int, op: RingL
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: RingLog) -> dict[str, Any]:
-    geometry = _geometry(b.plan, b.target)
+    geometry = uniform_blocks(b.plan, b.target, "zephyr", "storage")
     if geometry is None:
         raise b.unsupported(f"operations.{index}", f"{b.target.id}: no uniform storage_partition", ["ring_log"], [])
     b.app.includes.update({"zephyr/fs/fcb.h", "zephyr/storage/flash_map.h", "string.h"})
