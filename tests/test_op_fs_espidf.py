@@ -212,3 +212,25 @@ def test_fat_order_rule(name: str) -> None:
     assert [e.code for e in result.evidence] == ["E_CALL_ORDER"], [(e.code, e.message) for e in result.evidence]
     line = next(i + 1 for i, text in enumerate(path.read_text().splitlines()) if "expect:" in text)
     assert result.evidence[0].location == f"main/main.c:{line} in app_main()"
+
+
+def test_a_field_of_the_other_file_system_is_refused_not_ignored() -> None:
+    """allocation_unit_bytes means nothing to LittleFS, lookahead_bytes nothing to FAT: each is refused where it would
+    change nothing, with its removal as the relaxation (which validates), and max_files reaches LittleFS's Kconfig."""
+    zephyr = {"target": "nrf52840", "framework": "zephyr", "operations": [
+        {"op": "fs_file", "file": "log", "file_bytes": 1000, "allocation_unit_bytes": 8192}]}
+    idf = {"target": "esp32s3", "framework": "espidf", "operations": [
+        {"op": "fs_file", "file": "log", "file_bytes": 1000, "lookahead_bytes": 64}]}
+    for plan, code, field in ((zephyr, "E_FS_ALLOCATION_UNIT", "allocation_unit_bytes"),
+                              (idf, "E_FS_CACHE", "lookahead_bytes")):  # fmt: skip
+        result = run_plan(plan)
+        assert result.status is Status.INVALID
+        found = next(e for e in result.evidence if e.code == code)
+        assert found.location.endswith(field), found.location
+        fixed = apply_patch(plan, found.relaxations[0].patch)
+        assert run_plan(fixed).status is Status.PASS
+    more = {"target": "nrf52840", "framework": "zephyr", "operations": [
+        {"op": "fs_file", "file": "log", "file_bytes": 1000, "max_files": 6}]}
+    result = run_plan(more)
+    assert result.status is Status.PASS
+    assert "CONFIG_FS_LITTLEFS_NUM_FILES=6" in result.lowered.files["prj.conf"]

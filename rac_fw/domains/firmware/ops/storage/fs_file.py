@@ -56,6 +56,8 @@ LFS_READ_BYTES = 16
 #: and this operation's write and read-back chunks.
 CACHE_UNITS = 5
 MOUNT_POINT = "/lfs"
+#: subsys/fs/Kconfig.littlefs: FS_LITTLEFS_NUM_FILES (files open at once) defaults to 4.
+LFS_NUM_FILES_DEFAULT = 4
 #: The partition role both realizations mount (``facts.storage``: Zephyr storage_partition, ESP-IDF storage).
 ROLE = "filesystem"
 
@@ -150,8 +152,8 @@ class FsFile(Operation, AddsPartitions):
     format_on_failure: bool = True
     max_files: int = Field(
         default=4, ge=1, le=16,
-        description="ESP-IDF: files FAT may hold open at once (esp_vfs_fat_mount_config_t.max_files; each "
-        "reserves a sector buffer). 4 as ESP-IDF's wear-levelling example.",
+        description="Files open at once: ESP-IDF esp_vfs_fat_mount_config_t.max_files (each reserves a sector "
+        "buffer; 4 as ESP-IDF's wear-levelling example), Zephyr CONFIG_FS_LITTLEFS_NUM_FILES (default 4).",
     )  # fmt: skip
     allocation_unit_bytes: int | None = Field(
         default=None, ge=512, le=1 << 20,
@@ -205,6 +207,13 @@ def _blocks(plan: Plan, target: Target, framework: str, index: int, op: FsFile) 
 
 
 def _cache(plan: Plan, target: Target, framework: str, index: int, op: FsFile) -> list[Evidence]:
+    if framework == "espidf" and "lookahead_bytes" in op.model_fields_set:
+        at: list[str | int] = ["operations", index, "lookahead_bytes"]
+        return [violation(
+            CACHE, f"fs_file {op.file}: FAT keeps no lookahead buffer; lookahead_bytes applies to Zephyr's LittleFS",
+            at, [op.file, target.id], [measure("lookahead", op.lookahead_bytes, "bytes")],
+            [relax("drop lookahead_bytes", remove(at))],
+        )]  # fmt: skip
     geometry = uniform_blocks(plan, target, "zephyr", ROLE)
     if framework != "zephyr" or geometry is None:
         return []
@@ -243,6 +252,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: FsFile) -> dict[str, Any]:
     b.app.setting("storage", "CONFIG_FS_LITTLEFS_CACHE_SIZE", str(op.cache_bytes))
     b.app.setting("storage", "CONFIG_FS_LITTLEFS_LOOKAHEAD_SIZE", str(op.lookahead_bytes))
     b.app.setting("storage", "CONFIG_FS_LITTLEFS_PROG_SIZE", str(_prog_bytes(b.target)))
+    if op.max_files != LFS_NUM_FILES_DEFAULT:
+        b.app.setting("storage", "CONFIG_FS_LITTLEFS_NUM_FILES", str(op.max_files))
     return {
         "id": b.ids[index],
         "path": c_string_literal(f"{MOUNT_POINT}/{op.file}"),
@@ -265,12 +276,18 @@ def _unit(plan: Plan, target: Target, framework: str, index: int, op: FsFile) ->
     """The allocation unit is a power-of-two number of WL sectors, 1…128 (esp_vfs_fat.h: any other value is
     rounded by esp_vfs_fat_get_allocation_unit_size and then replaced by f_mkfs's own choice)."""
     unit = op.allocation_unit_bytes
+    path: list[str | int] = ["operations", index, "allocation_unit_bytes"]
+    if unit is not None and framework == "zephyr":
+        return [violation(
+            UNIT, f"fs_file {op.file}: LittleFS allocates in the partition's erase blocks; an allocation unit of "
+            f"{unit} bytes applies to ESP-IDF's FAT only", path, [op.file, target.id],
+            [measure("allocation_unit", unit, "bytes")], [relax("let LittleFS use the erase block", remove(path))],
+        )]  # fmt: skip
     if framework != "espidf" or unit is None:
         return []
     valid = FAT_UNITS
     if unit in valid:
         return []
-    path: list[str | int] = ["operations", index, "allocation_unit_bytes"]
     below = [v for v in valid if v < unit]
     above = [v for v in valid if v > unit]
     options = [relax(f"use {v}-byte clusters", replace(path, v)) for v in (below[-1:] + above[:1])]
