@@ -3,6 +3,8 @@
 main() runs each ``<id>_setup()`` in plan order (readiness and every return value checked), then the
 one-shot ``<id>_step()`` calls, then one loop calling each periodic step on a tick that is the greatest
 common divisor of the periods. Work owned by a plan thread runs in that thread's ``K_THREAD_DEFINE``.
+With a behaviour, main() reports the operations in plan order and runs it instead of the loop
+(``lower/zephyr/behaviour.py``, ``templates/zephyr/main_behaviour.c.j2``).
 """
 
 from __future__ import annotations

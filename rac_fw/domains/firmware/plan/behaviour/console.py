@@ -4,7 +4,9 @@ The trace is derived from the plan alone (never from the generated code): the bo
 set-up line in the order the framework's ``main`` reports them (registered per framework in
 :data:`OPERATION_LINES`), then the behaviour's predicted lines through ``rac: done``. :func:`judge` holds a
 captured console to it line for line. A framework with no registered operation order has no prediction:
-its runs are judged by the ordered expectations alone.
+its runs are judged by the ordered expectations alone. Where operations may print while the behaviour runs
+(:data:`AMBIENT`: on Zephyr, an operation whose realization is not ``quiet``), other lines are admitted
+between the behaviour's own.
 """
 
 from __future__ import annotations

@@ -87,11 +87,11 @@ def _zephyr_store(plan: Any, target: Any, framework: str, value: Behaviour) -> l
               for i in kept]  # fmt: skip
     facts = storage(target)
     if facts is None or role(facts, framework, "storage") is None:
-        others = [f for f in target.frameworks if f in ("baremetal", "hal")]
+        others = [f for f in target.frameworks if f != framework and f in SECTION.realizations]
         return [violation("E_PARTITION_MISSING", f"the behaviour persists {', '.join(names)} as settings on "
                           f"storage_partition, and the zephyr flash map of {target.id} has none", path,
                           [*names, "storage_partition"],
-                          relaxations=[relax(f"use framework {f} (retained RAM)", replace(["framework"], f))
+                          relaxations=[relax(f"use framework {f}", replace(["framework"], f))
                                        for f in others] + forget)]  # fmt: skip
     geometry = _settings_sectors(target)
     if geometry is None or geometry[0] > NVS_MAX_SECTOR or geometry[1] < NVS_MIN_SECTORS:
