@@ -272,3 +272,18 @@ def test_plans_without_a_behaviour_keep_zephyr_main_as_it_was() -> None:
     assert "rac_behaviour_run" not in main and "rac_reported" in main and "rac_ops_poll" not in main
     sample = yaml.safe_load(result.lowered.files["sample.yaml"])["common"]["harness_config"]
     assert sample["ordered"] is False and sample["regex"][-1] == "^rac: done$"
+
+
+def test_a_reset_reboots_the_board_and_the_predicted_console_spans_the_resets() -> None:
+    result = _lowered(EXAMPLES / "behaviour_boot_counter.yaml", target="nrf52840", framework="zephyr")
+    assert result.lowered is not None
+    files = result.lowered.files
+    assert "CONFIG_REBOOT=y" in files["prj.conf"] and "CONFIG_BOOT_BANNER=n" in files["prj.conf"]
+    main = files["src/main.c"]
+    assert "(void)k_work_queue_drain(&k_sys_work_q, false);\n\t\tsys_reboot(SYS_REBOOT_COLD);" in main
+    regex = yaml.safe_load(files["sample.yaml"])["common"]["harness_config"]["regex"]
+    assert regex.count("^rac: boot\\b.*$") == 3 and regex[-3:] == ["^boot number 3$", "^third boot reached$",
+                                                                   "^rac: done$"]  # fmt: skip
+    refused = run_plan(EXAMPLES / "behaviour_boot_counter.yaml", target="native_sim", framework="zephyr")
+    reset = next(e for e in refused.evidence if e.code == "E_TARGET_UNSUPPORTED")
+    assert "sys_reboot" in reset.message and "nrf52840" in reset.message and reset.relaxations

@@ -69,6 +69,13 @@ class BehaviourHost:
             self.app.setting("behaviour", "CONFIG_SETTINGS_NVS_SECTOR_SIZE_MULT", "1")
             self.app.setting("behaviour", "CONFIG_SETTINGS_NVS_SECTOR_COUNT", str(sectors))
 
+    def reboots(self) -> None:
+        """Kconfig for ``reset: chip`` (``sys_reboot``): the reboot API, and no kernel boot banner, so the console
+        after a reset is the app's own from its ``rac: boot`` line on (the predicted trace spans resets)."""
+        self.app.includes.add("zephyr/sys/reboot.h")
+        self.app.need("behaviour", "CONFIG_REBOOT")
+        self.app.setting("behaviour", "CONFIG_BOOT_BANNER", "n")
+
     def predicted_lines(self) -> list[str] | None:
         """The behaviour's predicted console, line by line, when it is one fixed sequence (twister's ordered
         console harness then checks it); None without a behaviour or where the prediction leaves lines open."""

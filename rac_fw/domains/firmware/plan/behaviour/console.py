@@ -128,11 +128,12 @@ def predicted(plan: Any, target: Any, framework: str) -> Predicted | None:
     found = program(plan, target, framework)
     if found is None or lines is None:
         return None
-    behaviour = predict(found, plan)
+    boot: list[Item] = [Line(r"^rac: boot\b.*$", "main"), *lines(plan, target)]
+    behaviour = predict(found, plan, boot)
     ambient = AMBIENT.get(framework)
     why = ambient(plan) if ambient is not None else None
     own = admit_between(behaviour.items, why) if why else behaviour.items
-    items: list[Item] = [Line(r"^rac: boot\b.*$", "main"), *lines(plan, target), *own]
+    items: list[Item] = [*boot, *own]
     return Predicted(items, behaviour)
 
 

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.facts.storage import role, storage
 from rac_fw.domains.firmware.plan.behaviour.checks import CODES, check, ram_bytes
+from rac_fw.domains.firmware.plan.behaviour.contexts import _path
+from rac_fw.domains.firmware.plan.behaviour.emit import all_statements
 from rac_fw.domains.firmware.plan.behaviour.lowering import compiled, render, used_ops
 from rac_fw.domains.firmware.plan.behaviour.lowering import program as compiled_program
 from rac_fw.domains.firmware.plan.behaviour.model import Behaviour
@@ -43,6 +46,8 @@ def _zephyr(b: ZephyrBuilder, value: Behaviour) -> None:
     assert found is not None
     refs = {i: OpRef(b.views.get(i, {"outputs": {}}), b.op_module(i)) for i in used_ops(found)}
     b.behaviour = render(b.plan, b.target, "zephyr", refs)
+    if any(s.kind == "reset" for s in all_statements(found)):
+        b.reboots()
     if any(v.persist for v in found.variables):
         geometry = _settings_sectors(b.target)
         assert geometry is not None  # _zephyr_store refused the plan otherwise
@@ -111,6 +116,29 @@ def _zephyr_store(plan: Any, target: Any, framework: str, value: Behaviour) -> l
     return []
 
 
+#: Core architectures whose Zephyr 4.1 port has no ``sys_arch_reboot``: the POSIX architecture of native_sim
+#: (Zephyr 4.2 adds CONFIG_NATIVE_SIM_REBOOT).
+NO_REBOOT_ARCHES = ("x86",)
+
+
+def _zephyr_reset(plan: Any, target: Any, framework: str, value: Behaviour) -> list[Any]:
+    """``reset: chip`` on Zephyr is ``sys_reboot``, which the port of ``target``'s architecture must implement."""
+    if framework != "zephyr" or target.core.arch not in NO_REBOOT_ARCHES:
+        return []
+    found, _ = compiled(plan, target, framework)
+    resets = [s for s in all_statements(found) if s.kind == "reset"] if found is not None else []
+    if not resets:
+        return []
+    where = _path(resets[0].path)[:-1]  # the step itself (its path ends at its `reset` key)
+    boards = [t for t in target_ids() if t != target.id and "zephyr" in (other := load_target(t)).frameworks
+              and other.core.arch not in NO_REBOOT_ARCHES]  # fmt: skip
+    return [violation("E_TARGET_UNSUPPORTED", f"reset: chip on Zephyr is sys_reboot, which Zephyr 4.1 does not "
+                      f"implement for {target.id}'s {target.core.arch} (POSIX) architecture (Zephyr boards that "
+                      f"reboot: {', '.join(boards)})", where, ["reset", target.id],
+                      relaxations=[relax("end the behaviour there instead (exit: 0)", replace(where, {"exit": 0}))])]
+
+
+
 def _ram(plan: Any, target: Any, framework: str, value: Behaviour) -> int:
     found, _ = compiled(plan, target, framework)
     return ram_bytes(found) if found is not None else 0
@@ -121,7 +149,7 @@ SECTION = SectionSpec(
     model=Behaviour,
     family="behaviour",
     realizations={"baremetal": _baremetal, "zephyr": _zephyr},
-    checks=(_check, _zephyr_store),
+    checks=(_check, _zephyr_store, _zephyr_reset),
     codes=(*CODES, "E_PARTITION_MISSING", "E_PARTITION_SHARED"),
     ram=_ram,
 )
