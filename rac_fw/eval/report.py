@@ -219,31 +219,47 @@ def _spread(xs: list[float], ys: list[float], log: bool) -> list[float]:
     return out
 
 
+@dataclass(frozen=True)
+class PlotPoint:
+    """One run in the plot: x as drawn (spread apart from identical points), pass rate and its interval."""
+
+    x: float
+    tokens: float
+    y: float
+    low: float
+    high: float
+
+
+def plot_series(runs: list[tuple[str, str, list[EpisodeResult]]]) -> dict[str, list[PlotPoint]]:
+    """The plot's series: one per model × interface (several runs of one series — other seeds or task
+    sets — stay one legend entry), each point with its 95 % bootstrap interval over tasks."""
+    flat: list[tuple[str, Summary]] = [(f"{model} · {interface}", summarize(episodes))
+                                       for model, interface, episodes in runs if episodes]
+    xs = [s.tokens_in_mean + s.tokens_out_mean for _, s in flat]
+    ys = [s.pass_rate for _, s in flat]
+    placed = _spread(xs, ys, bool(xs) and all(x > 0 for x in xs))
+    series: dict[str, list[PlotPoint]] = defaultdict(list)
+    for i, (label, s) in enumerate(flat):
+        series[label].append(PlotPoint(placed[i], xs[i], ys[i], s.pass_ci[0], s.pass_ci[1]))
+    return dict(series)
+
+
 def plot_pass_vs_tokens(runs: list[tuple[str, str, list[EpisodeResult]]], path: Path) -> Path:
-    """PNG: mean tokens per episode against pass rate; one series per model × interface (several runs of one
-    series — other seeds or task sets — are one legend entry), 95 % bootstrap error bars over tasks."""
+    """PNG of :func:`plot_series`: each series its own colour and marker, error bars the bootstrap interval."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    series: dict[str, list[Summary]] = defaultdict(list)
-    for model, interface, episodes in runs:
-        if episodes:
-            series[f"{model} · {interface}"].append(summarize(episodes))
-    flat = [(label, s) for label, rows in series.items() for s in rows]
-    xs = [s.tokens_in_mean + s.tokens_out_mean for _, s in flat]
-    ys = [s.pass_rate for _, s in flat]
-    log = bool(xs) and all(x > 0 for x in xs)
-    placed = _spread(xs, ys, log)
+    series = plot_series(runs)
+    log = bool(series) and all(p.tokens > 0 for points in series.values() for p in points)
     fig, ax = plt.subplots(figsize=(7.2, 4.6), dpi=110)
     colours = plt.get_cmap("tab10")
-    for k, label in enumerate(series):
-        idx = [i for i, (name, _) in enumerate(flat) if name == label]
-        low = [ys[i] - flat[i][1].pass_ci[0] for i in idx]
-        high = [flat[i][1].pass_ci[1] - ys[i] for i in idx]
-        ax.errorbar([placed[i] for i in idx], [ys[i] for i in idx], yerr=[low, high], fmt=_MARKERS[(k // 10) % 10],
-                    color=colours(k % 10), capsize=3, markersize=6, label=label, alpha=0.9)
+    for k, (label, points) in enumerate(series.items()):
+        ax.errorbar([p.x for p in points], [p.y for p in points],
+                    yerr=[[p.y - p.low for p in points], [p.high - p.y for p in points]],
+                    fmt=_MARKERS[(k // 10) % len(_MARKERS)], color=colours(k % 10), capsize=3, markersize=6,
+                    label=label, alpha=0.9)
     if log:
         ax.set_xscale("log")
     ax.set_xlabel("tokens per episode (mean, in + out)")

@@ -71,6 +71,8 @@ class RequestRecord:
     agent: str
     tokens_in: int
     tool_tokens: int
+    body: str | None = None
+    """The request body as received (kept only when the server was asked to keep bodies)."""
 
 
 class ScriptedAgents:
@@ -174,7 +176,8 @@ def _to_anthropic(message: dict[str, Any], agent: str, usage: dict[str, int] | N
     return doc
 
 
-def _handler(agents: ScriptedAgents, failures: list[int], log: list[RequestRecord]) -> type[BaseHTTPRequestHandler]:
+def _handler(agents: ScriptedAgents, failures: list[int], log: list[RequestRecord],
+             keep_bodies: bool) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read results, not logs
             return
@@ -222,7 +225,8 @@ def _handler(agents: ScriptedAgents, failures: list[int], log: list[RequestRecor
             message = agents.reply(agent, messages, tools)
             tokens_in = measure(body)[1]
             with lock:
-                log.append(RequestRecord(agent, tokens_in, measure(json.dumps(request.get("tools") or []))[1]))
+                log.append(RequestRecord(agent, tokens_in, measure(json.dumps(request.get("tools") or []))[1],
+                                         body if keep_bodies else None))
                 del log[:-MAX_LOGGED]
             usage = None
             if agent != "hostile":  # the hostile agent reports no usage: the bridge then counts o200k tokens
@@ -245,12 +249,17 @@ def _handler(agents: ScriptedAgents, failures: list[int], log: list[RequestRecor
 class ScriptedServer:
     """The server in a background thread; ``base_url`` is what the OpenAI client is given."""
 
-    def __init__(self, interface: Interface, transient_failures: int = 0):
+    def __init__(self, interface: Interface, transient_failures: int = 0, keep_bodies: bool = False):
         self.requests: list[RequestRecord] = []
-        handler = _handler(ScriptedAgents(interface), [transient_failures], self.requests)
+        self._failures = [transient_failures]
+        handler = _handler(ScriptedAgents(interface), self._failures, self.requests, keep_bodies)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="scripted-llm", daemon=True)
+
+    def fail_next(self, requests: int) -> None:
+        """Answer the next ``requests`` requests with 429/503 (a provider that is down for a while)."""
+        self._failures[0] = requests
 
     @property
     def base_url(self) -> str:

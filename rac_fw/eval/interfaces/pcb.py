@@ -77,15 +77,16 @@ class PcbRac(PcbInterface):
     name = "rac"
 
     def flawed(self, task: str) -> ScriptedAction:
-        """The reference bundle without its first relation: a requirement left unstated, whose evidence
-        carries the patch that adds it back (repair tasks start from their own infeasible bundle)."""
+        """The reference bundle plus a relation on a part the board does not have (repair tasks: their own
+        infeasible start bundle)."""
         from rac_fw.domains.pcb.tasks import get_task
 
         t = get_task(task)
         if t.start is not None:
             return ScriptedAction(TOOL, copy.deepcopy(t.start))
         bundle = copy.deepcopy(t.reference)
-        bundle["relations"] = bundle["relations"][1:]
+        bundle["relations"] = [*bundle["relations"],
+                               {"kind": "board_edge", "ref": "NO_SUCH_PART", "side": "left", "distance": "close"}]
         return ScriptedAction(TOOL, bundle)
 
 
