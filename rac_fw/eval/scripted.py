@@ -16,7 +16,9 @@ client, bridge and episode loop against it. The request's ``model`` picks the ag
 The task comes from the ``task: ID`` line of the first user message; the turn from how many assistant
 messages the conversation already holds, so the server keeps no state between requests. The same
 agents answer Anthropic Messages requests (``POST /v1/messages``), so both clients are exercised over
-HTTP; ``transient_failures`` makes the first N requests answer 429/503 to exercise the clients' retries.
+HTTP; ``transient_failures`` makes the first N requests answer 429/503 to exercise the clients' retries;
+``latency_s=(low, high)`` delays every answer by a time drawn from that range (deterministic per request
+body), as a hosted model takes seconds, for the executor benchmark.
 
 Usage is reported as a provider would, counted the way the metering bridge counts when a provider
 reports none: the o200k tokens of the request body exactly as received, and of the reply's text and
@@ -27,9 +29,11 @@ measure what a model would be sent.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -176,8 +180,15 @@ def _to_anthropic(message: dict[str, Any], agent: str, usage: dict[str, int] | N
     return doc
 
 
+def _delay(body: str, latency_s: tuple[float, float]) -> float:
+    """A time in ``latency_s`` picked by the request body's hash (the same request waits the same)."""
+    low, high = latency_s
+    fraction = int.from_bytes(hashlib.sha256(body.encode()).digest()[:4], "big") / 2**32
+    return low + (high - low) * fraction
+
+
 def _handler(agents: ScriptedAgents, failures: list[int], log: list[RequestRecord],
-             keep_bodies: bool) -> type[BaseHTTPRequestHandler]:
+             keep_bodies: bool, latency_s: tuple[float, float]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read results, not logs
             return
@@ -223,6 +234,8 @@ def _handler(agents: ScriptedAgents, failures: list[int], log: list[RequestRecor
                 self._answer(404, {"error": {"message": f"no scripted agent {agent!r}; agents: {', '.join(AGENTS)}"}})
                 return
             message = agents.reply(agent, messages, tools)
+            if latency_s[1] > 0:
+                time.sleep(_delay(body, latency_s))
             tokens_in = measure(body)[1]
             with lock:
                 log.append(RequestRecord(agent, tokens_in, measure(json.dumps(request.get("tools") or []))[1],
@@ -249,10 +262,11 @@ def _handler(agents: ScriptedAgents, failures: list[int], log: list[RequestRecor
 class ScriptedServer:
     """The server in a background thread; ``base_url`` is what the OpenAI client is given."""
 
-    def __init__(self, interface: Interface, transient_failures: int = 0, keep_bodies: bool = False):
+    def __init__(self, interface: Interface, transient_failures: int = 0, keep_bodies: bool = False,
+                 latency_s: tuple[float, float] = (0.0, 0.0)):
         self.requests: list[RequestRecord] = []
         self._failures = [transient_failures]
-        handler = _handler(ScriptedAgents(interface), self._failures, self.requests, keep_bodies)
+        handler = _handler(ScriptedAgents(interface), self._failures, self.requests, keep_bodies, latency_s)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="scripted-llm", daemon=True)
