@@ -4,13 +4,17 @@ One function, :func:`judge_sources`, is what ``rac-fw verify``, the firmware dom
 suite task and the source-writing interfaces of ``rac-fw eval`` all call, so a plan's artifact and a
 model's hand-written C are held to the same predicates. Compiling (bare-metal trees, Debian's
 arm-none-eabi-gcc) and running in QEMU happen only where the tools are present; where they are missing
-the outcome is *unknown* (listed in ``Judgement.unknown``), never a silent pass.
+the outcome is *unknown* (listed in ``Judgement.unknown``), never a silent pass. A run is judged against
+the behaviour's console lines and, for a ``trace`` check, against the trace the reference plan's receipt
+predicts (:func:`predicted_trace`); cells no runner models (no emulator for the chip) are judged on a
+board (``rac-fw hil run``), not here.
 """
 
 from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from rac_fw.contract import Evidence, Verdict
@@ -18,7 +22,7 @@ from rac_fw.domain import Verification
 from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.tasks import Task
-from rac_fw.domains.firmware.tasks.checks import judge_static
+from rac_fw.domains.firmware.tasks.checks import DYNAMIC_KINDS, Sources, judge_static
 
 #: Console forbidden patterns: a fault handler or a fatal error fails the run at once.
 FORBID = ("HardFault", "FATAL ERROR")
@@ -36,13 +40,44 @@ class Judgement:
         return self.verification.ok
 
 
+@cache
+def predicted_trace(task_id: str) -> tuple[str, ...] | None:
+    """The console trace the task's reference plan predicts (its receipt's ``predicted_trace``: regexes, one
+    per line, in order); None when the receipt predicts none."""
+    from rac_fw.domains.firmware.pipeline import run_plan
+    from rac_fw.domains.firmware.tasks import get_task
+
+    task = get_task(task_id)
+    if task is None or task.reference is None:
+        return None
+    result = run_plan(task.reference_plan())
+    receipt = result.lowered.receipt if result.lowered is not None else None
+    trace = receipt.model_dump().get("predicted_trace") if receipt is not None else None
+    return tuple(str(line) for line in trace) if isinstance(trace, list) and trace else None
+
+
+def _expectations(task: Task, framework: str, target: str) -> tuple[tuple[str, ...], list[Evidence]]:
+    """What a run must print: the behaviour's console lines, then the predicted trace if a check asks."""
+    lines, problems = list(task.console), []
+    if any(c.kind == "trace" and c.applies(framework, target) for c in task.checks):
+        trace = predicted_trace(task.id)
+        if trace is None:
+            problems.append(Evidence(code="E_TASK_TRACE_UNPREDICTED", objects=[task.id], location=task.id,
+                                     message=f"{task.id} asks for the predicted trace, but its reference plan's "
+                                     "receipt predicts none"))
+        else:
+            lines.extend(trace)
+    return tuple(lines), problems
+
+
 def _static_task_checks(task: Task, files: dict[str, str], framework: str,
                         target: str | None) -> tuple[list[Verdict], list[Evidence]]:
     verdicts, evidence = [], []
+    sources = Sources(files, framework)
     for index, check in enumerate(task.checks):
-        if not check.applies(framework, target):
+        if not check.applies(framework, target) or check.kind in DYNAMIC_KINDS:
             continue
-        found = judge_static(check, files, framework)
+        found = judge_static(check, files, framework, sources)
         verdicts.append(Verdict(predicate=f"task.{check.kind}[{index}]", passed=not found, measured=len(found),
                                 limit=0, unit="violations", detail=check.why or None))
         evidence.extend(found)
@@ -106,5 +141,10 @@ def judge_sources(files: dict[str, str], framework: str, target: Target | None, 
     judgement.verification.verdicts.extend(verdicts)
     judgement.verification.evidence.extend(evidence)
     if dynamic and framework == "baremetal" and target is not None and judgement.ok:
-        _build_and_run(files, framework, target, task.console, judgement, timeout_s)
+        expect, problems = _expectations(task, framework, target.id)
+        if problems:
+            judgement.verification.verdicts.append(Verdict(predicate="task.trace", passed=False))
+            judgement.verification.evidence.extend(problems)
+            return judgement
+        _build_and_run(files, framework, target, expect, judgement, timeout_s)
     return judgement
