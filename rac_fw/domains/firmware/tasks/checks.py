@@ -292,20 +292,20 @@ def judge_static(check: Check, files: dict[str, str], framework: str,
         return [Evidence(code="E_TASK_CALL_FORBIDDEN", location=r.call.location, objects=[r.call.name],
                          message=f"{r.call.location} calls {r.call.name}{why}") for r in sources.flow.calls(set(names))]
     if isinstance(check, FieldSet):
-        names = check.names.get(framework)
-        if not names:
+        fields = check.names.get(framework)
+        if not fields:
             return []
         spec = Spec.parse(check.value)
         flow = sources.flow
-        seen = [f for f in flow.fields if f.name in names]
+        seen = [f for f in flow.fields if f.name in fields]
         for live in seen:
             value = flow.size_of(live.node, live.function) if spec.size else flow.value(live.node, live.function)
             if spec.holds(value):
                 return []
         shown = "; ".join(f"{f.unit.location(f.node, f.function)}: .{f.name} = "
                           f"{(f.node.text or b'').decode(errors='replace')[:40]}" for f in seen[:3])
-        return [Evidence(code="E_TASK_FIELD", objects=names,
-                         message=f"no live code sets {' or '.join(names)} to {check.value}{why}"
+        return [Evidence(code="E_TASK_FIELD", objects=fields,
+                         message=f"no live code sets {' or '.join(fields)} to {check.value}{why}"
                          + (f" (found {shown})" if shown else ""))]
     if isinstance(check, CString):
         if any(check.text in s.name for s in sources.flow.strings):

@@ -106,6 +106,27 @@ def _pure(node: Node) -> bool:
     return True
 
 
+#: How a result variable is tested for success (``ok``) or failure, as normalized condition texts.
+_SUCCESS_TESTS = ("{v}==0", "{v}>=0", "{v}==ESP_OK", "{v}==HAL_OK", "!{v}", "{v}==pdPASS", "{v}==pdTRUE")
+_FAILURE_TESTS = ("{v}<0", "{v}!=0", "{v}!=ESP_OK", "{v}!=HAL_OK", "{v}", "{v}!=pdPASS", "{v}!=pdTRUE")
+_TESTED = re.compile(r"^!?([A-Za-z_]\w*)(?:(?:==|!=|<|>=)(?:0|ESP_OK|HAL_OK|pdPASS|pdTRUE))?$")
+
+
+def _checked_ok(guards: list[str], negated: bool) -> list[str]:
+    """The ``ok:v`` facts a branch learns: conditions testing a result for success (then-branch), or for
+    failure (``negated``: the else-branch, or the path after ``if (err < 0) { return …; }``)."""
+    out = []
+    for guard in guards:
+        match = _TESTED.match(guard)
+        if match is None:
+            continue
+        variable = match.group(1)
+        tests = _FAILURE_TESTS if negated else _SUCCESS_TESTS
+        if guard in (t.format(v=variable) for t in tests):
+            out.append(f"ok:{variable}")
+    return out
+
+
 def _conjuncts(node: Node | None) -> list[str]:
     """Normalized texts of the pure conjuncts of a condition (``(a == 0 && !b)`` → ``a==0``, ``!b``)."""
     while node is not None and node.type == "parenthesized_expression" and node.named_children:
@@ -147,7 +168,11 @@ class _Local:
 
     before: dict[int, frozenset[str]] = field(default_factory=dict)
     """id(Call) → calls made on every path from the function's start to it."""
-    exit: State = None
+    exit: frozenset[str] | None = None
+    success: frozenset[str] | None = None
+    """The same over the returns that do not report a failure (``return -EIO``, ``return err`` under
+    ``if (err < 0)``): what a caller may count on once it checked the result."""
+    """Calls made on every path to the function's end (None: it never returns)."""
     callsites: list[tuple[str, frozenset[str]]] = field(default_factory=list)
     values: set[str] = field(default_factory=set)
     fields: list[tuple[str, Node, Unit, frozenset[str]]] = field(default_factory=list)
@@ -161,7 +186,10 @@ class _Walker:
         self.flow, self.function, self.unit = flow, function, unit
         self.name = function.name if function is not None else ""
         self.out = _Local()
-        self.returns: list[Facts] = []
+        self.returns: list[tuple[Facts, bool]] = []
+        """(facts, reports a failure) of each return."""
+        self.assumed: list[list[str]] = []
+        """Conditions known to hold in the enclosing then-branches (innermost last)."""
         self.loop_exits: list[list[Facts]] = []
         self.gotos: dict[str, list[Facts]] = {}
 
@@ -169,10 +197,13 @@ class _Walker:
         assert self.function is not None
         body = self.function.node.child_by_field_name("body")
         end = self.stmt(body, Facts()) if body is not None else Facts()
-        exit_state: State = None
-        for state in [*self.returns, *([end] if end is not None else [])]:
-            exit_state = _meet(exit_state, state)
-        self.out.exit = exit_state.events if exit_state is not None else None
+        exits: State = None
+        successes: State = None
+        for state, failure in [*self.returns, *([(end, False)] if end is not None else [])]:
+            exits = _meet(exits, state)
+            successes = successes if failure else _meet(successes, state)
+        self.out.exit = exits.events if exits is not None else None
+        self.out.success = successes.events if successes is not None else self.out.exit
         return self.out
 
     # --- statements -----------------------------------------------------------------------------
@@ -194,6 +225,9 @@ class _Walker:
             for child in node.children_by_field_name("declarator"):
                 value = child.child_by_field_name("value") if child.type == "init_declarator" else None
                 state = self.expr(value, state)
+                declared = child.child_by_field_name("declarator") if value is not None else None
+                if declared is not None and declared.type == "identifier" and declared.text:
+                    state = self._bind(declared.text.decode(), value, state)
             return state
         if kind == "if_statement":
             return self._if(node, state)
@@ -205,7 +239,7 @@ class _Walker:
             for child in node.named_children:
                 state = self.expr(child, state)
             if state is not None:
-                self.returns.append(state)
+                self.returns.append((state, self._reports_failure(node)))
             return None
         if kind == "break_statement":
             if state is not None and self.loop_exits:
@@ -239,10 +273,14 @@ class _Walker:
             return None
         known = self.flow.value(condition, self.name) if condition is not None else None
         guards = _conjuncts(condition)
-        entry = state.assume(guards)
+        entry = state.assume(guards + _checked_ok(guards, negated=False))
+        self.assumed.append(guards)
         then = self.stmt(node.child_by_field_name("consequence"), entry if known != 0 else None)
+        self.assumed.pop()
         alternative = node.child_by_field_name("alternative")
-        otherwise: State = state if known is None or known == 0 else None
+        single = len(guards) == 1 and condition is not None and _pure(condition)
+        learned = _checked_ok(guards, negated=True) if single else []
+        otherwise: State = state.assume(learned) if known is None or known == 0 else None
         if alternative is not None:
             otherwise = self.stmt(alternative.named_children[0] if alternative.named_children else None, otherwise)
         joined = _meet(then, otherwise)
@@ -350,13 +388,43 @@ class _Walker:
                 return state
             if target.type == "identifier" and target.text:
                 state = state.forget(target.text.decode())
-            name = _field_name(target)
-            if name and value is not None:
-                self.out.fields.append((name, value, self.unit, state.events))
+                if kind == "assignment_expression" and value is not None:
+                    state = self._bind(target.text.decode(), value, state)
+            field_name = _field_name(target)
+            if field_name and value is not None and state is not None:
+                self.out.fields.append((field_name, value, self.unit, state.events))
             return self.expr(target, state) if kind != "initializer_pair" else state
         for child in node.named_children:
             state = self.expr(child, state)
         return state
+
+    def _bind(self, variable: str, value: Node | None, state: State) -> State:
+        """``v = f(…)`` with ``f`` local: what ``f`` makes on its success paths holds once ``v`` is checked
+        (guard ``ok:v``)."""
+        called = strip_expression(value)
+        callee = called.child_by_field_name("function") if called is not None and called.type == "call_expression" \
+            else None
+        name = callee.text.decode() if callee is not None and callee.type == "identifier" and callee.text else ""
+        if state is None or name not in self.flow.program.functions or name in self.flow._walking:
+            return state
+        local = self.flow.local(name)
+        extra = (local.success or frozenset()) - (local.exit or frozenset())
+        return Facts(state.events, state.guarded | {(f"ok:{variable}", e) for e in extra}) if extra else state
+
+    def _reports_failure(self, node: Node) -> bool:
+        """``return -EIO;`` or ``return err;`` inside ``if (err < 0)`` (``!= 0``, ``!= ESP_OK``, …)."""
+        value = node.named_children[0] if node.named_children else None
+        while value is not None and value.type in ("parenthesized_expression", "cast_expression"):
+            value = value.child_by_field_name("value") if value.type == "cast_expression" else value.named_children[0]
+        if value is None:
+            return False
+        if value.type == "unary_expression" and (value.child_by_field_name("operator") or value).type == "-":
+            return True
+        if value.type == "identifier" and value.text:
+            variable = value.text.decode()
+            return any(f"ok:{variable}" in _checked_ok(guards, negated=True) for guards in self.assumed
+                       if len(guards) == 1)
+        return False
 
     def _events(self, node: Node, state: State) -> State:
         """The calls made at ``node`` (a call, or the use of a local macro whose body calls), in order."""
@@ -434,7 +502,7 @@ class Flow:
             self._walking.discard(name)
         return self._local[name]
 
-    def summary(self, name: str) -> State:
+    def summary(self, name: str) -> frozenset[str] | None:
         """What a call of local function ``name`` adds on every path (None: it never returns)."""
         if name in self._walking or self.dead_function(name):
             return frozenset()
@@ -579,9 +647,9 @@ class Flow:
                 return None
             return self.value(node.child_by_field_name("consequence" if condition else "alternative"), function)
         if kind == "sizeof_expression":
-            inner = node.child_by_field_name("value")
-            if inner is not None:
-                return self.size_of(inner, function)
+            measured = node.child_by_field_name("value")
+            if measured is not None:
+                return self.size_of(measured, function)
             described = node.child_by_field_name("type")
             return _type_bytes(described.text.decode() if described is not None and described.text else "")
         if kind == "call_expression":
