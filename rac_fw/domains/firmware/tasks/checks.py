@@ -10,8 +10,9 @@ a live path — never because its name appears in a comment, a string literal, a
   ``HAL_DMA_Start_IT(_, size>=1024, size>=1024, >=256)`` (``_`` any; ``>=N``, ``<=N``, ``==N``, ``!=N``,
   ``>N``, ``<N`` or ``N``: the argument's constant value; ``size…``: the bytes of the object it names;
   ``"text"``: a string literal containing ``text``; ``/regex/``: the argument as written, for values the
-  SDK spells as macros such as ``K_MSEC(10)``), and ``after`` names calls one of which must have been
-  made on *every* path before it;
+  SDK spells as macros such as ``K_MSEC(10)``), and ``after`` names calls — patterns too, where ``@N``
+  means "the object argument N of the checked call names" — one of which must have been made on *every*
+  path before it (``SCB_CleanDCache_by_Addr(@2)`` before ``HAL_DMA_Start_IT``: the source, not any buffer);
 * ``not_calls`` — none of these calls is made;
 * ``field`` — a field of that name is set in live code (designated initializer or assignment) to a value
   meeting ``value`` (``.block_size = 1024U``);
@@ -36,13 +37,13 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rac_fw.contract import Evidence
-from rac_fw.domains.firmware.verify.static.flow import Flow, Reached
-from rac_fw.domains.firmware.verify.static.model import Call
+from rac_fw.domains.firmware.verify.static.flow import Flow, Reached, occurrence
+from rac_fw.domains.firmware.verify.static.model import Call, object_key
 
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _C_FILES = (".c", ".h", ".cpp")
 _PATTERN = re.compile(r"^([A-Za-z_]\w*)\s*(?:\((.*)\))?$")
-_SPEC = re.compile(r'^(?:(_)|(size)?\s*(>=|<=|==|!=|>|<)?\s*(-?(?:0[xX][0-9a-fA-F]+|\d+))|"([^"]*)"|/(.+)/)$')
+_SPEC = re.compile(r'^(?:(_)|(size)?\s*(>=|<=|==|!=|>|<)?\s*(-?(?:0[xX][0-9a-fA-F]+|\d+))|"([^"]*)"|/(.+)/|@(\d+))$')
 
 
 @dataclass(frozen=True)
@@ -55,16 +56,20 @@ class Spec:
     size: bool = False
     literal: str | None = None
     regex: str | None = None
+    same: int | None = None
+    """``@N`` (in ``after`` patterns): names the same object as argument N of the call being checked."""
 
     @classmethod
     def parse(cls, text: str) -> Spec:
         match = _SPEC.match(text.strip())
         if match is None:
             raise ValueError(f"argument constraint {text!r}: use _, >=N, <=N, ==N, !=N, >N, <N, N, size>=N, "
-                             "\"text\" or /regex/")
-        any_, size, op, number, literal, regex = match.groups()
+                             "\"text\", /regex/ or @N")
+        any_, size, op, number, literal, regex, same = match.groups()
         if any_:
             return cls(text.strip())
+        if same is not None:
+            return cls(text.strip(), same=int(same))
         if literal is not None:
             return cls(text.strip(), literal=literal)
         if regex is not None:
@@ -137,7 +142,7 @@ class Calls(_Check):
     after: dict[str, list[str]] = Field(default_factory=dict,
                                         description="framework → calls one of which precedes on every path")
 
-    @field_validator("any")
+    @field_validator("any", "after")
     @classmethod
     def _patterns(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
         for names in value.values():
@@ -218,10 +223,15 @@ class Sources:
         return out
 
 
-def _measure(flow: Flow, spec: Spec, reached: Reached, index: int) -> tuple[bool, str]:
-    """(holds, what was measured) for one argument of a reached call."""
+def _measure(flow: Flow, spec: Spec, reached: Reached, index: int, checked: Call | None = None) -> tuple[bool, str]:
+    """(holds, what was measured) for one argument of a reached call (``checked``: the call an ``after``
+    pattern's ``@N`` refers to)."""
     call = reached.call
     node = call.arg_node(index) if index < len(call.args) else None
+    if spec.same is not None:
+        wanted = checked.arg_node(spec.same - 1) if checked is not None else None
+        key = object_key(node) if node is not None else None
+        return key is not None and key == object_key(wanted), f"argument {index + 1} names {key}"
     if spec.op is None and spec.literal is None and spec.regex is None:
         return True, ""
     if node is None:
@@ -240,6 +250,17 @@ def _measure(flow: Flow, spec: Spec, reached: Reached, index: int) -> tuple[bool
     return spec.holds(value), f"{what} argument {index + 1} ({shown}) is {value}"
 
 
+def _preceded(flow: Flow, reached: Reached, pattern: CallPattern) -> bool:
+    """A call matching ``pattern`` was made on every path before ``reached``."""
+    if pattern.name not in reached.before:
+        return False
+    if not pattern.args:
+        return True
+    return any(occurrence(earlier.call) in reached.before
+               and all(_measure(flow, spec, earlier, i, reached.call)[0] for i, spec in enumerate(pattern.args))
+               for earlier in flow.calls({pattern.name}))
+
+
 def _unreached_note(sources: Sources, names: list[str]) -> str:
     written = [c for n in names for c in sources.written.get(n, [])]
     if not written:
@@ -254,7 +275,8 @@ def _judge_calls(check: Calls, sources: Sources, framework: str, why: str) -> li
     if not texts:
         return []
     patterns = [CallPattern.parse(t) for t in texts]
-    after = set(check.after.get(framework, []))
+    after_texts = check.after.get(framework, [])
+    after = [CallPattern.parse(t) for t in after_texts]
     flow = sources.flow
     reached = flow.calls({p.name for p in patterns})
     problems: list[str] = []
@@ -265,9 +287,9 @@ def _judge_calls(check: Calls, sources: Sources, framework: str, why: str) -> li
         if failed:
             problems.append(f"{r.call.location}: {'; '.join(failed)} (wanted {', '.join(t for t in texts)})")
             continue
-        if after and not after & r.before:
+        if after and not any(_preceded(flow, r, p) for p in after):
             problems.append(f"{r.call.location}: {r.call.name} is not preceded on every path by "
-                            f"{' or '.join(sorted(after))}")
+                            f"{' or '.join(after_texts)}")
             continue
         return []
     names = [p.name for p in patterns]

@@ -139,6 +139,12 @@ def _conjuncts(node: Node | None) -> list[str]:
     return [re.sub(r"\s+", "", (node.text or b"").decode(errors="replace"))] if _pure(node) else []
 
 
+def occurrence(call: Call) -> str:
+    """The event token of one call site (besides its name): ``Reached.before`` holds both, so a check can ask
+    whether *this* earlier call — with its arguments — was made."""
+    return f"{call.name}#{id(call)}"
+
+
 def _key(unit: Unit, node: Node) -> tuple[str, int, int]:
     return unit.path, node.start_byte, node.end_byte
 
@@ -370,9 +376,11 @@ class _Walker:
             operator = node.child_by_field_name("operator")
             left = self.expr(node.child_by_field_name("left"), state)
             if operator is not None and operator.type in ("&&", "||"):
+                decided = self.flow.value(node.child_by_field_name("left"), self.name)
+                short = decided == 0 if operator.type == "&&" else decided not in (None, 0)
                 assumed = left.assume(_conjuncts(node.child_by_field_name("left"))) \
                     if left is not None and operator.type == "&&" else left
-                self.expr(node.child_by_field_name("right"), assumed)
+                self.expr(node.child_by_field_name("right"), None if short else assumed)
                 return left
             return self.expr(node.child_by_field_name("right"), left)
         if kind == "conditional_expression":
@@ -432,7 +440,7 @@ class _Walker:
             if state is None:
                 return None
             self.out.before[id(call)] = state.events
-            state = state.add({call.name})
+            state = state.add({call.name, occurrence(call)})
             if call.name in NO_RETURN:
                 return None
             if call.name in self.flow.program.functions and not call.macro:
