@@ -9,27 +9,37 @@ variant of a discriminated union reduced to its tag) plus one schema per variant
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 #: Longest purpose line in an index (the model's docstring says the rest).
 PURPOSE_CHARS = 44
 
 
-def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """Inline ``$defs`` references so a model's schema stands alone (inside a tool's parameters too)."""
+def inline_refs(schema: dict[str, Any], stub: Callable[[str], dict[str, Any] | None] | None = None) -> dict[str, Any]:
+    """Inline ``$defs`` references so a model's schema stands alone (inside a tool's parameters too).
+
+    ``stub(name)`` may answer a definition with a short stand-in instead (a recursive language's nested
+    steps point to where their schema is served); a definition that refers to itself is cut there."""
     defs = schema.get("$defs", {})
 
-    def walk(node: Any) -> Any:
+    def walk(node: Any, seen: tuple[str, ...]) -> Any:
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                return walk(defs[ref.removeprefix("#/$defs/")])
-            return {k: walk(v) for k, v in node.items() if k != "$defs"}
+                name = ref.removeprefix("#/$defs/")
+                short = stub(name) if stub is not None else None
+                if short is not None:
+                    return short
+                if name in seen:
+                    return {"description": f"(recursive: {name})"}
+                return walk(defs[name], (*seen, name))
+            return {k: walk(v, seen) for k, v in node.items() if k != "$defs"}
         if isinstance(node, list):
-            return [walk(v) for v in node]
+            return [walk(v, seen) for v in node]
         return node
 
-    result = walk(schema)
+    result = walk(schema, ())
     return result if isinstance(result, dict) else {}
 
 
