@@ -49,3 +49,42 @@ def test_an_edit_that_no_longer_applies_is_reported() -> None:
         update={"old": "text that is not in the reference"})]})
     with pytest.raises(MutantError, match="no longer occurs"):
         mutate(broken)
+
+
+def test_a_trace_check_holds_a_run_to_the_reference_receipts_predicted_trace() -> None:
+    """The behaviour-layer hook: a task whose pass condition is "the run trace matches the plan's predicted
+    trace" (kind ``trace``), taken from the reference plan's receipt, judged on a QEMU run."""
+    from pathlib import Path
+
+    from rac_fw.domains.firmware.facts.load import load_target
+    from rac_fw.domains.firmware.pipeline import run_plan
+    from rac_fw.domains.firmware.plan.load import load_plan
+    from rac_fw.domains.firmware.tasks import Task
+    from rac_fw.domains.firmware.tasks.checks import Trace
+    from rac_fw.domains.firmware.tasks.judge import judge_sources, predicted_trace
+
+    require_tool("arm-none-eabi-gcc")
+    require_tool("qemu-system-arm")
+    plan = load_plan(Path(__file__).resolve().parents[1] / "examples" / "behaviour_counter.yaml")
+    reference = plan.model_dump(mode="json", exclude_none=True, exclude={"target", "framework"})
+    task = Task(id="fw/behaviour/counter@stm32f407-baremetal", family="behaviour", name="counter",
+                requirement="Print five items and their sum, toggling the LED each time.", target="stm32f407",
+                framework="baremetal", status="expressible", reference=reference, checks=(Trace(kind="trace"),))
+    found = predicted_trace(task)
+    assert found is not None and found[0][-1]["line"] == "^rac: done$"
+    files = run_plan(task.reference_plan()).lowered.files  # type: ignore[union-attr]
+    ok = judge_sources(files, "baremetal", load_target("stm32f407"), task)
+    assert ok.ok, [e.message for e in ok.verification.evidence]
+    assert any("predicted trace" in v.predicate and v.passed for v in ok.verification.verdicts)
+    main = files["src/main.c"]
+    assert "(int32_t)5)" in main  # the loop count the plan states
+    wrong = dict(files, **{"src/main.c": main.replace("(int32_t)5)", "(int32_t)4)", 1)})
+    bad = judge_sources(wrong, "baremetal", load_target("stm32f407"), task)
+    assert not bad.ok and "E_TRACE_MISMATCH" in {e.code for e in bad.verification.evidence}
+    untraced = Task(id="fw/uart/untraced@stm32f407-baremetal", family="uart", name="untraced",
+                    requirement="Print hello from rac-fw on the console.", target="stm32f407", framework="baremetal",
+                    status="expressible", reference={"operations": [{"op": "uart_print", "message": "hi"}]},
+                    checks=(Trace(kind="trace"),))
+    refused = judge_sources(run_plan(untraced.reference_plan()).lowered.files,  # type: ignore[union-attr]
+                            "baremetal", load_target("stm32f407"), untraced)
+    assert "E_TASK_TRACE_UNPREDICTED" in {e.code for e in refused.verification.evidence}

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
+from typing import Any
 
 from rac_fw.contract import Evidence, Verdict
 from rac_fw.domain import Verification
@@ -40,34 +40,59 @@ class Judgement:
         return self.verification.ok
 
 
-@cache
-def predicted_trace(task_id: str) -> tuple[str, ...] | None:
-    """The console trace the task's reference plan predicts (its receipt's ``predicted_trace``: regexes, one
-    per line, in order); None when the receipt predicts none."""
-    from rac_fw.domains.firmware.pipeline import run_plan
-    from rac_fw.domains.firmware.tasks import get_task
+@dataclass(frozen=True)
+class Expected:
+    """What a run must show: the behaviour's ordered console lines, and (for a ``trace`` check) the trace the
+    reference plan's receipt predicts with the exit status its behaviour ends with."""
 
-    task = get_task(task_id)
-    if task is None or task.reference is None:
+    console: tuple[str, ...] = ()
+    trace: tuple[dict[str, Any], ...] | None = None
+    exit_status: int = 0
+
+
+_PREDICTED: dict[tuple[str, str], tuple[tuple[dict[str, Any], ...], int] | None] = {}
+
+
+def predicted_trace(task: Task) -> tuple[tuple[dict[str, Any], ...], int] | None:
+    """The console trace the task's reference plan predicts — its lowering receipt's ``trace`` (the behaviour
+    layer's items, one console line each or repeat/choice/open) — and the exit status the behaviour ends with;
+    None when the receipt predicts none. Memoised per task and reference."""
+    from rac_fw.contract import sha256_of
+
+    key = (task.id, sha256_of(task.reference or {}))
+    if key not in _PREDICTED:
+        _PREDICTED[key] = _predict(task)
+    return _PREDICTED[key]
+
+
+def _predict(task: Task) -> tuple[tuple[dict[str, Any], ...], int] | None:
+    from rac_fw.domains.firmware.pipeline import run_plan
+    from rac_fw.domains.firmware.plan.behaviour.console import predicted
+    from rac_fw.domains.firmware.plan.load import parse_plan
+
+    if task.reference is None:
         return None
     result = run_plan(task.reference_plan())
-    receipt = result.lowered.receipt if result.lowered is not None else None
-    trace = receipt.model_dump().get("predicted_trace") if receipt is not None else None
-    return tuple(str(line) for line in trace) if isinstance(trace, list) and trace else None
+    trace = result.lowered.receipt.trace if result.lowered is not None else None
+    if not trace:
+        return None
+    plan = parse_plan(task.reference_plan(), task.id)
+    from rac_fw.domains.firmware.facts.load import load_target
+
+    guess = predicted(plan, load_target(task.target), task.framework)
+    return tuple(trace), (guess.prediction.exit_code if guess is not None else 0)
 
 
-def _expectations(task: Task, framework: str, target: str) -> tuple[tuple[str, ...], list[Evidence]]:
-    """What a run must print: the behaviour's console lines, then the predicted trace if a check asks."""
-    lines, problems = list(task.console), []
-    if any(c.kind == "trace" and c.applies(framework, target) for c in task.checks):
-        trace = predicted_trace(task.id)
-        if trace is None:
-            problems.append(Evidence(code="E_TASK_TRACE_UNPREDICTED", objects=[task.id], location=task.id,
-                                     message=f"{task.id} asks for the predicted trace, but its reference plan's "
-                                     "receipt predicts none"))
-        else:
-            lines.extend(trace)
-    return tuple(lines), problems
+def _expectations(task: Task, framework: str, target: str) -> tuple[Expected, list[Evidence]]:
+    """What a run must show, and the problem when a ``trace`` check finds no predicted trace to hold it to."""
+    if not any(c.kind == "trace" and c.applies(framework, target) for c in task.checks):
+        return Expected(task.console), []
+    found = predicted_trace(task)
+    if found is None:
+        return Expected(task.console), [Evidence(
+            code="E_TASK_TRACE_UNPREDICTED", objects=[task.id], location=task.id,
+            message=f"{task.id} asks for the predicted trace, but its reference plan's receipt predicts none")]
+    return Expected(task.console, found[0], found[1]), []
 
 
 def _static_task_checks(task: Task, files: dict[str, str], framework: str,
@@ -84,9 +109,9 @@ def _static_task_checks(task: Task, files: dict[str, str], framework: str,
     return verdicts, evidence
 
 
-def _build_and_run(files: dict[str, str], framework: str, target: Target, console: tuple[str, ...],
+def _build_and_run(files: dict[str, str], framework: str, target: Target, expected: Expected,
                    judgement: Judgement, timeout_s: float) -> None:
-    """Compile a bare-metal tree (and run it in QEMU when the task expects console lines)."""
+    """Compile a bare-metal tree (and run it in QEMU when the task expects console lines or a trace)."""
     from rac_fw.domains.firmware.backends import get_backend
     from rac_fw.domains.firmware.backends.base import BuildRequest, Capability, RunRequest
 
@@ -109,7 +134,7 @@ def _build_and_run(files: dict[str, str], framework: str, target: Target, consol
         if not built.ok:
             judgement.verification.evidence.extend(built.evidence)
             return
-        if not console:
+        if not expected.console and expected.trace is None:
             return
         runner = get_backend("qemu")
         if not runner.supports(Capability.RUN, framework, target.id):
@@ -117,11 +142,18 @@ def _build_and_run(files: dict[str, str], framework: str, target: Target, consol
         if not runner.available():
             judgement.unknown.append("console: qemu-system-arm is not installed")
             return
-        ran = runner.run(RunRequest(image=built.image, target=target.id, expect=console, timeout_s=timeout_s,
-                                    output_dir=Path(tmp) / "run", forbid=FORBID))
+        ran = runner.run(RunRequest(image=built.image, target=target.id, expect=expected.console,
+                                    timeout_s=timeout_s, output_dir=Path(tmp) / "run", forbid=FORBID,
+                                    exit_status=expected.exit_status))
         judgement.verification.verdicts.extend(ran.verdicts)
         if not ran.ok:
             judgement.verification.evidence.extend(ran.evidence)
+        if expected.trace is not None:
+            from rac_fw.domains.firmware.plan.behaviour.trace import from_json, match, window
+
+            outcome = match(from_json(list(expected.trace)), window((ran.output or "").splitlines()))
+            judgement.verification.verdicts.append(outcome.verdict())
+            judgement.verification.evidence.extend(outcome.evidence())
 
 
 def judge_sources(files: dict[str, str], framework: str, target: Target | None, task: Task | None = None,
@@ -141,10 +173,10 @@ def judge_sources(files: dict[str, str], framework: str, target: Target | None, 
     judgement.verification.verdicts.extend(verdicts)
     judgement.verification.evidence.extend(evidence)
     if dynamic and framework == "baremetal" and target is not None and judgement.ok:
-        expect, problems = _expectations(task, framework, target.id)
+        expected, problems = _expectations(task, framework, target.id)
         if problems:
             judgement.verification.verdicts.append(Verdict(predicate="task.trace", passed=False))
             judgement.verification.evidence.extend(problems)
             return judgement
-        _build_and_run(files, framework, target, expect, judgement, timeout_s)
+        _build_and_run(files, framework, target, expected, judgement, timeout_s)
     return judgement
