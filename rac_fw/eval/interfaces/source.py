@@ -20,7 +20,6 @@ The model submits a file tree with ``write_sources``; it is judged by the same f
 from __future__ import annotations
 
 import json
-from functools import cache
 from typing import Any, ClassVar
 
 from rac_fw.contract import Feedback, Status, sha256_of
@@ -73,18 +72,14 @@ def _clauses(framework: str, name: str, header: str) -> list[tuple[str, str]]:
     return out
 
 
-@cache
 def _reference_files(task_id: str) -> dict[str, str]:
-    from rac_fw.domains.firmware.pipeline import run_plan
-    from rac_fw.domains.firmware.tasks import get_task
+    """The reference plan's lowering: what the scripted oracle submits (never shown to the model)."""
+    from rac_fw.domains.firmware.tasks import get_task, reference_lowering
 
     task = get_task(task_id)
     if task is None:
         raise LookupError(f"{task_id!r} is not a firmware suite task")
-    result = run_plan(task.reference_plan())
-    if result.lowered is None:
-        raise LookupError(f"the reference plan of {task_id} does not lower: {[e.code for e in result.evidence]}")
-    return dict(result.lowered.files)
+    return dict(reference_lowering(task).files)
 
 
 def relevant_headers(task_id: str) -> dict[str, list[str]]:

@@ -19,12 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from rac_fw.domains.firmware.tasks.checks import Check
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.lower import Lowered
 
 _SUITE = Path(__file__).resolve().parent / "suite"
 
@@ -138,3 +141,23 @@ def get_task(task_id: str) -> Task | None:
 
 def expressible() -> list[Task]:
     return [t for t in suite().values() if t.status == "expressible"]
+
+
+_LOWERED: dict[tuple[str, str], Lowered] = {}
+
+
+def reference_lowering(task: Task) -> Lowered:
+    """The artifact the task's reference plan lowers to (memoised per task and reference): what calibration
+    judges, the oracle of the source-writing interfaces submits, mutants edit and the trace check reads the
+    receipt of. LookupError when the task has no reference or it does not lower."""
+    from rac_fw.contract import sha256_of
+    from rac_fw.domains.firmware.pipeline import run_plan
+
+    key = (task.id, sha256_of(task.reference or {}))
+    if key not in _LOWERED:
+        result = run_plan(task.reference_plan())
+        if result.lowered is None:
+            codes = sorted({e.code for e in result.evidence})
+            raise LookupError(f"the reference plan of {task.id} does not lower: {codes}")
+        _LOWERED[key] = result.lowered
+    return _LOWERED[key]

@@ -66,14 +66,16 @@ def predicted_trace(task: Task) -> tuple[tuple[dict[str, Any], ...], int] | None
 
 
 def _predict(task: Task) -> tuple[tuple[dict[str, Any], ...], int] | None:
-    from rac_fw.domains.firmware.pipeline import run_plan
     from rac_fw.domains.firmware.plan.behaviour.console import predicted
     from rac_fw.domains.firmware.plan.load import parse_plan
+    from rac_fw.domains.firmware.tasks import reference_lowering
 
     if task.reference is None:
         return None
-    result = run_plan(task.reference_plan())
-    trace = result.lowered.receipt.trace if result.lowered is not None else None
+    try:
+        trace = reference_lowering(task).receipt.trace
+    except LookupError:
+        return None
     if not trace:
         return None
     plan = parse_plan(task.reference_plan(), task.id)

@@ -60,18 +60,16 @@ def mutants() -> tuple[Mutant, ...]:
     return tuple(Mutant.model_validate(m) for m in raw["mutants"])
 
 
-@cache
 def _reference(task_id: str) -> dict[str, str]:
-    from rac_fw.domains.firmware.pipeline import run_plan
-    from rac_fw.domains.firmware.tasks import get_task
+    from rac_fw.domains.firmware.tasks import get_task, reference_lowering
 
     task = get_task(task_id)
     if task is None:
         raise MutantError(f"mutant task {task_id!r} is not a suite task")
-    result = run_plan(task.reference_plan())
-    if result.lowered is None:
-        raise MutantError(f"the reference plan of {task_id} does not lower")
-    return dict(result.lowered.files)
+    try:
+        return dict(reference_lowering(task).files)
+    except LookupError as exc:
+        raise MutantError(str(exc)) from None
 
 
 def mutate(mutant: Mutant) -> dict[str, str]:
