@@ -439,6 +439,9 @@ class Target:
     """Number of device interrupt vectors after the 16 system exceptions (highest IRQn + 1)."""
     chip: str = ""
     """The chip pack's folder name under ``targets/chips/`` (``nrf52840``), shared by every board on it."""
+    sdk: dict[str, str] = field(default_factory=dict)
+    """Framework → the SDK release the output is written for (``zephyr: "3.7"``), set by
+    ``facts.sdk.for_release`` from ``--zephyr-version``; a framework not listed: its default release."""
 
     def region(self, name: str) -> MemoryRegion | None:
         return next((r for r in self.memory if r.name == name), None)

@@ -1,6 +1,6 @@
 """What the Zephyr lowering collects before it renders: the app model, names and shared constants.
 
-Checked against Zephyr 4.1 (``templates/zephyr/VERSION``).
+Written for the Zephyr release of ``facts/sdk.yaml`` the target names (``templates/zephyr/VERSION``).
 """
 
 from __future__ import annotations
@@ -8,10 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.sdk import default_version
 from rac_fw.domains.firmware.lower import LoweringError
 
-#: Zephyr release every template and devicetree idiom here was checked against.
-ZEPHYR_VERSION = "4.1"
+#: The default Zephyr release (``facts/sdk.yaml``): the templates' canonical spelling. Apps for another release
+#: take its differences from ``facts.sdk.SdkRelease`` (the builder's ``sdk``).
+ZEPHYR_VERSION = default_version("zephyr") or ""
 
 #: Kconfig symbols each family needs (beyond what the board's defconfig already sets).
 KCONFIG: dict[str, tuple[str, ...]] = {

@@ -17,7 +17,8 @@ from rac_fw.contract import Receipt
 from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.lower import Lowered, with_contributed
 from rac_fw.domains.firmware.lower.zephyr.core import family
-from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, ZEPHYR_VERSION, Step, unsupported
+from rac_fw.domains.firmware.facts.sdk import release
+from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, Step, unsupported
 from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
 from rac_fw.domains.firmware.ops.log.log import Log
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
@@ -66,13 +67,13 @@ class Builder(OperationViews):
         app = self.app
         threads = self.thread_views()
         header = {
-            "version": ZEPHYR_VERSION,
+            "version": self.sdk.version,
             "target": self.target.id,
             "board": self.board,
         }
         main = self.env.get_template("main.c.j2").render(
             header=header,
-            includes=sorted(app.includes),
+            includes=sorted(self.sdk.header(h) for h in app.includes),
             log=any(isinstance(op, Log) for op in self.plan.operations),
             locks=[{"name": k, "pi": v} for k, v in app.locks.items()],
             early_globals=app.early_globals,
@@ -85,8 +86,7 @@ class Builder(OperationViews):
             boot=c_string_literal(self.target.id),
             loop=self.loop_view(),
         )
-        skeleton = data_dir("zephyr_app")
-        prj = (skeleton / "prj.conf").read_text(encoding="utf-8")
+        prj = self.skeleton("prj.conf")
         prj += self.env.get_template("prj.conf.j2").render(
             kconfig=self.kconfig_view(),
             main_stack=self.plan.stack_bytes,
@@ -105,7 +105,7 @@ class Builder(OperationViews):
             header=header,
             user_props=sorted(app.user_props.items()),
             io_channels=[app.io_channels[k].split("|", 1)[1] for k in sorted(app.io_channels)],
-            label_blocks=sorted(app.label_blocks.items()),
+            label_blocks=sorted(self.label_blocks().items()),
             dt_bindings=self.dt_binding_includes(),
         )
         readme = self.env.get_template("README.md.j2").render(
@@ -115,7 +115,7 @@ class Builder(OperationViews):
         )
         board_file = self.board.replace("/", "_")
         files = with_contributed({
-            "CMakeLists.txt": (skeleton / "CMakeLists.txt").read_text(encoding="utf-8"),
+            "CMakeLists.txt": self.skeleton("CMakeLists.txt"),
             "prj.conf": prj,
             f"boards/{board_file}.overlay": overlay,
             "src/main.c": main,
@@ -126,12 +126,27 @@ class Builder(OperationViews):
             realized=app.realized,
             claims_success=True,
             notes=[
-                f"Zephyr {ZEPHYR_VERSION}",
+                self.sdk.label,
                 f"board {self.board}",
             ],
         )
         user = usercode.placement("src")
         return Lowered(framework="zephyr", target=self.target.id, files=files, receipt=receipt, user_files=user)
+
+    def skeleton(self, name: str) -> str:
+        """A file of ``zephyr_app/``, which names the default release; the app's own release is written instead."""
+        default = release(None, "zephyr")
+        text = (data_dir("zephyr_app") / name).read_text(encoding="utf-8")
+        return text.replace(default.label, self.sdk.label) if default is not None else text
+
+    def label_blocks(self) -> dict[str, list[str]]:
+        """The overlay's ``&label { … }`` blocks, with the properties the board's devicetree lacks on this
+        release added to the nodes the app touches (``SdkRelease.board_properties``)."""
+        lacking = self.sdk.board_properties.get(self.board, {})
+        return {
+            label: [*lines, *(p for p in lacking.get(label, ()) if p not in lines)]
+            for label, lines in self.app.label_blocks.items()
+        }
 
     def dt_binding_includes(self) -> list[str]:
         text = "\n".join("\n".join(v) for v in self.app.label_blocks.values())
@@ -144,9 +159,12 @@ class Builder(OperationViews):
             includes.append("zephyr/dt-bindings/dma/stm32_dma.h")
         if self.app.user_props:
             includes.append("zephyr/dt-bindings/gpio/gpio.h")
-        return includes
+        return [self.sdk.header(h) for h in includes]
 
     def kconfig_view(self) -> list[dict[str, str]]:
+        for symbol, family in list(self.app.kconfig.items()):
+            for implied in self.sdk.kconfig_implies.get(symbol.removeprefix("CONFIG_"), ()):
+                self.app.kconfig.setdefault(f"CONFIG_{implied}", family)
         flags = {s: f for s, f in self.app.kconfig.items() if s not in self.app.settings}
         out = [{"symbol": s, "value": "y", "family": f} for s, f in flags.items()]
         out += [{"symbol": s, "value": v, "family": f} for s, (f, v) in self.app.settings.items()]
