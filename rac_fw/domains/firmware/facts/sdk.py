@@ -55,6 +55,8 @@ class SdkRelease:
     """API name → its declaration on this release, where it differs from the canonical catalog's."""
     kconfig_implies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Kconfig symbol → symbols an app setting it must also set on this release (3.7 PSA crypto: an RNG)."""
+    after_kernel: tuple[str, ...] = ()
+    """Headers that use kernel types without including ``zephyr/kernel.h``: a unit includes them after it."""
     board_properties: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     """Zephyr board → node label → property lines that board's devicetree lacks on this release, which an
     overlay touching the node must add (the 3.7 STM32F4-Discovery ``adc1`` has no ``st,adc-prescaler``)."""
@@ -64,6 +66,13 @@ class SdkRelease:
 
     def name(self, canonical: str) -> str:
         return self.names.get(canonical, canonical)
+
+    def include_order(self, canonical: set[str]) -> list[str]:
+        """This release's spelling of the headers a unit includes, in the order it includes them: sorted,
+        with the ``after_kernel`` headers after ``zephyr/kernel.h``."""
+        spelled = {self.header(h) for h in canonical}
+        late = {self.header(h) for h in self.after_kernel}
+        return sorted(spelled, key=lambda h: (h in late, h))
 
 
 @with_config(_STRICT)

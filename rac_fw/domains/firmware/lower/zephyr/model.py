@@ -29,6 +29,24 @@ KCONFIG: dict[str, tuple[str, ...]] = {
     "log": ("CONFIG_LOG",),
 }
 
+#: Kconfig symbols the driver API a header declares needs (the board's defconfig may not set them: native_sim's
+#: has neither serial nor GPIO): an operation including the header asks for them, whatever its family, as the
+#: Zephyr samples' prj.conf files do (samples/basic/blinky: CONFIG_GPIO=y).
+HEADER_KCONFIG: dict[str, tuple[str, ...]] = {
+    "zephyr/drivers/gpio.h": ("CONFIG_GPIO",),
+    "zephyr/drivers/uart.h": ("CONFIG_SERIAL",),
+    "zephyr/drivers/i2c.h": ("CONFIG_I2C",),
+    "zephyr/drivers/spi.h": ("CONFIG_SPI",),
+    "zephyr/drivers/adc.h": ("CONFIG_ADC",),
+    "zephyr/drivers/pwm.h": ("CONFIG_PWM",),
+    "zephyr/drivers/watchdog.h": ("CONFIG_WATCHDOG",),
+    "zephyr/drivers/dma.h": ("CONFIG_DMA",),
+    "zephyr/drivers/sensor.h": ("CONFIG_SENSOR",),
+    "zephyr/drivers/counter.h": ("CONFIG_COUNTER",),
+    "zephyr/drivers/can.h": ("CONFIG_CAN",),
+    "zephyr/drivers/hwinfo.h": ("CONFIG_HWINFO",),
+}
+
 #: Interrupt-driven UART receive needs the IRQ API and the ring buffer library.
 UART_IRQ_KCONFIG = ("CONFIG_UART_INTERRUPT_DRIVEN", "CONFIG_RING_BUFFER")
 

@@ -18,7 +18,7 @@ from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.lower import Lowered, with_contributed
 from rac_fw.domains.firmware.lower.zephyr.core import family
 from rac_fw.domains.firmware.facts.sdk import release
-from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, Step, unsupported
+from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, HEADER_KCONFIG, Step, unsupported
 from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
 from rac_fw.domains.firmware.ops.log.log import Log
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
@@ -37,10 +37,11 @@ class Builder(OperationViews):
         realization = spec(op.op).realization("zephyr")
         if realization is None or realization.view is None:
             raise LookupError(f"{op.op} has no Zephyr view in its op spec")
+        before = set(self.app.includes)
         view = realization.view(self, index, op)
         self.name_view(view, index)
         view["op"] = op
-        self.app.need(template)
+        self.app.need(template, *(s for h in sorted(self.app.includes - before) for s in HEADER_KCONFIG.get(h, ())))
         render = self.macro(template, op.op)
         if render is None:
             raise LookupError(f"templates/zephyr/{template}.c.j2 has no macro {op.op}")
@@ -73,7 +74,7 @@ class Builder(OperationViews):
         }
         main = self.env.get_template("main.c.j2").render(
             header=header,
-            includes=sorted(self.sdk.header(h) for h in app.includes),
+            includes=self.sdk.include_order(app.includes),
             log=any(isinstance(op, Log) for op in self.plan.operations),
             locks=[{"name": k, "pi": v} for k, v in app.locks.items()],
             early_globals=app.early_globals,
@@ -162,8 +163,11 @@ class Builder(OperationViews):
         return [self.sdk.header(h) for h in includes]
 
     def kconfig_view(self) -> list[dict[str, str]]:
+        # What a symbol needs beside it on this release (SdkRelease.kconfig_implies) and with this board's
+        # driver for it (Board.zephyr_driver_needs), asked by the family that set it.
+        needs = {**self.sdk.kconfig_implies, **self.target.board.zephyr_driver_needs}
         for symbol, family in list(self.app.kconfig.items()):
-            for implied in self.sdk.kconfig_implies.get(symbol.removeprefix("CONFIG_"), ()):
+            for implied in needs.get(symbol.removeprefix("CONFIG_"), ()):
                 self.app.kconfig.setdefault(f"CONFIG_{implied}", family)
         flags = {s: f for s, f in self.app.kconfig.items() if s not in self.app.settings}
         out = [{"symbol": s, "value": "y", "family": f} for s, f in flags.items()]
