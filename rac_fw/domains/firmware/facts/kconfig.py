@@ -17,10 +17,15 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
 from pydantic import ConfigDict, TypeAdapter, with_config
+
+from rac_fw.domains.firmware.facts.sdk import release
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.model import Target
 
 _STRICT = ConfigDict(extra="forbid")
 _HERE = Path(__file__).resolve().parent
@@ -189,3 +194,11 @@ def minimum(framework: str, version: str | None, name: str, on: frozenset[str]) 
         return 0
     limits = range_of(symbol, enabled(facts, version, set(on)))
     return limits.min if limits is not None else 0
+
+
+def release_has(target: Target | None, framework: str, name: str) -> bool:
+    """Whether the release ``framework``'s output is written for on ``target`` has Kconfig symbol ``name``
+    (a framework without Kconfig facts: yes)."""
+    facts = kconfig_facts(framework)
+    written_for = release(target, framework)
+    return facts is None or facts.symbol(name, written_for.version if written_for else None) is not None

@@ -93,9 +93,7 @@ def check_kconfig_lines(ctx: Context) -> list[Evidence]:
             name, value = match.group(1), match.group(2).strip()
         assigned[name] = (value, number)
         found += _symbol_line(facts, version, label, own, name, value, where)
-    if ctx.framework == "zephyr":
-        found += _dependencies(ctx, facts, version, label, own, assigned, path)
-    return found
+    return found + _dependencies(ctx, facts, version, label, own, assigned, path)
 
 
 def _symbol_line(
@@ -141,11 +139,14 @@ def _dependencies(
     path: str,
 ) -> list[Evidence]:
     """Ranges and ``depends on`` of every assignment, under the configuration Kconfig would build: the
-    fragment's ``y`` symbols with the board's defconfig, closed under selects and conditional defaults."""
+    fragment's ``y`` symbols with the board's Zephyr defconfig, closed under selects and conditional defaults."""
     rules = ctx.rules.section("kconfig")
-    board = (
-        set(ctx.target.board.zephyr_defconfig) if ctx.target is not None else set(rules.get("board_default", ()))
-    )
+    if ctx.framework != "zephyr":
+        board: set[str] = set()
+    elif ctx.target is not None:
+        board = set(ctx.target.board.zephyr_defconfig)
+    else:
+        board = set(rules.get("board_default", ()))
     on = {n for n, (v, _) in assigned.items() if v == "y"} | board | set(rules.get("kconfig_default", ()))
     off = {n for n, (v, _) in assigned.items() if v == "n"}
     closed = enabled(facts, version, on - off, off)
