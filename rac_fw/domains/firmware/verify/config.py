@@ -425,6 +425,18 @@ def _soc_label_known(label: str, target: Target) -> bool:
     return any(c in target.peripherals for c in candidates)
 
 
+def board_label_known(label: str, target: Target | None) -> bool:
+    """Whether the board or its SoC defines devicetree label ``label`` per the facts (a board label, a GPIO port
+    or peripheral instance, a pin-control node for a signal the pin carries); no facts: assumed."""
+    if target is None or label in target.board.dt_node_labels:
+        return True
+    pinctrl = _PINCTRL_LABEL.match(label)
+    if pinctrl is not None:
+        facts = target.pins.get(f"P{pinctrl.group(2).upper()}{pinctrl.group(3)}")
+        return facts is not None and facts.can_carry(pinctrl.group(1).upper())
+    return _soc_label_known(label, target)
+
+
 @register(
     "devicetree_consistent", "E_DT_LABEL_UNKNOWN", "E_DT_NODE_MISSING", "E_DT_PINCTRL_INVALID", "E_DT_PROPERTY_MISSING"
 )

@@ -100,6 +100,8 @@ class AppModel:
     """Operation index → its console label (the ``rac: <label> ok`` lines)."""
     threads: dict[str, list[ThreadPart]] = field(default_factory=dict)
     locks: dict[str, bool] = field(default_factory=dict)
+    dma_channels: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Node label → its DMA channels by name, in the order added (the node's ``dmas``/``dma-names``)."""
     rx_owners: dict[str, int] = field(default_factory=dict)
     """UART node label → index of the operation that owns its receiver (one receive path per UART)."""
     realized: list[str] = field(default_factory=list)
@@ -112,6 +114,31 @@ class AppModel:
     def setting(self, family: str, symbol: str, value: str) -> None:
         """Set Kconfig ``symbol`` to ``value`` (a C/Kconfig literal: a number, ``"text"``, ``n``)."""
         self.settings[symbol] = (family, value)
+
+    def dma(self, label: str, name: str, cells: str) -> None:
+        """Give node ``label`` the DMA channel ``name`` (``rx``/``tx``) at ``cells`` (``<&dma1 5 4 …>``).
+
+        A node has one ``dmas`` and one ``dma-names`` property holding every channel (the devicetree block,
+        ``dma_periph_rx`` and ``spi_transfer`` may each name one of them): the two lines are written where the
+        first channel was added and rewritten as channels join; a second, different channel under one name is
+        a conflict the lowering refuses.
+        """
+        block = self.label_blocks.setdefault(label, ['status = "okay";'])
+        channels = self.dma_channels.setdefault(label, {})
+        if name in channels:
+            if channels[name] != cells:
+                raise unsupported(label, f"{label} would get two DMA channels named {name}: {channels[name]} and "
+                                  f"{cells}", [label, name], [])
+            return
+        first = not channels
+        channels[name] = cells
+        names = ", ".join(f'"{n}"' for n in channels)
+        lines = (f"dmas = {', '.join(channels.values())};", f"dma-names = {names};")
+        if first:
+            block.extend(lines)
+            return
+        at = next(i for i, line in enumerate(block) if line.startswith("dmas = "))
+        block[at : at + 2] = lines
 
     def okay(self, label: str, *lines: str) -> None:
         """Set ``&label { status = "okay"; … }`` in the overlay, adding ``lines`` once each."""
