@@ -144,10 +144,13 @@ class Builder(OperationViews):
         """The overlay's ``&label { … }`` blocks, with the properties the board's devicetree lacks on this
         release added to the nodes the app touches (``SdkRelease.board_properties``)."""
         lacking = self.sdk.board_properties.get(self.board, {})
-        return {
-            label: [*lines, *(p for p in lacking.get(label, ()) if p not in lines)]
-            for label, lines in self.app.label_blocks.items()
-        }
+        blocks: dict[str, list[str]] = {}
+        for label, lines in self.app.label_blocks.items():
+            added = [p for p in lacking.get(label, ()) if p not in lines]
+            # Properties precede subnodes in a node (dtc: "Properties must precede subnodes").
+            at = next((i for i, line in enumerate(lines) if "{" in line), len(lines))
+            blocks[label] = [*lines[:at], *added, *lines[at:]]
+        return blocks
 
     def dt_binding_includes(self) -> list[str]:
         text = "\n".join("\n".join(v) for v in self.app.label_blocks.values())
