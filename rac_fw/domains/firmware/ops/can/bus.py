@@ -95,7 +95,10 @@ def check(plan: Plan, target: Target, framework: str, index: int, op: CanOperati
                 "loopback mode, so in normal mode nothing is ever received",
                 [*where, "mode"],
                 [label, controller.instance, op.mode],
-                relaxations=[relax("run the controller in loopback mode", replace([*where, "mode"], "loopback"))],
+                relaxations=[relax(f"run {controller.instance} in loopback mode", *[
+                    replace(["operations", i, "mode"], "loopback") for i, o in enumerate(plan.operations)
+                    if isinstance(o, CanOperation) and controller_of(target, o) == controller
+                ])],
             )
         )
     if op.id > 0x7FF and not op.extended:

@@ -155,7 +155,9 @@ def check_heap(plan: Plan, target: Target, framework: str, index: int, op: Opera
     found = interface(target, framework)
     needs = [(RESOLVER_HEAP_BYTES, f"resolving {host!r} allocates from the system heap")] if (
         host is not None and not is_ipv4(host)) else []  # fmt: skip
-    if found is not None and found.heap_bytes:
+    first_user = next((i for i, o in enumerate(plan.operations) if getattr(o, "op", None) and
+                       check_heap in getattr(spec(o.op), "checks", ())), index)  # fmt: skip
+    if found is not None and found.heap_bytes and index == first_user:  # the interface's need, said once
         needs.append((found.heap_bytes, f"the {found.name} interface's driver allocates its sockets from the system heap"))
     needed = max((n for n, _ in needs), default=0)
     if plan.heap_bytes >= needed:
