@@ -103,11 +103,19 @@ def _key(version: str) -> tuple[int, ...]:
 
 @cache
 def kconfig_facts(framework: str) -> KconfigFacts | None:
-    """The Kconfig facts of ``framework`` (None when none are recorded)."""
+    """The Kconfig facts of ``framework`` (None when none are recorded). Zephyr's include the sensor drivers'
+    symbols the binding facts name (``facts/bindings.yaml``: one place records a driver's Kconfig)."""
     path = _HERE / f"kconfig_{framework}.yaml"
     if not path.is_file():
         return None
     raw = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    if framework == "zephyr":
+        from rac_fw.domains.firmware.facts.devicetree import bindings
+
+        for compatible, found in bindings().items():
+            for name in (*found.kconfig, *found.trigger_kconfig):
+                raw["symbols"].setdefault(name.removeprefix("CONFIG_"), {
+                    "type": "bool", "source": f"facts/bindings.yaml ({compatible})", "depends": "SENSOR"})
     return TypeAdapter(KconfigFacts).validate_python({"framework": framework, **raw})
 
 

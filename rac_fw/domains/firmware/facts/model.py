@@ -369,7 +369,8 @@ class Board:
     """Framework → the ADC clock prescaler the board's devicetree sets (``st,adc-prescaler``)."""
     zephyr_defconfig: tuple[str, ...] = ()
     """Kconfig symbols (without ``CONFIG_``) the board's Zephyr defconfig and ``Kconfig.defconfig`` set ``y``:
-    what an app gets without asking (native_sim: the console only; no serial, GPIO or I2C driver)."""
+    what an app gets without asking (native_sim: the console only; no serial, GPIO or I2C driver). Empty: not
+    recorded (the verifier then assumes the common boards' GPIO, serial and console)."""
     zephyr_driver_needs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Driver class symbol → what this board's driver for it needs besides (native_sim's I2C and SPI
     controllers are emulators: ``I2C: [EMUL]``, since ``I2C_EMUL`` depends on ``EMUL``)."""

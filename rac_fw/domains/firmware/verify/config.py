@@ -137,7 +137,8 @@ def check_kconfig(ctx: Context) -> list[Evidence]:
     for path in paths:
         conf.update(parse_kconfig(files[path]))
     where = paths[0]
-    board = target.board.zephyr_defconfig if target is not None and rules.framework == "zephyr" else None
+    # A board whose defconfig the facts do not record (an empty list) is judged as the common boards are.
+    board = (target.board.zephyr_defconfig or None) if target is not None and rules.framework == "zephyr" else None
     board_default = {*spec.get("kconfig_default", ()), *(spec.get("board_default", ()) if board is None else board)}
     by_header: dict[str, list[str]] = dict(spec.get("by_header") or {})
     by_function: dict[str, list[str]] = dict(spec.get("by_function") or {})

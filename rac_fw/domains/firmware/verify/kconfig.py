@@ -143,9 +143,9 @@ def _dependencies(
     rules = ctx.rules.section("kconfig")
     if ctx.framework != "zephyr":
         board: set[str] = set()
-    elif ctx.target is not None:
+    elif ctx.target is not None and ctx.target.board.zephyr_defconfig:
         board = set(ctx.target.board.zephyr_defconfig)
-    else:
+    else:  # no facts about the board's defconfig: the common boards' set
         board = set(rules.get("board_default", ()))
     on = {n for n, (v, _) in assigned.items() if v == "y"} | board | set(rules.get("kconfig_default", ()))
     off = {n for n, (v, _) in assigned.items() if v == "n"}

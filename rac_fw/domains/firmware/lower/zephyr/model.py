@@ -100,6 +100,8 @@ class AppModel:
     """Operation index → its console label (the ``rac: <label> ok`` lines)."""
     threads: dict[str, list[ThreadPart]] = field(default_factory=dict)
     locks: dict[str, bool] = field(default_factory=dict)
+    heap_floor: int = 0
+    """The smallest system heap a driver the app uses needs (``heap_at_least``)."""
     dma_channels: dict[str, dict[str, str]] = field(default_factory=dict)
     """Node label → its DMA channels by name, in the order added (the node's ``dmas``/``dma-names``)."""
     rx_owners: dict[str, int] = field(default_factory=dict)
@@ -139,6 +141,11 @@ class AppModel:
             return
         at = next(i for i, line in enumerate(block) if line.startswith("dmas = "))
         block[at : at + 2] = lines
+
+    def heap_at_least(self, size: int) -> None:
+        """A driver the app uses allocates from the system heap: ``CONFIG_HEAP_MEM_POOL_SIZE`` is at least ``size``
+        (the plan's ``heap_bytes`` when larger)."""
+        self.heap_floor = max(self.heap_floor, size)
 
     def okay(self, label: str, *lines: str) -> None:
         """Set ``&label { status = "okay"; … }`` in the overlay, adding ``lines`` once each."""

@@ -91,7 +91,7 @@ class Builder(OperationViews):
         prj += self.env.get_template("prj.conf.j2").render(
             kconfig=self.kconfig_view(),
             main_stack=self.plan.stack_bytes,
-            heap=self.plan.heap_bytes,
+            heap=max(self.plan.heap_bytes, app.heap_floor),
         )
         gaps = sorted(set(range(max(app.io_channels, default=-1) + 1)) - set(app.io_channels))
         if gaps:
@@ -146,10 +146,10 @@ class Builder(OperationViews):
         lacking = self.sdk.board_properties.get(self.board, {})
         blocks: dict[str, list[str]] = {}
         for label, lines in self.app.label_blocks.items():
-            added = [p for p in lacking.get(label, ()) if p not in lines]
-            # Properties precede subnodes in a node (dtc: "Properties must precede subnodes").
-            at = next((i for i, line in enumerate(lines) if "{" in line), len(lines))
-            blocks[label] = [*lines[:at], *added, *lines[at:]]
+            every = [*lines, *(p for p in lacking.get(label, ()) if p not in lines)]
+            # Properties precede subnodes in a node (dtc: "Properties must precede subnodes"), whichever
+            # operation added them first; each keeps its order.
+            blocks[label] = [line for line in every if "{" not in line] + [line for line in every if "{" in line]
         return blocks
 
     def dt_binding_includes(self) -> list[str]:

@@ -146,31 +146,19 @@ def check_retry(plan: Plan, target: Target, framework: str, index: int, op: Oper
 
 
 def check_heap(plan: Plan, target: Target, framework: str, index: int, op: Operation) -> list[Evidence]:
-    """Zephyr's getaddrinfo allocates its results from the heap (a host name needs one), and so does an
-    interface driver whose facts say so (native_sim's offloaded sockets)."""
+    """Zephyr's getaddrinfo allocates its results from the heap: a host name needs one."""
 
-    if framework != "zephyr":
-        return []
     host = getattr(op, "host", None)
-    found = interface(target, framework)
-    needs = [(RESOLVER_HEAP_BYTES, f"resolving {host!r} allocates from the system heap")] if (
-        host is not None and not is_ipv4(host)) else []  # fmt: skip
-    first_user = next((i for i, o in enumerate(plan.operations) if getattr(o, "op", None) and
-                       check_heap in getattr(spec(o.op), "checks", ())), index)  # fmt: skip
-    if found is not None and found.heap_bytes and index == first_user:  # the interface's need, said once
-        needs.append((found.heap_bytes, f"the {found.name} interface's driver allocates its sockets from the system heap"))
-    needed = max((n for n, _ in needs), default=0)
-    if plan.heap_bytes >= needed:
+    if framework != "zephyr" or host is None or is_ipv4(host) or plan.heap_bytes >= RESOLVER_HEAP_BYTES:
         return []
-    why = "; ".join(w for n, w in needs if n > plan.heap_bytes)
     return [
         violation(
             "E_NET_HEAP",
-            f"{why}, which is {plan.heap_bytes} bytes",
+            f"resolving {host!r} allocates from the system heap, which is {plan.heap_bytes} bytes",
             ["heap_bytes"],
             [op.name or op.op, "heap_bytes"],
-            [measure("heap", plan.heap_bytes, "bytes"), measure("needed", needed, "bytes")],
-            [relax(f"give the heap {needed} bytes", replace(["heap_bytes"], needed))],
+            [measure("heap", plan.heap_bytes, "bytes"), measure("needed", RESOLVER_HEAP_BYTES, "bytes")],
+            [relax(f"give the heap {RESOLVER_HEAP_BYTES} bytes", replace(["heap_bytes"], RESOLVER_HEAP_BYTES))],
         )
     ]
 
@@ -194,6 +182,8 @@ def zephyr_base(b: Any, index: int) -> None:
     """Kconfig and headers every Zephyr IP operation needs; the interface's driver from the facts."""
     found = interface(b.target, "zephyr")
     kconfig = [f"CONFIG_{k}" for k in (found.kconfig if found else ())]
+    if found is not None:  # a driver that allocates its sockets (native_sim's offloaded sockets) needs a heap
+        b.app.heap_at_least(found.heap_bytes)
     # SO_RCVTIMEO/SO_SNDTIMEO need their net_context support (subsys/net/ip/Kconfig).
     b.app.need("net", "CONFIG_NETWORKING", "CONFIG_NET_IPV4", "CONFIG_NET_SOCKETS", "CONFIG_NET_TCP",
                "CONFIG_NET_UDP", "CONFIG_NET_CONTEXT_RCVTIMEO", "CONFIG_NET_CONTEXT_SNDTIMEO", *kconfig)  # fmt: skip
