@@ -60,7 +60,8 @@ def test_the_kconfig_check_names_the_missing_dependency_and_the_range() -> None:
                   if e.code == "E_KCONFIG_DEPENDS"]  # fmt: skip
     assert "CONFIG_LOG_MODE_DEFERRED" in depends.objects
     files["prj.conf"] = (BAD / "prj_range.conf").read_text(encoding="utf-8")
-    (out,) = [e for e in verify_sources(files, "zephyr", load_target("nrf52840")).evidence if e.code == "E_KCONFIG_RANGE"]
+    evidence = verify_sources(files, "zephyr", load_target("nrf52840")).evidence
+    (out,) = [e for e in evidence if e.code == "E_KCONFIG_RANGE"]
     assert "69..65535" in out.objects and "BT_SMP" in out.message
 
 

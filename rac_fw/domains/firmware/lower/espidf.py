@@ -27,6 +27,7 @@ from rac_fw.contract import Evidence, Receipt
 from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
 from rac_fw.domains.firmware.facts.query import free_pins
+from rac_fw.domains.firmware.facts.sdk import default_version
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -37,7 +38,6 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
-from rac_fw.domains.firmware.facts.sdk import default_version
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag

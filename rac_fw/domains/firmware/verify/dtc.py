@@ -112,7 +112,7 @@ def check_overlays_with_dtc(ctx: Context) -> list[Evidence]:
             if parsed is None or parsed.group("file") != "overlay.dts" or "non-existent node or label" in line:
                 continue  # an unknown label is E_DT_LABEL_UNKNOWN's to report; the skeleton's lines are ours
             where = f"{path}:{parsed.group('line')}"
-            said = _REF_NODE.sub(lambda m: blocks.get(int(m.group(1)), m.group()), parsed.group("text"))
+            said = _REF_NODE.sub(lambda m, named=blocks: named.get(int(m.group(1)), m.group()), parsed.group("text"))
             if "duplicate_property_names" in said:
                 prop = said.rsplit(":", 2)[-2] if said.count(":") >= 2 else ""
                 found.append(finding(

@@ -15,9 +15,9 @@ import yaml
 
 from rac_fw.contract import Receipt
 from rac_fw.domains.firmware import usercode
+from rac_fw.domains.firmware.facts.sdk import release
 from rac_fw.domains.firmware.lower import Lowered, with_contributed
 from rac_fw.domains.firmware.lower.zephyr.core import family
-from rac_fw.domains.firmware.facts.sdk import release
 from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, HEADER_KCONFIG, Step, unsupported
 from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
 from rac_fw.domains.firmware.ops.log.log import Log
@@ -169,9 +169,9 @@ class Builder(OperationViews):
         # What a symbol needs beside it on this release (SdkRelease.kconfig_implies) and with this board's
         # driver for it (Board.zephyr_driver_needs), asked by the family that set it.
         needs = {**self.sdk.kconfig_implies, **self.target.board.zephyr_driver_needs}
-        for symbol, family in list(self.app.kconfig.items()):
+        for symbol, asked_by in list(self.app.kconfig.items()):
             for implied in needs.get(symbol.removeprefix("CONFIG_"), ()):
-                self.app.kconfig.setdefault(f"CONFIG_{implied}", family)
+                self.app.kconfig.setdefault(f"CONFIG_{implied}", asked_by)
         flags = {s: f for s, f in self.app.kconfig.items() if s not in self.app.settings}
         out = [{"symbol": s, "value": "y", "family": f} for s, f in flags.items()]
         out += [{"symbol": s, "value": v, "family": f} for s, (f, v) in self.app.settings.items()]

@@ -293,7 +293,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: BleGattService) -> dict[str, Any]:
         # (BT_L2CAP_TX_MTU >= 65, BT_BUF_ACL_RX_SIZE >= 69: LE Secure Connections pairing PDUs), a value below
         # it aborts the build, so the smallest legal value at least as large as the plan's is written.
         on = frozenset({s.removeprefix("CONFIG_") for s in b.app.kconfig})
-        for symbol, value in ((mtu_symbol, op.mtu), ("BT_BUF_ACL_RX_SIZE", op.mtu + 4), ("BT_BUF_ACL_TX_SIZE", op.mtu + 4)):
+        pdu = op.mtu + 4
+        for symbol, value in ((mtu_symbol, op.mtu), ("BT_BUF_ACL_RX_SIZE", pdu), ("BT_BUF_ACL_TX_SIZE", pdu)):
             b.app.setting("ble", f"CONFIG_{symbol}", str(max(value, minimum("zephyr", b.sdk.version, symbol, on))))
     chars = _characteristics(op)
     for ch in chars:

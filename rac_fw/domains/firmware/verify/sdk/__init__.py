@@ -378,7 +378,7 @@ def _released_catalog(base: Catalog, release: SdkRelease) -> Catalog:
     ``zephyr/net/buf.h`` on Zephyr 3.7) and the signatures that differ (``facts/sdk.yaml``)."""
     key = (id(base), release.framework, release.version)
     if key in _RELEASED:
-        return _RELEASED[key]  # type: ignore[no-any-return]
+        return _RELEASED[key]
     headers: dict[str, dict[str, Any]] = {}
     for header, body in base._headers.items():
         moved = {key: dict(value) if isinstance(value, Mapping) else value for key, value in body.items()}
@@ -476,7 +476,7 @@ def header_model(framework: str, variant: str | None = None, release: SdkRelease
 def _released_model(base: HeaderModel, release: SdkRelease) -> HeaderModel:
     key = (id(base), release.framework, release.version)
     if key in _RELEASED:
-        return _RELEASED[key]  # type: ignore[no-any-return]
+        return _RELEASED[key]
     name = release.header
     includes = {name(h): tuple(name(i) for i in inner) for h, inner in base.includes.items()}
     by_suffix: dict[str, str] = {}
