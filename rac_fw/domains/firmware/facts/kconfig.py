@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 import yaml
 from pydantic import ConfigDict, TypeAdapter, with_config
 
-from rac_fw.domains.firmware.facts.sdk import release
+from rac_fw.domains.firmware.facts.sdk import release, version_key
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.facts.model import Target
@@ -82,9 +82,9 @@ class KconfigFacts:
         found = self.symbols.get(name)
         if found is None or version is None:
             return found
-        if found.since is not None and _key(version) < _key(found.since):
+        if found.since is not None and version_key(version) < version_key(found.since):
             return None
-        if found.until is not None and _key(version) > _key(found.until):
+        if found.until is not None and version_key(version) > version_key(found.until):
             return None
         return found
 
@@ -92,13 +92,9 @@ class KconfigFacts:
         """The name ``name`` has on release ``version`` when it was renamed (None: not renamed)."""
         new = self.renamed.get(name)
         since = self.renamed_in.get(name)
-        if new is None or (since is not None and version is not None and _key(version) < _key(since)):
+        if new is None or (since is not None and version is not None and version_key(version) < version_key(since)):
             return None
         return new
-
-
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", version))
 
 
 @cache

@@ -110,7 +110,7 @@ def frameworks() -> list[str]:
 def versions(framework: str) -> list[str]:
     """Releases of ``framework`` rac-fw writes for, oldest first."""
     found = _table().get(framework)
-    return sorted(found.releases, key=_key) if found else []
+    return sorted(found.releases, key=version_key) if found else []
 
 
 def default_version(framework: str) -> str | None:
@@ -118,7 +118,8 @@ def default_version(framework: str) -> str | None:
     return found.default if found else None
 
 
-def _key(version: str) -> tuple[int, ...]:
+def version_key(version: str) -> tuple[int, ...]:
+    """A release for ordering: ``3.7`` < ``4.1`` < ``4.10``."""
     return tuple(int(p) for p in re.findall(r"\d+", version))
 
 
