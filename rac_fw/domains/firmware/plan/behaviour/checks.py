@@ -22,7 +22,7 @@ from rac_fw.domains.firmware.plan.behaviour.contexts import _path
 from rac_fw.domains.firmware.plan.behaviour.evaluate import UNKNOWN, constant
 from rac_fw.domains.firmware.plan.behaviour.lowering import compiled
 from rac_fw.domains.firmware.plan.behaviour.spec import step_spec
-from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
+from rac_fw.domains.firmware.plan.evidence import add, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.registry import spec as op_spec
 
 if TYPE_CHECKING:
@@ -32,7 +32,8 @@ CODES = (
     "E_BEHAVIOUR_EXPR", "E_BEHAVIOUR_UNIT", "E_BEHAVIOUR_TYPE", "E_BEHAVIOUR_NAME", "E_BEHAVIOUR_FIELD",
     "E_BEHAVIOUR_FORMAT", "E_BEHAVIOUR_DURATION", "E_BEHAVIOUR_SIZE", "E_BEHAVIOUR_UNBOUNDED",
     "E_BEHAVIOUR_EVENT", "E_BEHAVIOUR_ACTION", "E_BEHAVIOUR_CONTEXT", "E_BEHAVIOUR_ISR_BLOCKING",
-    "E_BEHAVIOUR_SHARED", "E_BEHAVIOUR_UNINIT", "E_BEHAVIOUR_PERIOD", "E_BEHAVIOUR_PERSIST", "E_TARGET_UNSUPPORTED",
+    "E_BEHAVIOUR_SHARED", "E_BEHAVIOUR_UNINIT", "E_BEHAVIOUR_UNUSED", "E_BEHAVIOUR_PERIOD", "E_BEHAVIOUR_PERSIST",
+    "E_TARGET_UNSUPPORTED",
 )  # fmt: skip
 
 #: Bytes each framework's store keeps for a behaviour's persisted variables: bare metal reserves a retained
@@ -121,17 +122,29 @@ def _defaults(var: ir.Variable) -> Any:
     return 0.0 if var.type.kind == "float" else 0
 
 
+_VALUES = ("var", "output")
+
+
 def _reads(s: ir.Stmt) -> list[str]:
-    names = [sym.name for e in s.exprs.values() for sym in ir.refs(e) if sym.kind == "var"]
+    names = [sym.name for e in s.exprs.values() for sym in ir.refs(e) if sym.kind in _VALUES]
     return names + list(s.data.get("reads", ()))
 
 
-def _flow(stmts: list[ir.Stmt], known: set[str], program: ir.Program, found: dict[str, str]) -> set[str]:
-    """Definite assignment through ``stmts``: the variables written on every path; reads of others noted."""
+def _refreshed(plan: Any, s: ir.Stmt) -> set[str]:
+    """The outputs (``op.output``) an ``act`` statement refreshes."""
+    if s.kind != "act" or s.data.get("op") is None:
+        return set()
+    op = plan.operations[s.data["op"]]
+    return {f"{op.name}.{o}" for o in op_spec(op.op).actions[s.data["action"]].updates}
+
+
+def _flow(stmts: list[ir.Stmt], known: set[str], plan: Any, found: dict[str, str]) -> set[str]:
+    """Definite assignment through ``stmts``: the variables written (and operation outputs refreshed) on every
+    path; reads of others noted."""
     for s in stmts:
         if s.kind == "set":
             for name, kind, what in s.data["assign"]:
-                reads = [sym.name for sym in ir.refs(s.exprs[what]) if sym.kind == "var"] if kind == "expr" else (
+                reads = [sym.name for sym in ir.refs(s.exprs[what]) if sym.kind in _VALUES] if kind == "expr" else (
                     [what] if kind == "var" else [])  # fmt: skip
                 for r in reads:
                     if r not in known:
@@ -142,53 +155,97 @@ def _flow(stmts: list[ir.Stmt], known: set[str], program: ir.Program, found: dic
             if r not in known:
                 found.setdefault(r, s.path)
         if s.kind == "if":
-            then = _flow(s.blocks["then"], known, program, found)
-            other = _flow(s.blocks["else"], known, program, found)
+            then = _flow(s.blocks["then"], known, plan, found)
+            other = _flow(s.blocks["else"], known, plan, found)
             known = known | (then & other)
         elif s.kind == "repeat":
-            after = _flow(s.blocks["do"], known, program, found)
+            after = _flow(s.blocks["do"], known, plan, found)
             times = constant(s.exprs["times"]) if "times" in s.exprs else UNKNOWN
             if times is not UNKNOWN and times > 0:
                 known = after
         elif s.kind in ("while", "wait_until"):
             for block in s.blocks.values():
-                _flow(block, known, program, found)
-        known = known | set(s.data.get("writes", ()))
+                _flow(block, known, plan, found)
+        known = known | set(s.data.get("writes", ())) | _refreshed(plan, s)
     return known
 
 
-def _uninit(program: ir.Program) -> list[Evidence]:
-    initial = {v.name for v in program.variables if v.init is not None}
+def _outputs_ready(plan: Any, when: str, trigger: ir.Trigger | None = None) -> set[str]:
+    """Outputs holding a value without any step refreshing them: after set-up, or inside their event's trigger."""
+    found = set()
+    for index, op in enumerate(plan.operations):
+        for name, out in op_spec(op.op).outputs.items():
+            if op.name is None:
+                continue
+            if out.ready == when == "setup" or (
+                out.ready == when == "event" and trigger is not None and trigger.source_op == index
+            ):
+                found.add(f"{op.name}.{name}")
+    return found
+
+
+def _uninit(program: ir.Program, plan: Any) -> list[Evidence]:
+    initial = {v.name for v in program.variables if v.init is not None} | _outputs_ready(plan, "setup")
     found: dict[str, str] = {}
     known = set(initial)
     for state in program.states:
         if state.name == program.initial:
-            known = _flow(state.entry, known, program, found)
+            known = _flow(state.entry, known, plan, found)
     for t in program.triggers:
         if t.kind == "boot":
-            known = _flow(t.body, known, program, found)
+            known = _flow(t.body, known, plan, found)
     for t in program.all_triggers():
         if t.kind == "boot":
             continue
-        start = initial if t.context == "isr" and not t.deferred else known
+        start = (initial if t.context == "isr" and not t.deferred else known) | _outputs_ready(plan, "event", t)
         if t.condition is not None:
             for sym in ir.refs(t.condition):
-                if sym.kind == "var" and sym.name not in start:
+                if sym.kind in _VALUES and sym.name not in start:
                     found.setdefault(sym.name, t.path)
-        _flow(t.body, start, program, found)
+        _flow(t.body, start, plan, found)
     for state in program.states:
-        _flow(state.entry + state.exit, known, program, found)
+        _flow(state.entry + state.exit, known, plan, found)
     evidence = []
     for name, where in found.items():
         var = program.variable(name)
-        if var is None:
-            continue
-        decl = _path(var.path)
-        evidence.append(violation(
-            "E_BEHAVIOUR_UNINIT", f"variable {name} is read at {where} before every path there has written it, "
-            "and it has no init", _path(where), [name],
-            relaxations=[relax(f"initialise {name}", replace([*decl, "init"], _defaults(var)))]))  # fmt: skip
-    return evidence
+        if var is not None:
+            decl = _path(var.path)
+            evidence.append(violation(
+                "E_BEHAVIOUR_UNINIT", f"variable {name} is read at {where} before every path there has written "
+                "it, and it has no init", _path(where), [name],
+                relaxations=[relax(f"initialise {name}", replace([*decl, "init"], _defaults(var)))]))
+        elif "." in name:
+            evidence.append(_stale_output(plan, name, where))
+    return evidence  # fmt: skip
+
+
+def _stale_output(plan: Any, name: str, where: str) -> Evidence:
+    """An output read before any step refreshed it: the relaxation refreshes it just before the read."""
+    op_name, output = name.split(".", 1)
+    op = next(o for o in plan.operations if o.name == op_name)
+    refreshing = [a for a, action in op_spec(op.op).actions.items() if output in action.updates]
+    step = _path(where)
+    fixes = [relax(f"act: {op_name}.{a} before reading it", add(step[:-1], {"act": f"{op_name}.{a}"}))
+             for a in refreshing if isinstance(step[-2] if len(step) > 1 else None, int)]  # fmt: skip
+    return violation("E_BEHAVIOUR_UNINIT", f"{name} is read at {where} before any step refreshed it "
+                     f"({op.op}'s {output} holds a value only after {' or '.join(refreshing) or 'its event'})",
+                     step, [name], relaxations=fixes)  # fmt: skip
+
+
+def _unused(program: ir.Program) -> list[Evidence]:
+    """Variables no step, trigger or filter ever reads or writes: a declaration that does nothing."""
+    touched: set[str] = set()
+    for t in program.all_triggers():
+        for s in ir.walk(t.body):
+            touched |= set(_reads(s)) | set(s.data.get("writes", ()))
+        if t.condition is not None:
+            touched |= {sym.name for sym in ir.refs(t.condition)}
+    for state in program.states:
+        for s in ir.walk(state.entry + state.exit):
+            touched |= set(_reads(s)) | set(s.data.get("writes", ()))
+    return [violation("E_BEHAVIOUR_UNUSED", f"variable {v.name} is declared but no step reads or writes it",
+                      _path(v.path), [v.name], relaxations=[relax(f"remove {v.name}", remove(_path(v.path)))])
+            for v in program.variables if v.name not in touched]  # fmt: skip
 
 
 def _persist(program: ir.Program, framework: str) -> list[Evidence]:
@@ -226,4 +283,5 @@ def check(plan: Any, target: Target, framework: str) -> list[Evidence]:
     program, evidence = compiled(plan, target, framework)
     if program is None:
         return evidence
-    return _uninit(program) + _period(program, Costs(plan, target)) + _persist(program, framework)
+    return (_unused(program) + _uninit(program, plan) + _period(program, Costs(plan, target))
+            + _persist(program, framework))  # fmt: skip

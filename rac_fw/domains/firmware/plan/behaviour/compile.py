@@ -319,6 +319,10 @@ def compile_behaviour(behaviour: Behaviour, plan: Plan, target: Target, framewor
             c.error("E_BEHAVIOUR_FIELD", f"script {decl.name} keeps no queue in {decl.mode} mode", [*path, "queue"],
                     [decl.name], [relax("queue its starts (mode: queued)", replace([*path, "mode"], "queued"))])
         scripts.append(script)
+    started = {s.data["script"] for t in [*triggers, *scripts] for s in ir.walk(t.body) if s.kind == "start"}
+    started |= {s.data["script"] for st in states for s in ir.walk(st.entry + st.exit) if s.kind == "start"}
+    for script in scripts:
+        script.started = script.name in started
     from rac_fw.domains.firmware.plan.behaviour.steps.print import line_bytes
 
     program = ir.Program(list(c.variables.values()), triggers, scripts, states, initial,

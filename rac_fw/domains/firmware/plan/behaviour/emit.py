@@ -103,11 +103,11 @@ def render_program(program: ir.Program, framework: str, plan: Any, ops: dict[int
         r.current = t
         r.in_isr = t.context == "isr" and not t.deferred
         functions.append({"c": t.c, "name": t.name, "path": t.path, "kind": t.kind, "mode": t.mode,
-                          "body": r.block(t.body)})  # fmt: skip
+                          "started": t.started, "body": r.block(t.body)})  # fmt: skip
     r.current, r.in_isr = None, False
     scheduled: list[dict[str, Any]] = []
     for t in program.all_triggers():
-        if t.kind == "boot":
+        if t.kind == "boot" or (t.kind == "script" and not t.started):
             continue
         isr = t.kind == "event" and not t.deferred
         view = {"c": t.c, "name": t.name, "path": t.path, "kind": t.kind, "times": t.times, "queue": t.queue,
@@ -136,7 +136,8 @@ def render_program(program: ir.Program, framework: str, plan: Any, ops: dict[int
         states=states, initial=next((s.c for s in program.states if s.name == program.initial), None),
         scheduled=scheduled,
         functions=functions, filters=_filters(r),
-        scripts=[{"c": t.c, "name": t.name, "mode": t.mode, "start_body": _start_body(r, t)} for t in program.scripts],
+        scripts=[{"c": t.c, "name": t.name, "mode": t.mode, "start_body": _start_body(r, t)}
+                 for t in program.scripts if t.started],  # fmt: skip
         hooks=hook_views, boot=[t for t in program.triggers if t.kind == "boot"], finite=program.finite,
         ends=program.finite or any(s.kind == "exit" for s in all_statements(program)),
     )  # fmt: skip

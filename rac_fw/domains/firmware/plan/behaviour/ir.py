@@ -159,6 +159,8 @@ class Trigger:
     poll_ms: int | None = None
     resets_after: bool = False
     """The publisher resets the chip right after the event (a task-watchdog expiry)."""
+    started: bool = False
+    """A script some ``start`` step queues (only those get a queue in the dispatcher; ``call`` needs none)."""
 
 
 @dataclass

@@ -430,7 +430,7 @@ def _dispatch(m: Machine, trigger: ir.Trigger, due: int) -> None:
         try:
             m.run(trigger.body)
         except StopTrigger:
-            run.stopped = True
+            run.stopped = trigger.kind != "script"  # a script's `stop: self` ends this run, not the script
 
 
 def _external(m: Machine) -> list[str]:

@@ -157,7 +157,7 @@ class Renderer:
 
     def wait(self, ms: int) -> str:
         script = self.current
-        if script is not None and script.kind == "script" and script.mode == "restart":
+        if script is not None and script.kind == "script" and script.mode == "restart" and script.started:
             return (f"{{\n{INDENT}const uint32_t t0 = {self.rt.now_ms()};\n{INDENT}while ((uint32_t)({self.rt.now_ms()}"
                     f" - t0) < {ms}U) {{\n{INDENT * 2}if ({script.c}_restart) {{\n{INDENT * 3}goto rac_b_{script.name}"
                     f"_again;\n{INDENT * 2}}}\n{INDENT * 2}{str(self.rt.sleep_ms(1)).strip()}\n{INDENT}}}\n}}")

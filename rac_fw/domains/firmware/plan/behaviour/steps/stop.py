@@ -24,7 +24,11 @@ class StopStep(_Closed):
 
 def _compile(c: Compiler, name: str, path: list[str | int]) -> ir.Stmt:
     names = [t.name for t in c.behaviour.triggers if t.name]
-    if name != "self" and name not in names:
+    boot = {t.name for t in c.behaviour.triggers if t.name and getattr(t, "at", None) == "boot"}
+    if name in boot:
+        c.error("E_BEHAVIOUR_NAME", f"{name} is a boot trigger: it has run to its end before any other trigger "
+                "can stop it", path, [name], [relax("stop the running trigger (self)", replace(path, "self"))])
+    elif name != "self" and name not in names:
         c.error("E_BEHAVIOUR_NAME", f"no trigger is named {name!r} (named triggers: {', '.join(names) or 'none'})",
                 path, [name], [relax("stop the running trigger (self)", replace(path, "self"))])  # fmt: skip
     return ir.Stmt("stop", format_path(path), data={"trigger": name})
