@@ -28,6 +28,7 @@ import jinja2
 
 from rac_fw.contract import Evidence, Receipt, Relaxation, sha256_of
 from rac_fw.domains.firmware.bind import BoundPlan, bind
+from rac_fw.domains.firmware.plan.escape import FILTERS
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.registry import section_values
 from rac_fw.resources import data_dir
@@ -218,7 +219,7 @@ def template_env(framework: str) -> jinja2.Environment:
     """The Jinja environment over ``templates/<framework>/``.
 
     ``StrictUndefined`` turns a template typo into an error instead of silently empty C; no
-    autoescaping because the output is C, where plan strings go through ``c_string_literal`` instead.
+    autoescaping because the output is C, where plan strings go through the escaping layer (``plan.escape``) instead.
     """
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(data_dir("templates") / framework)),
@@ -230,6 +231,7 @@ def template_env(framework: str) -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["tabs"] = tab_indent
+    env.filters.update(FILTERS)
     return env
 
 
