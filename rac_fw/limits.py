@@ -46,6 +46,11 @@ class Limits:
     #: address-space growth the MCP server allows one turn: it runs in its own worker process capped at
     #: this much over the worker's start (RLIMIT_AS), see :mod:`rac_fw.mcp.worker`
     request_memory_bytes: int = 2 << 30
+    payload_tokens: int = 100_000  #: o200k tokens of one MCP action payload (counted in bounded chunks)
+    open_episodes: int = 16  #: unfinished MCP episodes one client (credential) may hold at once
+    task_proposals: int = 50  #: MCP proposals one client may make on one task, over all its episodes
+    session_idle_seconds: float = 1800.0  #: an MCP session unused this long is closed
+    task_file_bytes: int = 1 << 20  #: a task file the MCP server reads from its --task-dir
 
     @classmethod
     def names(cls) -> list[str]:

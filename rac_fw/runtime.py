@@ -33,6 +33,7 @@ from rac_fw.contract import (
 )
 from rac_fw.domain import Domain, Validation, Verification, load_domain
 from rac_fw.limits import LimitExceeded, NumberOutOfRange, check_document, check_size
+from rac_fw.metering import check_tokens
 from rac_fw.trace import (
     TRACE_FORMAT,
     TraceError,
@@ -185,6 +186,8 @@ class Episode:
             return self.budget_feedback()
         try:
             check_size(action.payload, "payload")
+            if self.meter is not None:  # metered (the MCP server): the tokens are bounded before they are counted
+                check_tokens(canonical_json(action.payload), "payload")
             runner = execute or self.execute or run_turn
             record = runner(self.domain, self.task, action, self.seed, len(self.turns) + 1)
         except LimitExceeded as exc:

@@ -85,6 +85,11 @@ class FirmwareTools:
     def __init__(self, host: Tools, domain: FirmwareDomain):
         self.host, self.domain = host, domain
         self._latest: dict[str, Written] = {}
+        host.store.on_evict.append(self._forget)
+
+    def _forget(self, sid: str) -> None:
+        """An idle session was closed: its newest artifact is no longer offered to build, run or flash."""
+        self._latest.pop(sid, None)
 
     def _firmware(self, session: str) -> Session:
         s = self.host.store.get(session)
