@@ -33,7 +33,7 @@ class Limits:
 
     plan_bytes: int = 1 << 20  #: a plan or action file
     payload_bytes: int = 1 << 20  #: one action payload / one MCP tool call's arguments
-    operations: int = 1024  #: operations in a firmware plan
+    operations: int = 64  #: operations in a firmware plan (the plan model caps it at 64 too)
     resources: int = 4096  #: buffers + pins + devices + threads in a firmware plan
     name_chars: int = 128  #: any mapping key (output, job, resource name) in an action
     string_chars: int = 4096  #: any string value in an action
