@@ -128,19 +128,17 @@ class Credentials:
         headers = [(k, v) for k, v in scope.get("headers") or [] if k.lower() != IDENTITY]
         client = self._client(dict(headers).get(b"authorization", b""))
         if client is None:
-            for message in _reject(401, Evidence(
-                    code="E_AUTH", location="Authorization header",
-                    message="missing or wrong bearer token: this server requires 'Authorization: Bearer <token>'"),
-                    [(b"www-authenticate", b"Bearer")]):
-                await send(message)
+            await _reject(send, 401, Evidence(
+                code="E_AUTH", location="Authorization header",
+                message="missing or wrong bearer token: this server requires 'Authorization: Bearer <token>'"),
+                [(b"www-authenticate", b"Bearer")])
             return
         session = dict(headers).get(b"mcp-session-id")
         if session is not None and self.owners.get(session, client) != client:
-            for message in _reject(403, Evidence(
-                    code="E_SESSION_OWNER", location="mcp-session-id header",
-                    message="this MCP session was opened with another credential; a session is usable only by the "
-                    "client that opened it")):
-                await send(message)
+            await _reject(send, 403, Evidence(
+                code="E_SESSION_OWNER", location="mcp-session-id header",
+                message="this MCP session was opened with another credential; a session is usable only by the "
+                "client that opened it"))
             return
 
         async def bind(message: dict[str, Any]) -> None:
@@ -155,11 +153,12 @@ class Credentials:
         await self.app({**scope, "headers": [*headers, (IDENTITY, client.encode())]}, receive, bind)
 
 
-def _reject(status: int, evidence: Evidence, extra: list[tuple[bytes, bytes]] | None = None) -> tuple[dict, dict]:
+async def _reject(send: Any, status: int, evidence: Evidence, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    """Answer the request with ``status`` and the evidence, before the MCP layer sees it."""
     body = json.dumps({"status": "invalid", "evidence": [evidence.model_dump(mode="json")]}).encode()
-    start = {"type": "http.response.start", "status": status,
-             "headers": [(b"content-type", b"application/json"), *(extra or [])]}
-    return start, {"type": "http.response.body", "body": body}
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), *(extra or [])]})
+    await send({"type": "http.response.body", "body": body})
 
 
 class StatefulOnly:
@@ -174,11 +173,10 @@ class StatefulOnly:
         if scope.get("type") == "http":
             version = dict(scope.get("headers") or []).get(b"mcp-protocol-version")
             if version is not None and version not in self.versions:
-                for message in _reject(400, Evidence(
-                        code="E_PROTOCOL", location="mcp-protocol-version header",
-                        message="rac-fw binds each episode to the MCP session that started it: connect with the "
-                        "initialize handshake (stateful streamable HTTP)")):
-                    await send(message)
+                await _reject(send, 400, Evidence(
+                    code="E_PROTOCOL", location="mcp-protocol-version header",
+                    message="rac-fw binds each episode to the MCP session that started it: connect with the "
+                    "initialize handshake (stateful streamable HTTP)"))
                 return
         await self.app(scope, receive, send)
 

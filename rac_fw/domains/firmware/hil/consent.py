@@ -46,9 +46,8 @@ class Consent:
     names them (``None``: none was named, so no board can be used)."""
 
     allow_flash: bool = False
+    """Consent to open real boards and program them: ``--allow-flash`` on every front end."""
     bench: Path | None = None
-    flag: str = "--allow-flash"
-    """How this front end spells consent (the evidence names it)."""
     where: str = "the command line"
     """Who decides (``the server's operator``), for the evidence."""
 
@@ -84,5 +83,5 @@ def grant(board_id: str, consent: Consent) -> Grant:
         raise _refused("E_CONSENT", f"board {board.id!r} is real hardware ({board.runner} on "
                        f"{board.serial or 'no port'}) and {consent.where} did not allow writing to boards: nothing "
                        "was opened, enumerated or flashed", [board.id],
-                       f"the operator gives {consent.flag} to let rac-fw open this board's port and program it")
+                       "the operator gives --allow-flash to let rac-fw open this board's port and program it")
     return Grant(board, bench.path.parent, hardware)
