@@ -13,10 +13,12 @@ YAML, ``partitions.csv``. The text must come back byte for byte, and must not ap
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import subprocess
-from collections.abc import Iterator
+import typing
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ import tree_sitter
 import tree_sitter_c
 import yaml
 from conftest import require_tool
+from pydantic import BaseModel
 
 from rac_fw.contract import Status
 from rac_fw.domains.firmware.facts.load import load_target, target_ids
@@ -122,7 +125,8 @@ def _is_format(node: tree_sitter.Node) -> bool:
 
 def c_texts(source: str) -> tuple[list[bytes], str]:
     """Every string (adjacent literals joined; a macro between them, ``PRIu32``, as U+FFFD) as the program
-    sees it — printed when it is a printf format — and the source with every string and char literal cut out."""
+    sees it — printed when it is a printf format — and every byte array written as numbers, and the source
+    with every string and char literal cut out."""
     data = source.encode()
     tree = _C.parse(data)
     texts: list[bytes] = []
@@ -130,6 +134,12 @@ def c_texts(source: str) -> tuple[list[bytes], str]:
     for node in _walk(tree.root_node):
         if node.type in ("string_literal", "char_literal", "system_lib_string"):
             spans.append((node.start_byte, node.end_byte))
+        if node.type == "initializer_list":  # bytes written as numbers: {0x51U, 0x37U, …}
+            items = [c.text.decode().rstrip("uUlL") for c in node.named_children if c.text]
+            if items and all(c.type == "number_literal" for c in node.named_children):
+                values = [int(x, 0) for x in items]
+                if all(0 <= v <= 255 for v in values):
+                    texts.append(bytes(values))
         if node.type == "string_literal" and (node.parent is None or node.parent.type != "concatenated_string"):
             parts = [node]
         elif node.type == "concatenated_string":
@@ -268,91 +278,147 @@ def _admits(schema: dict[str, Any], text: str) -> bool:
 
 #: How a marked value may sit in a field's pattern: alone, as a path, as ``vendor,part``.
 FORMS = ("{t}", "/{t}", "{t},{s}")
+#: A free-text field: (``op``|``block``, kind, (``Model.field``, the way into the field's value)).
+Key = tuple[str, str, tuple[str, ...]]
 
 
-def _leaves(schema: dict[str, Any], defs: dict[str, Any], path: tuple[str, ...]) -> Iterator[tuple[tuple, dict]]:
+def _leaves(schema: dict[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], dict]]:
+    """The string leaves of one field's schema, with the way to them (``[]`` an item, ``*`` a mapping value);
+    another model (a ``$ref``) is not entered: its fields are walked as its own."""
     if "$ref" in schema:
-        yield from _leaves(defs[schema["$ref"].rsplit("/", 1)[1]], defs, path)
         return
     for key in ("anyOf", "oneOf", "allOf"):
         for sub in schema.get(key, []):
-            yield from _leaves(sub, defs, path)
+            yield from _leaves(sub, path)
     if schema.get("type") == "string" and "enum" not in schema and "const" not in schema:
         yield path, schema
-    for name, sub in schema.get("properties", {}).items():
-        yield from _leaves(sub, defs, (*path, name))
     if isinstance(schema.get("additionalProperties"), dict):
-        yield from _leaves(schema["additionalProperties"], defs, (*path, "*"))
+        yield from _leaves(schema["additionalProperties"], (*path, "*"))
     for sub in schema.get("patternProperties", {}).values():
-        yield from _leaves(sub, defs, (*path, "*"))
+        yield from _leaves(sub, (*path, "*"))
     if isinstance(schema.get("items"), dict):
-        yield from _leaves(schema["items"], defs, (*path, "[]"))
+        yield from _leaves(schema["items"], (*path, "[]"))
 
 
-def free_text_fields() -> dict[tuple[str, str, tuple[str, ...]], dict[str, Any]]:
-    """(``op``|``block``, kind, field path) → the field's schema, for every string field that admits a
-    character beyond identifiers (walked from the registry: nothing is listed by hand)."""
-    found = {}
-    models = [("op", s.kind, s.model) for s in registry.specs()] + [("block", s.name, s.model)
-                                                                     for s in registry.sections()]
-    for where, kind, model in models:
-        schema = model.model_json_schema()
-        for path, leaf in _leaves(schema, schema.get("$defs", {}), ()):
-            if any(_admits(leaf, form.format(t=f"a{c}a", s="b")) for c in PIECES + (".", "-", " ")
-                   for form in FORMS if not IDENTIFIER.fullmatch(c)):  # fmt: skip
-                found[(where, kind, path)] = leaf
+def _models(root: type[BaseModel]) -> list[type[BaseModel]]:
+    """``root`` and every model its fields hold, however deep (recursive ones once)."""
+    found: list[type[BaseModel]] = []
+    todo: list[Any] = [root]
+    while todo:
+        kind = todo.pop()
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            if kind in found:
+                continue
+            found.append(kind)
+            todo.extend(f.annotation for f in kind.model_fields.values())
+        else:
+            todo.extend(typing.get_args(kind))
+    return found
+
+
+def _owners() -> list[tuple[str, str, type[BaseModel]]]:
+    return [("op", s.kind, s.model) for s in registry.specs()] + [("block", s.name, s.model)
+                                                                  for s in registry.sections()]
+
+
+def free_text_fields() -> dict[Key, dict[str, Any]]:
+    """(``op``|``block``, kind, (``Model.field``, way into it)) → the field's schema, for every string field of
+    every model an op or block holds that admits a character beyond identifiers (walked from the registry:
+    nothing is listed by hand)."""
+    found: dict[Key, dict[str, Any]] = {}
+    for where, kind, root in _owners():
+        published = root.model_json_schema()  # every model it holds is one of its definitions, by name
+        definitions = {**published.get("$defs", {}), root.__name__: published}
+        for model in _models(root):
+            properties = definitions[model.__name__].get("properties", {})
+            for name, info in model.model_fields.items():
+                for way, leaf in _leaves(properties[info.alias or name]):
+                    if any(_admits(leaf, form.format(t=f"a{c}a", s="b")) for c in PIECES + (".", "-", " ")
+                           for form in FORMS if not IDENTIFIER.fullmatch(c)):  # fmt: skip
+                        found[(where, kind, (f"{model.__name__}.{name}", *way))] = leaf
     return found
 
 
 class Marked:
-    """A field's hostile value: ``head`` + hostile pieces + ``tail``, markers unique to the field."""
+    """A field's hostile value: ``head`` + the hostile pieces its pattern admits + ``tail``, markers unique to
+    the field. ``pieces`` bounds which of :data:`PIECES` may be used (their first N): a field whose own
+    grammar refuses some piece (``{`` opens an interpolation in a behaviour ``print``) is retried with fewer."""
 
-    def __init__(self, schema: dict[str, Any], n: int):
+    def __init__(self, schema: dict[str, Any], n: int, pieces: int = len(PIECES)):
+        self.schema, self.n, self.pieces = schema, n, pieces
         self.head, self.tail = f"q{n:02d}x", f"z{n:02d}q"
-        body = ""
-        for piece in PIECES:
-            if any(_admits(schema, form.format(t=self.head + body + piece + self.tail, s="b")) for form in FORMS):
-                body += piece
-        self.core = self.head + body + self.tail
-        values = [form.format(t=self.core, s="b") for form in FORMS]
-        admitted = [v for v in values if _admits(schema, v)]
-        assert admitted, f"no marked value fits {schema}"
-        self.value = admitted[0]
-        self.schema = schema
+        for used in (pieces, len(PIECES)):  # markers alone may not fit (`op.action` needs its '.')
+            body = ""
+            for piece in PIECES[:used]:
+                if any(_admits(schema, form.format(t=self.head + body + piece + self.tail, s="b")) for form in FORMS):
+                    body += piece
+            self.core = self.head + body + self.tail
+            admitted = [v for v in (form.format(t=self.core, s="b") for form in FORMS) if _admits(schema, v)]
+            if admitted:
+                self.value = admitted[0]
+                return
+        raise AssertionError(f"no marked value fits {schema}")
 
-    def tamed(self) -> Marked:
-        """The same markers with nothing between them (for a field whose meaning the pieces change)."""
-        tame = copy.copy(self)
-        tame.core = self.head + self.tail
-        tame.value = next(v for v in (f.format(t=tame.core, s="b") for f in FORMS) if _admits(self.schema, v))
-        return tame
+    def fewer(self) -> Marked | None:
+        """The same field with half the pieces (None once there were none left to drop)."""
+        return Marked(self.schema, self.n, self.pieces // 2) if self.pieces else None
 
 
-def _set(node: Any, path: tuple[str, ...], value: str) -> bool:
-    """Set every string at ``path`` under ``node``; True when one was set."""
-    if not path:
-        return False
-    head, rest = path[0], path[1:]
-    children: list[tuple[Any, Any]] = []
-    if head == "[]" and isinstance(node, list):
-        children = list(enumerate(node))
-    elif head == "*" and isinstance(node, dict):
-        children = list(node.items())
-    elif isinstance(node, dict) and head in node:
-        children = [(head, node[head])]
-    done = False
-    for key, child in children:
-        if not rest and isinstance(child, str):
-            node[key] = value
-            done = True
-        elif rest:
-            done = _set(child, rest, value) or done
-    return done
+def _put(value: Any, way: tuple[str, ...], text: str) -> tuple[Any, bool]:
+    """``value`` with every string at ``way`` (``[]`` items, ``*`` mapping values) replaced by ``text``."""
+    if not way:
+        return (text, True) if isinstance(value, str) else (value, False)
+    head, rest = way[0], way[1:]
+    if head == "[]" and isinstance(value, list):
+        done = [_put(item, rest, text) for item in value]
+        return [v for v, _ in done], any(d for _, d in done)
+    if head == "*" and isinstance(value, dict):
+        done = {k: _put(v, rest, text) for k, v in value.items()}
+        return {k: v for k, (v, _) in done.items()}, any(d for _, d in done.values())
+    return value, False
 
 
-def _blocks(doc: dict[str, Any]) -> list[tuple[str, str, Any]]:
-    ops = [("op", o["op"], o) for o in doc.get("operations", []) if isinstance(o, dict)]
-    return ops + [("block", name, doc[name]) for name in (s.name for s in registry.sections()) if name in doc]
+def _instances(value: Any) -> Iterator[BaseModel]:
+    if isinstance(value, BaseModel):
+        yield value
+        for name in type(value).model_fields:
+            yield from _instances(getattr(value, name))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _instances(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _instances(item)
+
+
+def _blocks(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], Callable[[dict[str, Any]], None]]]:
+    """Each op and plan-level block of a document with a way to put it back."""
+    found: list[tuple[str, str, dict[str, Any], Callable[[dict[str, Any]], None]]] = []
+    for index, op in enumerate(doc.get("operations", [])):
+        found.append(("op", op["op"], op, functools.partial(doc["operations"].__setitem__, index)))
+    for section in registry.sections():
+        if isinstance(doc.get(section.name), dict):
+            found.append(("block", section.name, doc[section.name], functools.partial(doc.__setitem__, section.name)))
+    return found
+
+
+def _fill(where: str, kind: str, block: dict[str, Any], wanted: dict[Key, str]) -> tuple[dict[str, Any], set[Key]]:
+    """``block`` with the fields in ``wanted`` set (validated as its model, the strings replaced in every
+    instance of the field's model, dumped back as the plan states it); returns the keys that were set."""
+    model = registry.spec(kind).model if where == "op" else next(s.model for s in registry.sections()
+                                                                  if s.name == kind)  # fmt: skip
+    parsed = model.model_validate(block)
+    done: set[Key] = set()
+    for instance in _instances(parsed):
+        for key, text in wanted.items():
+            owner, field_name = key[2][0].split(".")
+            if key[:2] != (where, kind) or type(instance).__name__ != owner:
+                continue
+            value, changed = _put(getattr(instance, field_name), key[2][1:], text)
+            if changed:
+                object.__setattr__(instance, field_name, value)
+                done.add(key)
+    return parsed.model_dump(mode="json", by_alias=True, exclude_unset=True), done
 
 
 def _realizes(key: tuple[str, str, tuple[str, ...]], framework: str, target: Target) -> bool:
@@ -374,9 +440,6 @@ def _cell(doc: dict[str, Any], framework: str) -> str | None:
     return None
 
 
-Key = tuple[str, str, tuple[str, ...]]
-
-
 @dataclass
 class Case:
     """One document lowered on one framework with its free-text fields filled: what was set, what the
@@ -390,50 +453,54 @@ class Case:
     refused: set[Key] = field(default_factory=set)
 
 
-def _filled(doc: dict[str, Any], fields: dict[Key, Any], marks: dict[Key, Marked], tame: set[Key],
-            keep: set[Key]) -> tuple[dict[str, Any], dict[Key, Marked]]:
-    """``doc`` with every free-text field it sets marked (``tame`` ones with markers only), ``keep`` untouched."""
+def _filled(doc: dict[str, Any], marks: dict[Key, Marked]) -> tuple[dict[str, Any], dict[Key, Marked]]:
+    """``doc`` with every free-text field in ``marks`` that it sets filled with that mark."""
     filled = copy.deepcopy(doc)
     values: dict[Key, Marked] = {}
-    for where, kind, block in _blocks(filled):
-        for key in fields:
-            if key[:2] != (where, kind) or key in keep:
-                continue
-            mark = marks[key].tamed() if key in tame else marks[key]
-            if _set(block, key[2], mark.value):
-                values[key] = mark
+    for where, kind, block, put_back in _blocks(filled):
+        chosen = {key: mark for key, mark in marks.items() if key[:2] == (where, kind)}
+        if chosen:
+            block, done = _fill(where, kind, block, {key: mark.value for key, mark in chosen.items()})
+            put_back(block)
+            values |= {key: chosen[key] for key in done}
     return filled, values
 
 
 def fuzz_cases() -> list[Case]:
     """One lowering per document and framework that still has an untried (field, framework) pair, with every
-    free-text field of the document filled. A value the obligations refuse (evidence naming its marker: a
-    hostname where the heap is empty, ``#`` in an MQTT will topic, a compatible with no binding facts) is
-    retried with markers only, then left as the document had it and counted as refused."""
+    free-text field of the document filled. A value the plan's own rules refuse (evidence naming its marker:
+    a hostname where the heap is empty, ``#`` in an MQTT will topic, a compatible with no binding facts, an
+    expression that does not parse) is retried with half its pieces, down to the markers alone, then left as
+    the document had it and counted as refused."""
     fields = free_text_fields()
     marks = {key: Marked(schema, n) for n, (key, schema) in enumerate(sorted(fields.items()))}
     tried: set[tuple[Key, str]] = set()
     cases: list[Case] = []
     for path in DOCS:
         doc = yaml.safe_load(path.read_text())
-        keys = {key for where, kind, _ in _blocks(doc) for key in fields if key[:2] == (where, kind)}
+        keys = {key for where, kind, _, _ in _blocks(doc) for key in fields if key[:2] == (where, kind)}
         for framework in FRAMEWORKS:
             if not {(key, framework) for key in keys} - tried:
                 continue
             target = _cell(doc, framework)
             if target is None:
                 continue
-            tame: set[Key] = set()
+            chosen = dict(marks)
             keep: set[Key] = set()
             while True:
-                plan, values = _filled(doc, fields, marks, tame, keep)
+                plan, values = _filled(doc, chosen)
                 result = run_plan(plan, target=target, framework=framework)
                 text = json.dumps([e.model_dump(mode="json") for e in result.evidence])
                 blamed = {key for key, mark in values.items() if mark.head in text}
                 if result.status is Status.PASS or not blamed:
                     break
-                keep |= blamed & tame
-                tame |= blamed
+                for key in blamed:
+                    fewer = chosen[key].fewer()
+                    if fewer is None:
+                        keep.add(key)
+                        del chosen[key]
+                    else:
+                        chosen[key] = fewer
             tried |= {(key, framework) for key in values | dict.fromkeys(keep)}
             cases.append(Case(path.name, framework, target, values, result, keep))
     return cases
