@@ -15,8 +15,8 @@ The gate asks three things, in order:
 3. the board is in that file, and — unless its runner is an emulator — consent was given
    (``--allow-flash``).
 
-**Emulators.** A bench entry whose runner is ``qemu`` touches no hardware: the image runs in a QEMU
-process on this machine. Such an entry passes the gate without ``--allow-flash`` (CI runs
+**Emulators.** A bench entry whose runner declares no ``hardware`` (``qemu``) touches no hardware: the
+image runs in a QEMU process on this machine. Such an entry passes the gate without ``--allow-flash`` (CI runs
 ``rac-fw hil run qemu-stm32f407`` and ``pytest hil --board qemu-stm32f407`` that way); it still has to be
 named by a bench file, so the bench remains the one list of what may be run.
 
@@ -31,13 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.backends import get_backend
 from rac_fw.domains.firmware.hil.bench import BenchBoard, BenchError, load_bench
 
 #: What a bench board id may look like (anything else is not looked up, nor echoed back).
 BOARD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-#: Bench runners that emulate a board on this machine (no port, no probe, no flash).
-EMULATED = frozenset({"qemu"})
 
 
 @dataclass(frozen=True)
@@ -78,7 +76,7 @@ def grant(board_id: str, consent: Consent) -> Grant:
                        "the operator starts the server with --bench FILE naming the board", "bench")
     bench = load_bench(consent.bench)
     board = bench.board(board_id)
-    hardware = board.runner not in EMULATED
+    hardware = get_backend(board.runner).hardware  # the runner's declared capability: QEMU touches none
     if hardware and not consent.allow_flash:
         raise _refused("E_CONSENT", f"board {board.id!r} is real hardware ({board.runner} on "
                        f"{board.serial or 'no port'}) and {consent.where} did not allow writing to boards: nothing "
