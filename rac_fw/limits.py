@@ -33,7 +33,7 @@ class Limits:
 
     plan_bytes: int = 1 << 20  #: a plan or action file
     payload_bytes: int = 1 << 20  #: one action payload / one MCP tool call's arguments
-    operations: int = 1024  #: operations in a firmware plan
+    operations: int = 64  #: operations in a firmware plan (the plan model caps it at 64 too)
     resources: int = 4096  #: buffers + pins + devices + threads in a firmware plan
     name_chars: int = 128  #: any mapping key (output, job, resource name) in an action
     string_chars: int = 4096  #: any string value in an action
@@ -46,6 +46,11 @@ class Limits:
     #: address-space growth the MCP server allows one turn: it runs in its own worker process capped at
     #: this much over the worker's start (RLIMIT_AS), see :mod:`rac_fw.mcp.worker`
     request_memory_bytes: int = 2 << 30
+    payload_tokens: int = 100_000  #: o200k tokens of one MCP action payload (counted in bounded chunks)
+    open_episodes: int = 16  #: unfinished MCP episodes one client (credential) may hold at once
+    task_proposals: int = 50  #: MCP proposals one client may make on one task, over all its episodes
+    session_idle_seconds: float = 1800.0  #: an MCP session unused this long is closed
+    task_file_bytes: int = 1 << 20  #: a task file the MCP server reads from its --task-dir
 
     @classmethod
     def names(cls) -> list[str]:

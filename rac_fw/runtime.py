@@ -33,15 +33,20 @@ from rac_fw.contract import (
 )
 from rac_fw.domain import Domain, Validation, Verification, load_domain
 from rac_fw.limits import LimitExceeded, NumberOutOfRange, check_document, check_size
+from rac_fw.metering import check_tokens
 from rac_fw.trace import (
     TRACE_FORMAT,
+    Finding,
     TraceError,
     TraceWriter,
+    check_budget,
     check_structure,
     facts_hash_of,
+    signatures,
 )
 
-__all__ = ["DEFAULT_BUDGET", "Divergence", "Episode", "TraceError", "TurnRecord", "replay", "run_turn"]
+__all__ = ["DEFAULT_BUDGET", "Divergence", "Episode", "Replay", "TraceError", "TurnRecord", "replay", "replay_report",
+           "run_turn"]
 
 DEFAULT_BUDGET = 5
 
@@ -115,7 +120,8 @@ class Episode:
         """The episode recorded in ``trace`` (a new one when the file is missing or empty).
 
         A trace whose chain or structure is broken, or that records another domain, task or seed, is not
-        extended: ``TraceError`` with the findings.
+        extended: ``TraceError`` with the findings. Nor is a signed trace without its ``key``, or an unsigned
+        one whose header claims more than ``budget`` proposals (:func:`rac_fw.trace.check_budget`).
         """
         episode = cls(domain, task, budget=budget, seed=seed, trace=trace, key=key)
         if not trace.is_file() or trace.stat().st_size == 0:
@@ -124,8 +130,7 @@ class Episode:
         problems = [f for f in structure.findings if f.field != "close"]
         where = str(trace)
         if problems:
-            raise TraceError([Evidence(code="E_TRACE", location=f"{where}:{f.line}",
-                                       message=f"cannot extend the trace: {f.message}") for f in problems])
+            raise _unextendable(where, problems)
         header = structure.header
         assert header is not None  # a trace without findings has its header
         recorded = (header.domain, header.task, header.seed)
@@ -134,6 +139,13 @@ class Episode:
                 code="E_TRACE", location=f"{where}:1", objects=[header.task, task],
                 message=f"the trace records {header.domain}/{header.task} with seed {header.seed}; this turn is "
                 f"{domain.name}/{task} with seed {seed}: use another trace file")])
+        if key is None and structure.signed:
+            problems.append(Finding(1, "mac", f"the trace is signed ({structure.signed} line(s)): give --key to extend "
+                                    "it (unsigned lines would end what its signatures vouch for)"))
+        raised = check_budget(structure, key, budget)
+        problems += [raised] if raised else []
+        if problems:
+            raise _unextendable(where, problems)
         episode.budget = header.budget
         for _, turn in structure.turns:
             episode.turns.append(TurnRecord(Feedback.model_validate(turn.feedback), turn.timings_ms, turn.action))
@@ -185,6 +197,8 @@ class Episode:
             return self.budget_feedback()
         try:
             check_size(action.payload, "payload")
+            if self.meter is not None:  # metered (the MCP server): the tokens are bounded before they are counted
+                check_tokens(canonical_json(action.payload), "payload")
             runner = execute or self.execute or run_turn
             record = runner(self.domain, self.task, action, self.seed, len(self.turns) + 1)
         except LimitExceeded as exc:
@@ -224,6 +238,11 @@ class Episode:
                 ("feedback", record.feedback.model_dump_json()),
             )
         }
+
+
+def _unextendable(where: str, problems: list[Finding]) -> TraceError:
+    return TraceError([Evidence(code="E_TRACE", location=f"{where}:{f.line}", objects=[f.field],
+                                message=f"cannot extend the trace: {f.message}") for f in problems])
 
 
 def run_turn(domain: Domain, task: str, action: Action, seed: int, turn: int = 1) -> TurnRecord:
@@ -269,13 +288,30 @@ class Divergence:
     message: str = ""
 
 
-def replay(path: Path, key: bytes | None = None) -> tuple[int, list[Divergence]]:
-    """Check a trace's chain and structure, re-execute every turn; return the turn count and divergences.
+@dataclass
+class Replay:
+    """A replay's outcome: turns re-executed, every divergence, and how far authenticity was checked."""
+
+    turns: int
+    divergences: list[Divergence]
+    signatures: str
+
+
+def replay(path: Path, key: bytes | None = None, budget: int = DEFAULT_BUDGET) -> tuple[int, list[Divergence]]:
+    """:func:`replay_report` as (turn count, divergences)."""
+    done = replay_report(path, key, budget)
+    return done.turns, done.divergences
+
+
+def replay_report(path: Path, key: bytes | None = None, budget: int = DEFAULT_BUDGET) -> Replay:
+    """Check a trace's chain and structure, re-execute every turn; report the divergences.
 
     Structural findings (broken chain, bad signature, reordered/missing/duplicated/renumbered turns, a
-    header that does not match, a missing closing record, unknown fields, an empty trace) come first,
-    then re-execution differences. Raises ``TraceError`` for content that is not a trace (not JSON,
-    ill-typed) and for a line naming a domain or task that does not exist.
+    header that does not match, a missing closing record, unknown fields, an empty trace, a budget above
+    ``budget`` in a header no checked signature vouches for) come first, then re-execution differences.
+    ``signatures`` says whether the signatures were checked, absent, or present but unchecked (no key).
+    Raises ``TraceError`` for content that is not a trace (not JSON, ill-typed) and for a line naming a
+    domain or task that does not exist.
     """
 
     def facts(domain: str, task: str) -> str | None:
@@ -285,7 +321,9 @@ def replay(path: Path, key: bytes | None = None) -> tuple[int, list[Divergence]]
             return None
 
     structure = check_structure(path, key, facts)
-    divergences = [Divergence(f.line, f.field, message=f.message) for f in structure.findings]
+    raised = check_budget(structure, key, budget)
+    found = sorted([*structure.findings, *([raised] if raised else [])], key=lambda f: f.line)
+    divergences = [Divergence(f.line, f.field, message=f.message) for f in found]
     for number, line in structure.turns:
         try:
             domain = load_domain(line.domain)
@@ -298,5 +336,4 @@ def replay(path: Path, key: bytes | None = None) -> tuple[int, list[Divergence]]
             recorded = getattr(line, key_)
             if canonical_json(fresh[key_]) != canonical_json(recorded):
                 divergences.append(Divergence(number, key_, recorded, fresh[key_]))
-    return len(structure.turns), divergences
-
+    return Replay(len(structure.turns), divergences, signatures(structure, key))

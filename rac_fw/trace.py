@@ -142,6 +142,8 @@ class Structure:
     close: TraceClose | None = None
     head: str = GENESIS
     close_line: int = 0
+    signed: int = 0
+    """Lines carrying a signature (``mac``), checked or not."""
 
 
 def _read_lines(path: Path, findings: list[Finding]) -> list[Line]:
@@ -208,8 +210,9 @@ def _parse(path: Path, line: Line, findings: list[Finding]) -> None:
     line.record = record
 
 
-def _check_chain(lines: list[Line], key: bytes | None, findings: list[Finding]) -> str:
-    """Every line's ``prev`` against the line before it (and its ``mac`` against the key); returns the head."""
+def _check_chain(lines: list[Line], key: bytes | None, findings: list[Finding], signed: list[int]) -> str:
+    """Every line's ``prev`` against the line before it (and its ``mac`` against the key); returns the head
+    and lists the signed lines in ``signed``."""
     expected, previous_number = GENESIS, 0
     seen: dict[str, int] = {}
     for line in lines:
@@ -228,6 +231,8 @@ def _check_chain(lines: list[Line], key: bytes | None, findings: list[Finding]) 
                 message = (f"line {n} does not follow line {previous_number}: line {previous_number} was edited, "
                            "or lines between them were removed")
             findings.append(Finding(n, "prev", message))
+        if isinstance(line.raw.get("mac"), str):
+            signed.append(n)
         if key is not None:
             mac = line.raw.get("mac")
             if not isinstance(mac, str):
@@ -333,10 +338,43 @@ def check_structure(path: Path, key: bytes | None = None, facts_hash: Any = None
         return structure
     for line in lines:
         _parse(path, line, findings)
-    structure.head = _check_chain(lines, key, findings)
+    signed: list[int] = []
+    structure.head = _check_chain(lines, key, findings, signed)
+    structure.signed = len(signed)
     _check_episode(structure, facts_hash)
     findings.sort(key=lambda f: f.line)
     return structure
+
+
+def authentic(structure: Structure, key: bytes | None) -> bool:
+    """Whether the trace's records are vouched for: every line signed and checked against ``key`` (a bad
+    signature is a finding). Without that, the header — its budget included — is only the file's claim."""
+    return key is not None and bool(structure.lines) and structure.signed == len(structure.lines)
+
+
+def check_budget(structure: Structure, key: bytes | None, granted: int) -> Finding | None:
+    """An unauthenticated header may not claim more proposals than ``granted`` (the budget the checker, or
+    the runtime continuing the episode, gives): a chain is recomputable, so a raised budget re-chained
+    would otherwise pass. A signed header checked with the key is authentic and keeps its budget."""
+    header = structure.header
+    if header is None or authentic(structure, key) or header.budget <= granted:
+        return None
+    line = structure.lines[0].number
+    return Finding(line, "budget", f"line {line}: the header claims a budget of {header.budget} proposals, more than "
+                   f"the {granted} granted, and nothing vouches for it (no signature checked with a key): a budget "
+                   "raised and re-chained looks exactly like this (grant more with --budget N if you did)")
+
+
+def signatures(structure: Structure, key: bytes | None) -> str:
+    """What the replay could say about who wrote the trace, in one sentence."""
+    lines = len(structure.lines)
+    if key is not None:
+        return f"signatures checked with the key ({structure.signed} of {lines} line(s) signed)"
+    if structure.signed:
+        return (f"signatures NOT checked: {structure.signed} of {lines} line(s) are signed but no --key was given, so "
+                "only the hash chain was checked, which whoever rewrites the whole file can recompute")
+    return ("unsigned trace: the hash chain shows an edited, removed or moved line, not a rewrite of the whole file "
+            "(sign traces with --key to make that visible too)")
 
 
 def facts_hash_of(domain: Any, task: str) -> str:

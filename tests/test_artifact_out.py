@@ -88,3 +88,48 @@ def test_forged_manifest_cannot_authorise_overwrite_or_deletion_outside(tmp_path
         write_artifact(tree({"src/main.c": "b", "README.md": "generated"}), out)
     assert err.value.evidence[0].objects == ["README.md"]
     assert outside.read_text() == "keep" and (out / "README.md").read_text() == "mine"
+
+
+def test_writes_never_follow_symlinks_out_of_the_out_dir(tmp_path):
+    """Issue 27: a symlinked src/ or a dangling user.c link made --out write elsewhere. Each is refused
+    (E_OUTPUT_SYMLINK naming the link and its target); nothing is written, in --out or outside it."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.c").write_text("/* mine */\n")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "src").symlink_to(elsewhere)
+    run = plan(linked)
+    assert run.returncode == 2, run.stdout + run.stderr
+    ev = json.loads(run.stdout)["evidence"][0]
+    assert ev["code"] == "E_OUTPUT_SYMLINK" and ev["objects"] == ["src"] and str(elsewhere) in ev["message"]
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["keep.c"] and not (linked / MANIFEST_NAME).exists()
+
+    out = tmp_path / "app"
+    assert plan(out).returncode == 0
+    victim = tmp_path / "victim.c"
+    (out / "src" / "user.c").unlink()
+    (out / "src" / "user.c").symlink_to(victim)  # dangling: creating user.c would create victim.c
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}\n")
+    run = plan(out)
+    ev = json.loads(run.stdout)["evidence"][0]
+    assert run.returncode == 2 and ev["code"] == "E_OUTPUT_SYMLINK" and ev["objects"] == ["src/user.c"], ev
+    assert not victim.exists()
+    (out / "src" / "user.c").unlink()
+    (out / MANIFEST_NAME).unlink()
+    (out / MANIFEST_NAME).symlink_to(outside)
+    run = plan(out, "--force")
+    assert json.loads(run.stdout)["evidence"][0]["objects"] == [MANIFEST_NAME] and outside.read_text() == "{}\n"
+
+
+def test_a_user_file_linked_from_elsewhere_is_kept(tmp_path):
+    """Linking your own user.c from another place is fine: rac-fw never writes an existing user file."""
+    mine = tmp_path / "mine.c"
+    mine.write_text('#include "user.h"\nvoid rac_user_init(void) {}\n')
+    out = tmp_path / "app"
+    (out / "src").mkdir(parents=True)
+    (out / "src" / "user.c").symlink_to(mine)
+    run = plan(out)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (out / "src" / "user.c").is_symlink() and mine.read_text().startswith('#include "user.h"')

@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 from rac_fw.cli import app
 from rac_fw.domains.firmware.backends import FlashRequest, RunRequest
 from rac_fw.domains.firmware.hil.bench import BenchError, load_bench
-from rac_fw.domains.firmware.hil.board import BoardRunner, image_for, runner_for
+from rac_fw.domains.firmware.hil.board import BoardRunner, board_runner, image_for, runner_for
+from rac_fw.domains.firmware.hil.consent import Consent
 from tests.conftest import REPO, require_tool
 
 PLUGIN = "rac_fw.domains.firmware.hil.pytest_plugin"
@@ -85,7 +86,7 @@ def test_board_whose_port_does_not_exist_fails_clearly_within_its_wait(tmp_path:
     result = CliRunner().invoke(
         app,
         ["hil", "run", "nucleo", "--bench", str(bench), "--app", str(elf), "--target", "stm32h743",
-         "--expect", "hello", "--json"],
+         "--expect", "hello", "--json", "--allow-flash"],
     )  # fmt: skip
     assert time.monotonic() - started < 6
     assert result.exit_code == 1
@@ -94,8 +95,8 @@ def test_board_whose_port_does_not_exist_fails_clearly_within_its_wait(tmp_path:
 
 
 def test_target_mismatch_is_refused_before_touching_the_board(tmp_path: Path) -> None:
-    bench = load_bench(write_bench(tmp_path / "b.yaml", [{"id": "h7", "target": "stm32h743", "runner": "pyocd"}]))
-    runner = BoardRunner(bench.board("h7"), tmp_path)
+    bench = write_bench(tmp_path / "b.yaml", [{"id": "h7", "target": "stm32h743", "runner": "pyocd"}])
+    runner = board_runner("h7", Consent(True, bench))
     flashed = runner.flash(FlashRequest(image=tmp_path / "f407.elf", target="stm32f407"))
     assert not flashed.ok and flashed.evidence[0].code == "E_TARGET_MISMATCH"
     assert "refusing to flash" in flashed.evidence[0].message
@@ -107,7 +108,7 @@ def test_bare_elf_needs_an_explicit_target(tmp_path: Path) -> None:
     bench = write_bench(tmp_path / "bench.yaml", [{"id": "h7", "target": "stm32h743", "runner": "pyocd"}])
     elf = tmp_path / "app.elf"
     elf.write_bytes(b"\x7fELF" + bytes(60))
-    result = CliRunner().invoke(app, ["hil", "flash", "h7", str(elf), "--bench", str(bench)])
+    result = CliRunner().invoke(app, ["hil", "flash", "h7", str(elf), "--bench", str(bench), "--allow-flash"])
     assert result.exit_code == 2
     assert "pass --target so the board match is explicit" in result.output.replace("\n", " ")
     image, target, evidence = image_for(tmp_path / "notes.txt", tmp_path / "work")
@@ -118,13 +119,9 @@ def test_board_on_a_real_port_without_its_probe(tmp_path: Path) -> None:
     """The console opens (a real pty), then pyOCD finds no probe: the flash evidence ends the run."""
     master, slave = os.openpty()
     try:
-        bench = load_bench(
-            write_bench(
-                tmp_path / "bench.yaml",
-                [{"id": "h7", "target": "stm32h743", "runner": "pyocd", "serial": os.ttyname(slave)}],
-            )
-        )
-        runner = BoardRunner(bench.board("h7"), tmp_path)
+        board = {"id": "h7", "target": "stm32h743", "runner": "pyocd", "serial": os.ttyname(slave)}
+        bench = write_bench(tmp_path / "bench.yaml", [board])
+        runner = board_runner("h7", Consent(True, bench))
         if _probe_attached():
             pytest.skip("a debug probe is attached to this machine")
         started = time.monotonic()
@@ -181,7 +178,7 @@ def test_pytest_plugin_reports_a_missing_port_as_the_test_failure(tmp_path: Path
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", str(test), "-p", PLUGIN, "--bench", str(bench),
          "--target", "stm32h743", "-p", "no:cacheprovider", "-q", f"--basetemp={tmp_path / 'pt'}",
-         f"--rootdir={tmp_path}"],
+         f"--rootdir={tmp_path}", "--allow-flash"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -205,13 +202,9 @@ def test_esptool_board_leaves_the_console_port_free_for_the_flasher(tmp_path: Pa
     )
     master, slave = os.openpty()
     try:
-        bench = load_bench(
-            write_bench(
-                tmp_path / "bench.yaml",
-                [{"id": "s3", "target": "esp32s3", "runner": "esptool", "serial": os.ttyname(slave)}],
-            )
-        )
-        result = BoardRunner(bench.board("s3"), tmp_path).run(
+        board = {"id": "s3", "target": "esp32s3", "runner": "esptool", "serial": os.ttyname(slave)}
+        bench = write_bench(tmp_path / "bench.yaml", [board])
+        result = board_runner("s3", Consent(True, bench)).run(
             RunRequest(build / "app.elf", "esp32s3", ("hello",), 1.0, tmp_path / "out")
         )
     finally:
@@ -228,7 +221,7 @@ def test_a_plan_for_another_chip_is_refused_before_it_is_built(tmp_path: Path) -
     started = time.monotonic()
     result = CliRunner().invoke(
         app, ["hil", "run", "nucleo-h743zi", "--bench", str(BENCH), "--app", str(REPO / "examples" / "uart_hello.yaml"),
-              "--expect", "hello", "--out", str(tmp_path)],
+              "--expect", "hello", "--out", str(tmp_path), "--allow-flash"],
     )  # fmt: skip
     assert time.monotonic() - started < 5
     assert result.exit_code == 1
@@ -237,9 +230,16 @@ def test_a_plan_for_another_chip_is_refused_before_it_is_built(tmp_path: Path) -
 
 
 def test_running_the_whole_bench_reports_every_board(tmp_path: Path) -> None:
-    """One board's problem (no app, no port) is that board's verdict; the others still run."""
+    """One board's problem (no app, no port, no consent) is that board's verdict; the others still run.
+    Without --allow-flash only the emulated board runs; the real ones are refused by the consent gate."""
     _qemu_ready()
-    result = CliRunner().invoke(app, ["hil", "run", "--bench", str(BENCH), "--out", str(tmp_path), "--json"])
+    unconsented = CliRunner().invoke(app, ["hil", "run", "--bench", str(BENCH), "--out", str(tmp_path), "--json"])
+    answers = {f["task"]: f for f in json.loads(unconsented.stdout)}
+    assert answers.pop("hil:qemu-stm32f407")["status"] == "pass"
+    assert {f["status"] for f in answers.values()} == {"invalid"}
+    assert {f["evidence"][0]["code"] for f in answers.values()} == {"E_CONSENT"}
+    result = CliRunner().invoke(app, ["hil", "run", "--bench", str(BENCH), "--out", str(tmp_path), "--json",
+                                      "--allow-flash"])
     statuses = {f["task"]: f["status"] for f in json.loads(result.stdout)}
     assert statuses["hil:qemu-stm32f407"] == "pass"
     present = {b.id: b.serial is not None and os.path.exists(b.serial) for b in load_bench(BENCH).boards}
@@ -285,7 +285,7 @@ def test_serial_dut_flashes_before_the_test_and_reports_the_missing_probe(tmp_pa
         )  # fmt: skip
         (tmp_path / "app.elf").write_bytes(b"\x7fELF" + bytes(60))
         proc = _run_board_test(
-            tmp_path, bench, "def test_boots(dut):\n    dut.expect('hello')\n", "--target", "stm32h743"
+            tmp_path, bench, "def test_boots(dut):\n    dut.expect('hello')\n", "--target", "stm32h743", "--allow-flash"
         )
     finally:
         os.close(master)
@@ -308,9 +308,9 @@ def test_a_bare_elf_for_another_chip_is_refused_by_the_dut(tmp_path: Path) -> No
 def test_board_run_specs_resolve_through_the_bench(tmp_path: Path) -> None:
     bench = tmp_path / "bench.yaml"
     bench.write_text("- {id: disco, target: stm32f407, runner: pyocd, serial: /dev/ttyACM7}\n")
-    runner = runner_for("board:disco", bench)
+    runner = runner_for("board:disco", Consent(True, bench))
     assert isinstance(runner, BoardRunner) and runner.board.id == "disco"
-    assert runner_for("qemu").name == "qemu"
+    assert runner_for("qemu", Consent()).name == "qemu"
     with pytest.raises(BenchError) as missing:
-        runner_for("board:nucleo", bench)
+        runner_for("board:nucleo", Consent(True, bench))
     assert missing.value.evidence[0].code == "E_UNKNOWN_BOARD"

@@ -191,7 +191,9 @@ def test_request_memory_ceiling_spares_other_sessions(tmp_path):
     ceiling = 8 << 20
 
     async def main():
-        async with stdio_client(tmp_path, 3, "--limit", f"request_memory_bytes={ceiling}") as client:
+        # payload_tokens raised so the request passes every input limit and reaches the memory ceiling
+        async with stdio_client(tmp_path, 3, "--limit", f"request_memory_bytes={ceiling},payload_tokens=2000000") as \
+                client:
             a = result(await client.call_tool("start_episode", {"domain": "logic", "task": "half_adder"}))["session"]
             b = result(await client.call_tool("start_episode", {"domain": "logic", "task": "half_adder"}))["session"]
             refused = result(await client.call_tool("submit_logic", {"session": a, "payload": heavy}))

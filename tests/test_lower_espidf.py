@@ -16,7 +16,7 @@ import pytest
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.lower import LoweringError, lower
 from rac_fw.domains.firmware.obligations import check
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
@@ -183,7 +183,7 @@ def test_hostile_strings_reach_c_only_escaped() -> None:
     hostile = 'a"b\\c %s %n */ ??= end'
     plan = dict(FULL_PLAN, operations=[{"op": "uart_print", "message": hostile}, {"op": "log", "message": hostile}])
     main = lower(_valid(plan), TARGET, "espidf").files["main/main.c"]
-    assert c_string_literal(hostile + "\n") in main and c_string_literal(hostile) in main
+    assert c_format(hostile + "\n") in main and c_format(hostile) in main
     assert hostile not in main and "%s %n" not in main
 
 

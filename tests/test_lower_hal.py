@@ -19,7 +19,7 @@ from rac_fw.domains.firmware.facts.query import dcache_active
 from rac_fw.domains.firmware.lower import LoweringError, lower
 from rac_fw.domains.firmware.obligations import check
 from rac_fw.domains.firmware.placement import buffer_needs, placement
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format
 from rac_fw.domains.firmware.plan.load import parse_plan
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
@@ -268,7 +268,7 @@ def test_hostile_strings_and_verifier_verdict(case: tuple[Target, Plan, dict[str
     hostile = 'x"y\\z %d */ ??/'
     plan = _valid({"target": target.id, "operations": [{"op": "uart_print", "message": hostile}]}, target)
     main = lower(plan, target, "hal").files["Core/Src/main.c"]
-    assert c_string_literal(hostile + "\r\n") in main and hostile not in main
+    assert c_format(hostile + "\r\n") in main and hostile not in main
 
 
 def test_thread_operations_are_unsupported() -> None:

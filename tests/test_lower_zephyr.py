@@ -30,7 +30,7 @@ from rac_fw.domains.firmware.lower import (
 )
 from rac_fw.domains.firmware.lower.zephyr import ZEPHYR_VERSION
 from rac_fw.domains.firmware.obligations import check
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.verify.artifact import verify_sources
@@ -227,7 +227,7 @@ def test_hostile_message_reaches_c_only_as_an_escaped_literal() -> None:
     message = 'x"); system("rm -rf /"); /* %s %n ??/ \\'
     plan = parse_plan({"target": "stm32h743", "operations": [{"op": "uart_print", "message": message}]})
     main = lower(plan, load_target("stm32h743"), "zephyr").files["src/main.c"]
-    literal = c_string_literal(message)
+    literal = c_format(message)
     assert literal in main
     assert message not in main
     strings = [n.text.decode() for n in _walk(_tree(main)) if n.type == "string_literal" and n.text]

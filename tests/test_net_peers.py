@@ -22,7 +22,7 @@ import yaml
 
 from rac_fw.contract import Status
 from rac_fw.domains.firmware.pipeline import run_plan
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.resources import data_dir
 from tests.net_peers import HttpServer, MqttBroker, UdpEcho
 
@@ -80,7 +80,7 @@ def _mqtt_packet(kind: int, flags: int, body: bytes) -> bytes:
 
 def test_udp_echo_answers_the_datagram_the_app_sends(udp_echo: UdpEcho) -> None:
     main = _main_c(_telemetry(udp_echo.port, 1883))
-    assert f"htons({udp_echo.port})" in main and c_string_literal("rac ping") in main
+    assert f"htons({udp_echo.port})" in main and c_string("rac ping") in main
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as device:
         device.settimeout(2)
         device.sendto(b"rac ping", ("127.0.0.1", udp_echo.port))
@@ -92,7 +92,7 @@ def test_udp_echo_answers_the_datagram_the_app_sends(udp_echo: UdpEcho) -> None:
 def test_mqtt_broker_acknowledges_the_apps_connect_subscribe_and_qos1_publish(mqtt_broker: MqttBroker) -> None:
     main = _main_c(_telemetry(4243, mqtt_broker.port))
     for literal in ("racfw", "rac/vin", "rac/cmd/#"):
-        assert c_string_literal(literal) in main
+        assert c_string(literal) in main
     assert f"htons({mqtt_broker.port})" in main
     with socket.create_connection(("127.0.0.1", mqtt_broker.port), timeout=2) as device:
         connect = _mqtt_string("MQTT") + bytes([4, 0x02]) + struct.pack(">H", 60) + _mqtt_string("racfw")
@@ -121,7 +121,7 @@ def test_http_server_records_the_request_the_app_makes(http_server: HttpServer) 
         ],
     }  # fmt: skip
     main = _main_c(plan)
-    assert c_string_literal("/v1/status") in main
+    assert c_string("/v1/status") in main
     with urllib.request.urlopen(f"http://127.0.0.1:{http_server.port}/v1/status", timeout=2) as reply:
         assert reply.status == 200 and reply.read() == b'{"ok": true}'
     (request,) = http_server.wait_for("request")

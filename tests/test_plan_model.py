@@ -9,7 +9,7 @@ import pytest
 
 from rac_fw.contract import PatchError, apply_patch
 from rac_fw.domains.firmware.ops.timer.timer_periodic import TimerPeriodic
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format
 from rac_fw.domains.firmware.plan.load import PlanError, load_plan, parse_plan
 from rac_fw.domains.firmware.plan.model import OPERATION_KINDS, OPERATION_MODELS, Plan
 
@@ -127,13 +127,13 @@ def test_devices_need_the_fields_of_their_bus() -> None:
         ("é", '"\\303\\251"'),
     ],
 )
-def test_c_string_literal_escapes_everything_dangerous(text: str, literal: str) -> None:
-    assert c_string_literal(text) == literal
+def test_c_format_escapes_everything_dangerous(text: str, literal: str) -> None:
+    assert c_format(text) == literal
 
 
-def test_c_string_literal_never_leaves_an_unescaped_quote_or_format() -> None:
+def test_c_format_never_leaves_an_unescaped_quote_or_format() -> None:
     hostile = '"; } int main(void){ %n %s ??/ \\'
-    out = c_string_literal(hostile)[1:-1]
+    out = c_format(hostile)[1:-1]
     assert '"' not in out.replace('\\"', "")
     assert "%n" not in out.replace("%%", "") and "??" not in out
 

@@ -22,7 +22,7 @@ from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.verify.console import plan_expectations
 from rac_fw.resources import data_dir
 
-HOSTILE = 'quote " back \\ 100% %s ??= end'
+HOSTILE = 'quote " back \\ 100% %% %s ??= end'
 QEMU_PLAN = {
     "operations": [
         {"op": "gpio_blink", "name": "beat", "led": "led0", "period_ms": 20},
@@ -68,7 +68,7 @@ def test_operations_run_and_meet_their_expectations(tmp_path: Path) -> None:
     assert ran.ok, (ran.output, [e.message for e in ran.evidence])
     lines = ran.output.splitlines()
     assert lines[0] == "rac: boot stm32f407" and lines[-1] == "rac: done"
-    assert HOSTILE in lines  # printed byte for byte: escaped in C, "%%" printed as "%"
+    assert HOSTILE in lines  # printed byte for byte: escaped in C as data
     assert "ping" in lines and "rac: rx ok ring=32 received=5" in lines
     assert "rac: tick ok fired=3 source=systick period_us=5000" in lines
     assert "rac: once ok fired=1 source=systick period_us=7000" in lines

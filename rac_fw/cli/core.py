@@ -26,7 +26,7 @@ from rac_fw.contract import Action, Evidence, Feedback, Status
 from rac_fw.documents import DocumentError, read_document
 from rac_fw.domain import Domain, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
 from rac_fw.limits import LimitExceeded, check_count
-from rac_fw.runtime import Episode, TraceError, replay
+from rac_fw.runtime import DEFAULT_BUDGET, Episode, TraceError, replay_report
 from rac_fw.trace import load_key
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output (versioned JSON).")]
@@ -165,7 +165,9 @@ def submit(
     raise typer.Exit(exit_code_for(feedback))
 
 
-def replay_command(trace: Path, key: KeyOption = None, limit: LimitOption = None) -> None:
+def replay_command(trace: Path, key: KeyOption = None, budget: Annotated[int, typer.Option(
+        min=1, help="Proposals you granted: an unsigned header may claim no more.")] = DEFAULT_BUDGET,
+        limit: LimitOption = None) -> None:
     """Check a trace's hash chain and episode structure, re-execute it and report every divergence.
 
     Exit 0 when the trace is intact and every turn reproduces, 1 with located divergences (an edited,
@@ -175,16 +177,16 @@ def replay_command(trace: Path, key: KeyOption = None, limit: LimitOption = None
     configure_limits(limit)
     try:
         secret = load_key(key) if key is not None else None
-        count, divergences = replay(trace, secret)
+        done = replay_report(trace, secret, budget)
     except TraceError as exc:
         fail_with(exc.evidence)
     except (OSError, UnicodeDecodeError) as exc:
         fail_with([Evidence(code="E_TRACE", message=f"cannot read {trace}: {exc}", location=str(trace))])
-    for div in divergences:
+    for div in done.divergences:
         detail = div.message or f"recorded {str(div.recorded)[:200]} → replayed {str(div.replayed)[:200]}"
         console.print(f"[red]divergence[/] {escape(f'{trace}:{div.line}')} {escape(div.field)}: {escape(detail)}")
-    console.print(f"replayed {count} turn(s): {len(divergences)} divergence(s)")
-    raise typer.Exit(1 if divergences else 0)
+    console.print(f"replayed {done.turns} turn(s): {len(done.divergences)} divergence(s); {escape(done.signatures)}")
+    raise typer.Exit(1 if done.divergences else 0)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,13 +4,14 @@ Every registered domain is served through the same tools; their input schemas co
 models (the per-domain ``submit_<domain>`` tools advertise the domain's action schema, and docstrings
 become descriptions), so what an agent sees stays in step with the code.
 
-Sessions: ``start_episode`` opens an episode and returns a session id; that session owns its episode,
-its trace file and its artifact directory under the server's work directory, and nothing is shared
-between sessions. A session belongs to the MCP connection that created it: over streamable HTTP the
-transport's session (``mcp-session-id``, which the SDK only routes to the connection it issued) is
-recorded as the owner, and any other connection naming the session id is refused with evidence, so a
-leaked id is not a bearer token. The proposal budget, the limits and the trace key are fixed by
-whoever starts the server, never by the client.
+Sessions (:mod:`rac_fw.mcp.sessions`): ``start_episode`` opens an episode and returns a session id; that
+session owns its episode, its trace file and its artifact directory under the server's work directory,
+and nothing is shared between sessions. A session belongs to the caller that created it — the MCP
+connection (``mcp-session-id`` over HTTP) *and* the credential (the bearer token's name) — so neither a
+leaked session id nor a replayed ``mcp-session-id`` drives it; each credential has its own bounds (open
+episodes, proposals per task), idle sessions are closed, and tasks come from the catalogue (or the
+operator's task directory). The proposal budget, the limits and the trace key are fixed by whoever
+starts the server, never by the client.
 
 Every failure — malformed or oversized arguments, an unknown or foreign session, an invalid plan, a
 request past the time ceiling — comes back as a tool result carrying evidence; the server keeps
@@ -19,15 +20,10 @@ serving the other sessions.
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import inspect
 import json
-import secrets
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -39,84 +35,12 @@ from pydantic import Field, ValidationError, WithJsonSchema
 
 from rac_fw.contract import Action, Evidence, Feedback, Status, evidence_from_validation_error
 from rac_fw.domain import Domain, Tool, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
-from rac_fw.limits import LimitExceeded, check_count, check_size, current_limits
+from rac_fw.limits import LimitExceeded, check_size, current_limits
 from rac_fw.mcp import worker
-from rac_fw.mcp.worker import run_turn_bounded
-from rac_fw.metering import measure, tokenizer_name
-from rac_fw.runtime import DEFAULT_BUDGET, Episode, TurnExecutor
+from rac_fw.mcp.sessions import CALLER, Caller, ForeignSession, ServerConfig, Session, SessionStore
+from rac_fw.metering import tokenizer_name
+from rac_fw.runtime import TurnExecutor
 from rac_fw.schemas import inline_refs, without_titles
-
-#: The MCP connection the current tool call arrived on (``None`` on stdio: one client per process).
-CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("rac_fw_mcp_client", default=None)
-
-
-class ForeignSession(PermissionError):
-    """A tool call named a session that another MCP connection created."""
-
-    def __init__(self, sid: str):
-        self.sid = sid
-        super().__init__(f"session {sid} belongs to another MCP connection; a session can only be used by the "
-                         "connection that started it (start your own with start_episode)")
-
-
-@dataclass
-class Session:
-    """One client episode: its own runtime episode, trace file and artifact directory."""
-
-    id: str
-    domain: str
-    task: str
-    episode: Episode
-    directory: Path
-    owner: str | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-@dataclass
-class ServerConfig:
-    """What the operator decides when starting the server (clients cannot change these)."""
-
-    workdir: Path
-    budget: int = DEFAULT_BUDGET
-    allow_flash: bool = False
-    bench: Path | None = None
-    trace_key: bytes | None = None
-
-
-class SessionStore:
-    """Sessions by id; creation is the only shared mutation and is locked."""
-
-    def __init__(self, config: ServerConfig):
-        self.config = config
-        self._sessions: dict[str, Session] = {}
-        self._lock = threading.Lock()
-
-    def open(self, domain: str, task: str) -> Session:
-        """A new session owned by the calling connection (:data:`CLIENT`)."""
-        check_count("task_chars", len(task), "task", "the task id's length")
-        dom = load_domain(domain)
-        if task not in dom.tasks():
-            raise UnknownTask(domain, task, dom.tasks())
-        with self._lock:
-            sid = secrets.token_hex(16)
-            directory = self.config.workdir / sid
-            (directory / "artifacts").mkdir(parents=True)
-            episode = Episode(dom, task, budget=self.config.budget, trace=directory / "trace.jsonl", meter=measure,
-                              execute=run_turn_bounded,
-                              key=self.config.trace_key)
-            session = Session(sid, domain, task, episode, directory, owner=CLIENT.get())
-            self._sessions[sid] = session
-        return session
-
-    def get(self, sid: str) -> Session:
-        """The session, when the calling connection owns it (``ForeignSession`` otherwise)."""
-        session = self._sessions.get(sid)
-        if session is None:
-            shown = sid if len(sid) <= 64 else sid[:64] + "…"
-            raise LookupError(f"unknown session {shown!r}: call start_episode first")
-        if session.owner != CLIENT.get():
-            raise ForeignSession(sid)
-        return session
 
 
 def error_result(code: str, message: str, location: str | None = None,
@@ -213,7 +137,7 @@ class Tools:
         detail: Annotated[str | None, Field(description="Depth on one object, e.g. 'pin PA9'")] = None,
     ) -> dict[str, Any]:
         """What an agent may know about a task; ``detail`` asks for depth on one named object."""
-        return load_domain(domain).observe(task, detail).model_dump(mode="json")
+        return load_domain(domain).observe(self.store.task(domain, task), detail).model_dump(mode="json")
 
     def start_episode(self, domain: str, task: str) -> dict[str, Any]:
         """Open an episode; returns the session id, the proposal budget and the first observation."""
@@ -236,7 +160,14 @@ class Tools:
         s = self.store.get(session)
         with s.lock:
             action = Action(domain=s.domain, task=s.task, payload=payload)
-            return _feedback_result(s, s.episode.submit(action, execute))
+            self.store.reserve(s)  # the client's proposals on this task, over all its episodes
+            spent = len(s.episode.turns)
+            try:
+                feedback = s.episode.submit(action, execute)
+            finally:
+                if len(s.episode.turns) == spent:  # refused, closed or budget: nothing was spent
+                    self.store.release(s)
+            return _feedback_result(s, feedback)
 
     def submit_tool(self, dom: Domain) -> Tool:
         """The ``submit_<domain>`` tool: its payload schema is the domain's (``Domain.tool_schema``), its
@@ -294,7 +225,7 @@ class RacServer(MCPServer):
             check_size(arguments, "arguments", "payload_bytes")
         except LimitExceeded as exc:
             return _refusal(name, [exc.evidence()])
-        CLIENT.set(_client_of(context))
+        CALLER.set(_caller_of(context))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -317,18 +248,19 @@ def _refusal(tool: str, evidence: list[Evidence]) -> CallToolResult:
                           is_error=True)
 
 
-def _client_of(context: Context[Any, Any] | None) -> str | None:
-    """The transport session a call arrived on: streamable HTTP's ``mcp-session-id`` (the SDK routes a
-    request only to the connection that was issued that id), ``None`` on stdio (one client per process)."""
+def _caller_of(context: Context[Any, Any] | None) -> Caller:
+    """Who a call came from: over HTTP the credential ``mcp/http.py`` vouched for (``x-rac-fw-client``, set
+    after the bearer token was checked, never taken from the client) and the transport session
+    (``mcp-session-id``); on stdio the one parent process."""
     if context is None:
-        return None
+        return Caller()
     try:
         headers = context.headers
     except (ValueError, AttributeError, LookupError):  # outside a request (direct calls in-process)
-        return None
+        return Caller()
     if not headers:
-        return None
-    return headers.get("mcp-session-id") or "http:anonymous"
+        return Caller()
+    return Caller(headers.get("x-rac-fw-client") or "anonymous", headers.get("mcp-session-id"))
 
 
 def build_server(config: ServerConfig) -> Any:

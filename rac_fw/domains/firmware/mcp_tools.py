@@ -11,13 +11,13 @@ run the one orchestration (:mod:`.pipeline`), each stage at most once per call:
 - ``build`` and ``run`` run the ``build`` (and ``run``) stage on the newest written artifact and are
   logged to ``<session>/runs.jsonl``;
 - ``flash`` writes to hardware only when the server was started with ``--allow-flash`` and the bench
-  file names the board; otherwise it returns what it would do, naming only bench boards.
+  file names the board; otherwise it returns what it would do, naming only bench boards. ``run`` with
+  ``board:ID`` passes the same gate (``hil.consent``): without consent nothing is opened or flashed.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +29,8 @@ from pydantic import Field, WithJsonSchema
 from rac_fw.contract import Action, Evidence, Status, canonical_json
 from rac_fw.domain import Domain, Tool, load_domain
 from rac_fw.domains.firmware import pipeline
+from rac_fw.domains.firmware.hil.bench import BenchError
+from rac_fw.domains.firmware.hil.consent import BOARD_ID, Consent
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.mcp import worker
 from rac_fw.mcp.server import Session, Tools, error_result
@@ -36,9 +38,6 @@ from rac_fw.runtime import TurnRecord, run_turn
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.domain import FirmwareDomain
-
-#: What a bench board id may look like (anything else is not looked up, nor echoed back).
-BOARD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 @dataclass(frozen=True)
@@ -86,6 +85,11 @@ class FirmwareTools:
     def __init__(self, host: Tools, domain: FirmwareDomain):
         self.host, self.domain = host, domain
         self._latest: dict[str, Written] = {}
+        host.store.on_evict.append(self._forget)
+
+    def _forget(self, sid: str) -> None:
+        """An idle session was closed: its newest artifact is no longer offered to build, run or flash."""
+        self._latest.pop(sid, None)
 
     def _firmware(self, session: str) -> Session:
         s = self.host.store.get(session)
@@ -135,12 +139,17 @@ class FirmwareTools:
                                      framework=written.plan.framework, out_dir=written.out)
         with s.lock, pipeline.stage_log() as log:
             pipeline.build_and_run(result, facts, written.plan, builder, runner, timeout_s,
-                                   functools.partial(runner_for, bench=self.host.store.config.bench))
+                                   functools.partial(runner_for, consent=self._consent()))
         body = result.to_json()
         self._log(s, {"tool": "run" if runner else "build", "status": body["status"], "build": body["build"],
                       "run": body["run"], "verdicts": body["verdicts"], "evidence": body["evidence"]})
         body["stages"] = [{"stage": r.stage, "ms": round(r.ms, 3)} for r in log]
         return body
+
+    def _consent(self) -> Consent:
+        """The operator's decision, fixed when the server started (``--allow-flash``, ``--bench``)."""
+        config = self.host.store.config
+        return Consent(config.allow_flash, config.bench, where="the server's operator")
 
     def build(self, session: str, builder: str = "auto") -> dict[str, Any]:
         return self._rerun(session, builder, None, 30.0)
@@ -151,33 +160,34 @@ class FirmwareTools:
     def flash(self, session: str, board: str, builder: str = "auto") -> dict[str, Any]:
         from rac_fw.domains.firmware.backends.base import FlashRequest
         from rac_fw.domains.firmware.hil.bench import load_bench
-        from rac_fw.domains.firmware.hil.board import BoardRunner, image_for
+        from rac_fw.domains.firmware.hil.board import board_runner, image_for
 
         s = self._firmware(session)
         if s.id not in self._latest:
             raise LookupError(f"session {session} has no clean plan yet: call plan first")
         out = self._latest[s.id].out
-        config = self.host.store.config
+        consent = self._consent()
         if not BOARD_ID.fullmatch(board):
             return error_result("E_UNKNOWN_BOARD", "not a bench board id (letters, digits, '_', '.', '-'; at most "
                                 "64)", "board")
-        if config.bench is None:
+        if consent.bench is None:
             return {"status": "dry-run", "would_flash": None,
                     "reason": "the server was started without --bench; no board can be flashed"}
-        bench = load_bench(config.bench)
-        entry = bench.board(board)  # an unknown board is E_UNKNOWN_BOARD evidence, never echoed as a target
+        entry = load_bench(consent.bench).board(board)  # an unknown board is E_UNKNOWN_BOARD, never echoed
         would: dict[str, Any] = {"board": entry.id, "artifact": str(out), "target": s.task, "runner": entry.runner,
                                  "probe": entry.probe, "board_target": entry.target}
         if entry.target != s.task:
             return error_result("E_TARGET_MISMATCH", f"board {board} carries a {entry.target}, the session's plans "
                                 f"are for {s.task}; refusing to flash", "board", [board, entry.target, s.task])
-        if not config.allow_flash:
-            return {"status": "dry-run", "would_flash": would,
-                    "reason": "flashing is disabled: start the server with --allow-flash to write to boards"}
+        try:
+            runner = board_runner(board, consent)
+        except BenchError as exc:  # the gate: no consent, so only what would happen is told
+            return {"status": "dry-run", "would_flash": would, "reason": exc.evidence[0].message,
+                    "evidence": [e.model_dump(mode="json") for e in exc.evidence]}
         image, _, evidence = image_for(out, s.directory / "flash", builder, None, entry.target)
         if image is None:
             return {"status": Status.FAIL.value, "evidence": [e.model_dump(mode="json") for e in evidence]}
-        flashed = BoardRunner(entry, bench.path.parent).flash(FlashRequest(image=image, target=s.task))
+        flashed = runner.flash(FlashRequest(image=image, target=s.task))
         body = {"status": "pass" if flashed.ok else "fail", "board": board, "bytes_written": flashed.bytes_written,
                 "verified": flashed.verified, "evidence": [e.model_dump(mode="json") for e in flashed.evidence]}
         self._log(s, {"tool": "flash", **body})

@@ -175,6 +175,9 @@ class Backend(ABC):
     targets: ClassVar[frozenset[str]] = frozenset()
     """rac-fw target ids this backend drives; empty means "any target of its frameworks"."""
     description: ClassVar[str] = ""
+    hardware: ClassVar[bool] = False
+    """True when using it touches a board (opens its port, enumerates probes, programs the chip): such a
+    backend is reached only through the consent gate (``hil.consent``), never by name from ``--run``."""
 
     @abstractmethod
     def requirements(self) -> list[Requirement]:

@@ -57,6 +57,7 @@ class EsptoolBackend(Backend):
     capabilities = frozenset({Capability.FLASH})
     frameworks = frozenset({"espidf"})
     description = "ESP32 serial flashing (esptool), MD5-verified"
+    hardware = True
 
     def supports(self, capability: Capability, framework: str | None = None, target: str | None = None) -> bool:
         """Only targets whose board names an ESP-IDF chip (``board.idf_target``: esptool's ``--chip``)."""

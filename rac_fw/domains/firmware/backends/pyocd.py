@@ -185,6 +185,7 @@ class PyocdBackend(Backend):
     capabilities = frozenset({Capability.FLASH})
     frameworks = frozenset({"zephyr", "hal", "baremetal"})
     description = "CMSIS-DAP / ST-LINK / J-Link probes through pyOCD's Python API, read-back verified"
+    hardware = True
 
     def requirements(self) -> list[Requirement]:
         return [package_requirement("pyocd", "pyocd", INSTALL_PYOCD)]

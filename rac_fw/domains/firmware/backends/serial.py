@@ -236,9 +236,15 @@ class SerialRunner(Backend):
     name = "serial"
     capabilities = frozenset({Capability.RUN})
     description = "board console over a serial port (pyserial)"
+    hardware = True
 
     def requirements(self) -> list[Requirement]:
         return [package_requirement("pyserial", "serial", "pip install pyserial")]
+
+    def console(self, port: str, baud: int, wait_s: float) -> SerialPort:
+        """A board's console port (opened by the caller): every use of a board's port goes through here, so
+        the serial backend is the one place a port is reached from (its callers passed the consent gate)."""
+        return SerialPort(port, baud, wait_s)
 
     def run(self, request: RunRequest) -> RunResult:
         started = time.monotonic()
@@ -248,7 +254,7 @@ class SerialRunner(Backend):
                 ok=False,
                 evidence=[Evidence(code="E_PORT_MISSING", message="no serial port given for the serial runner")],
             )
-        port = SerialPort(request.port, request.baud, request.port_wait_s)
+        port = self.console(request.port, request.baud, request.port_wait_s)
         try:
             port.open()
         except PortError as exc:

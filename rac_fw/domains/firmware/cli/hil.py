@@ -3,9 +3,11 @@
 ``run`` takes an app — a plan file (validated, lowered and built by the same pipeline as ``rac-fw
 plan``, into ``.rac-fw/hil/<board>/``), a generated artifact directory (built first) or an ELF — and judges
 the board's console with the same ordered-regex engine QEMU runs use; a QEMU entry in the bench stands
-in for a board, so CI exercises the same path. Output: feedback verdicts and evidence; the captured
-console is ``console.log`` in the plan's artifact dir, or ``<app>/hil/<board>/`` (``--out`` moves
-both). Exit 0 all passed, 1 a board failed, 2 bad input (bench file, board id, app).
+in for a board, so CI exercises the same path. A real board is opened and flashed only with
+``--allow-flash`` (the consent gate, ``hil.consent``); an emulated one needs no consent. Output:
+feedback verdicts and evidence; the captured console is ``console.log`` in the plan's artifact dir, or
+``<app>/hil/<board>/`` (``--out`` moves both). Exit 0 all passed, 1 a board failed, 2 bad input (bench
+file, board id, app, no consent).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from rac_fw.console.progress import track
 from rac_fw.contract import Evidence, Feedback, Status
 from rac_fw.domains.firmware.backends import FlashRequest, RunRequest
 from rac_fw.domains.firmware.hil.bench import Bench, BenchBoard, BenchError, load_bench
-from rac_fw.domains.firmware.hil.board import PLAN_SUFFIXES, BoardRunner, image_for
+from rac_fw.domains.firmware.hil.board import PLAN_SUFFIXES, board_runner, image_for
+from rac_fw.domains.firmware.hil.consent import Consent
 
 #: Where artifacts generated from plan apps go (one folder per board), unless ``--out`` says otherwise.
 WORK_DIR = Path(".rac-fw") / "hil"
@@ -41,6 +44,8 @@ BenchOption = Annotated[
     Path | None, typer.Option("--bench", help="Bench file (default: $RAC_FW_BENCH or hil/bench.yaml).")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+AllowFlashOption = Annotated[bool, typer.Option(
+    "--allow-flash", help="Let rac-fw open real boards' ports and program them (emulated boards need no consent).")]
 
 
 def _bench(path: Path | None, as_json: bool) -> Bench:
@@ -123,15 +128,19 @@ def flash(
     erase: Annotated[str, typer.Option("--erase", help="chip, sector or auto (bench default).")] = "auto",
     verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Read back after programming.")] = True,
     builder: Annotated[str, typer.Option("--builder", help="Builder for an artifact directory.")] = "auto",
+    allow_flash: AllowFlashOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Flash an image to one board after checking that the board's chip is the image's target."""
     bench = _bench(bench_file, as_json)
-    board = _board(bench, board_id, as_json)
+    try:  # the consent gate, before anything is built or opened
+        runner = board_runner(board_id, Consent(allow_flash, bench.path))
+    except BenchError as exc:
+        fail_with(exc.evidence, as_json=as_json)
+    board = runner.board
     image, chosen, evidence, code = _image(app, target, builder, board, WORK_DIR / board.id)
     if image is None or chosen is None:
         fail_with(evidence, exit_code=code, as_json=as_json)
-    runner = BoardRunner(board, bench.path.parent)
     result = runner.flash(FlashRequest(image=image, target=chosen, probe=probe, erase=erase, verify=verify))
     if as_json:
         console.print_json(
@@ -167,12 +176,18 @@ def _run_one(
     timeout: float | None,
     out: Path | None,
     builder: str,
+    consent: Consent,
 ) -> Feedback:
     """One board's run as feedback; a problem with this board's input is its own ``invalid`` result,
-    so one misconfigured entry does not hide the other boards' verdicts."""
+    so one misconfigured entry (or a real board without consent) does not hide the other boards' verdicts."""
 
     def invalid(*evidence: Evidence) -> Feedback:
         return Feedback(domain="firmware", task=f"hil:{board.id}", status=Status.INVALID, evidence=list(evidence))
+
+    try:  # the consent gate, before anything is built or opened
+        runner = board_runner(board.id, consent)
+    except BenchError as exc:
+        return invalid(*exc.evidence)
 
     app_path = app or (bench.resolve(board.app) if board.app else None)
     if app_path is None:
@@ -206,7 +221,7 @@ def _run_one(
         output_dir=output_dir,
         forbid=tuple(forbid or board.forbid),
     )
-    result = BoardRunner(board, bench.path.parent).run(request)
+    result = runner.run(request)
     return Feedback(
         domain="firmware",
         task=f"hil:{board.id}",
@@ -229,13 +244,15 @@ def run(
         Path | None, typer.Option("--out", help="Per-board output root (default: .rac-fw/hil/ for plans).")
     ] = None,
     builder: Annotated[str, typer.Option("--builder", help="Builder for an artifact directory.")] = "auto",
+    allow_flash: AllowFlashOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Flash (or emulate) and judge each board's console against ordered expectations."""
     bench = _bench(bench_file, as_json)
     chosen = [_board(bench, b, as_json) for b in boards] if boards else [b for b in bench.boards if b.connected]
     results = [
-        _run_one(bench, board, app, target, expect or [], forbid or [], timeout, out, builder)
+        _run_one(bench, board, app, target, expect or [], forbid or [], timeout, out, builder,
+                 Consent(allow_flash, bench.path))
         for board in track(chosen, "bench run", quiet=as_json, label=lambda b: b.id)
     ]
     if as_json:

@@ -49,6 +49,8 @@ def plan(
     bench: Annotated[
         Path | None, typer.Option("--bench", help="Bench file for --run board:ID (default hil/bench.yaml).")
     ] = None,
+    allow_flash: Annotated[bool, typer.Option(
+        "--allow-flash", help="Let --run board:ID open a real board's port and program it.")] = False,
     zephyr_version: Annotated[str | None, typer.Option(
         "--zephyr-version", help="Zephyr release to write for: 4.1 (default) or 3.7; with --build, the west "
         "workspace's zephyr/VERSION when not given.")] = None,
@@ -76,7 +78,9 @@ def plan(
             ],
             as_json=as_json,
         )
-    from rac_fw.domains.firmware.hil.board import runner_for  # imported here: keeps other commands fast
+    from rac_fw.domains.firmware.hil.bench import bench_path  # imported here: keeps other commands fast
+    from rac_fw.domains.firmware.hil.board import runner_for
+    from rac_fw.domains.firmware.hil.consent import Consent
     from rac_fw.domains.firmware.pipeline import run_plan
 
     if out is None and (build is not None or run is not None):
@@ -88,7 +92,8 @@ def plan(
     try:
         result = run_plan(
             plan_file, target=target, framework=framework, out_dir=out, build=build, run=run, force=force,
-            runners=functools.partial(runner_for, bench=bench), zephyr_version=zephyr_version,
+            runners=functools.partial(runner_for, consent=Consent(allow_flash, bench_path(bench))),
+            zephyr_version=zephyr_version,
         )
     except Exception as exc:  # a bug in a pipeline step must reach the agent as evidence, not a traceback
         frame = exc.__traceback__

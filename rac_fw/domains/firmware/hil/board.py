@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from rac_fw.contract import Evidence, Status
+from rac_fw.contract import Evidence, Relaxation, Status
 from rac_fw.domains.firmware.backends import (
     Backend,
     BackendError,
@@ -29,9 +29,17 @@ from rac_fw.domains.firmware.backends import (
     read_manifest,
     select_runner,
 )
-from rac_fw.domains.firmware.backends.serial import PortError, SerialPort, judge_console
-from rac_fw.domains.firmware.hil.bench import BenchBoard, load_bench
+from rac_fw.domains.firmware.backends.serial import PortError, SerialRunner, judge_console
+from rac_fw.domains.firmware.hil.bench import BenchBoard, BenchError
+from rac_fw.domains.firmware.hil.consent import Consent, Grant, grant
 from rac_fw.domains.firmware.lower import MANIFEST_NAME
+
+
+def serial_backend() -> SerialRunner:
+    """The registered ``serial`` backend, through which every board console port is reached."""
+    backend = get_backend("serial")
+    assert isinstance(backend, SerialRunner)
+    return backend
 
 
 def target_mismatch(board: BenchBoard, target: str) -> Evidence:
@@ -42,26 +50,39 @@ def target_mismatch(board: BenchBoard, target: str) -> Evidence:
     )
 
 
-def runner_for(spec: str, bench: Path | None = None) -> Backend:
-    """Resolve ``--run``: ``board:ID`` is the runner bound to that entry of the bench file (``bench`` or,
-    when None, ``$RAC_FW_BENCH`` or ``hil/bench.yaml`` in the working directory); anything else is a
-    registered runner (``qemu`` …). The bench layer resolves boards so the tool registry need not know it."""
+def board_runner(board_id: str, consent: Consent) -> BoardRunner:
+    """The runner bound to bench board ``board_id``, through the consent gate (``BenchError`` when refused:
+    then nothing was opened, enumerated or flashed)."""
+    return BoardRunner(grant(board_id, consent))
+
+
+def runner_for(spec: str, consent: Consent) -> Backend:
+    """Resolve ``--run``: ``board:ID`` is the runner bound to that entry of ``consent``'s bench file,
+    through the gate; anything else is a registered runner (``qemu`` …) that touches no board — a
+    hardware backend (``serial``) is refused by name, since only a bench entry says which port is a board's.
+    The bench layer resolves boards so the tool registry need not know it."""
     if spec.startswith("board:"):
-        loaded = load_bench(bench)
-        return BoardRunner(loaded.board(spec.removeprefix("board:")), loaded.path.parent)
-    return select_runner(spec)
+        return board_runner(spec.removeprefix("board:"), consent)
+    backend = select_runner(spec)
+    if backend.hardware:
+        raise BenchError([Evidence(
+            code="E_CONSENT", location="runner", objects=[spec],
+            message=f"the {spec} runner reaches a board directly; a board is run as board:ID, an entry of the bench "
+            "file, through the operator's consent",
+            relaxations=[Relaxation(description="run on `qemu`, or on a bench board with `board:ID`")])])
+    return backend
 
 
 class BoardRunner(Backend):
-    """A runner bound to one bench entry (not registered: it needs the entry to exist)."""
+    """A runner bound to one bench entry the consent gate let through (not registered: it needs the grant)."""
 
     name = "board"
     capabilities = frozenset({Capability.FLASH, Capability.RUN})
     description = "a bench board: flash with its runner, judge its serial console"
 
-    def __init__(self, board: BenchBoard, bench_dir: Path | None = None):
-        self.board = board
-        self.bench_dir = bench_dir or Path.cwd()
+    def __init__(self, granted: Grant):
+        self.board = granted.board
+        self.bench_dir = granted.bench_dir
 
     def requirements(self) -> list[Requirement]:
         needed = get_backend(self.board.runner).requirements()
@@ -130,7 +151,7 @@ class BoardRunner(Backend):
             )
         if request.image is None:
             return failed(Evidence(code="E_IMAGE", message="no image to flash", objects=[board.id]))
-        port = SerialPort(board.serial, board.baud, board.port_wait)
+        port = serial_backend().console(board.serial, board.baud, board.port_wait)
         # esptool flashes over the console port itself, so the port is opened after the flash (and the
         # chip reset through RTS); probe flashers leave it free, so it is held across the flash.
         shares_port = board.runner == "esptool"

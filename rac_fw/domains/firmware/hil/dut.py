@@ -36,10 +36,10 @@ from pytest_embedded_serial.serial import Serial
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.backends import FlashRequest
 from rac_fw.domains.firmware.backends.qemu import QemuSetupError, machine_for, qemu_command
-from rac_fw.domains.firmware.backends.serial import PortError, SerialPort
+from rac_fw.domains.firmware.backends.serial import PortError
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.hil.bench import BenchBoard
-from rac_fw.domains.firmware.hil.board import BoardRunner
+from rac_fw.domains.firmware.hil.board import BoardRunner, serial_backend
 
 
 class BenchSetupError(Exception):
@@ -115,7 +115,7 @@ def qemu_dut(
     )
 
 
-def console_port(board: BenchBoard) -> str:
+def _console_port(board: BenchBoard) -> str:
     """The board's console port, checked now: present, openable, not held by another program."""
     if not board.connected:
         raise BenchSetupError(
@@ -137,7 +137,7 @@ def console_port(board: BenchBoard) -> str:
                 )
             ]
         )
-    port = SerialPort(board.serial, board.baud, board.port_wait)
+    port = serial_backend().console(board.serial, board.baud, board.port_wait)
     try:
         port.open()
     except PortError as exc:
@@ -147,10 +147,9 @@ def console_port(board: BenchBoard) -> str:
 
 
 def serial_dut(
-    board: BenchBoard,
+    runner: BoardRunner,
     image: Path,
     target: str,
-    runner: BoardRunner,
     *,
     msg_queue: MessageQueue,
     pexpect_proc: object,
@@ -158,8 +157,10 @@ def serial_dut(
     test_case_name: str,
     meta: Meta,
 ) -> SerialDut:
-    """Flash ``image`` onto a real board (target match first) and return its console as a ``SerialDut``."""
-    port = console_port(board)
+    """Flash ``image`` onto the real board ``runner`` is bound to (target match first; the runner comes from
+    the consent gate) and return its console as a ``SerialDut``."""
+    board = runner.board
+    port = _console_port(board)
     shares_port = board.runner == "esptool"
     serial: Serial | None = None
     if not shares_port:

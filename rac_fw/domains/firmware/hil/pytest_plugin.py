@@ -1,6 +1,7 @@
 """pytest fixtures for on-board tests: ``bench``, ``bench_board`` and ``dut`` (pytest-embedded's DUT API).
 
-Load with ``pytest -p rac_fw.domains.firmware.hil.pytest_plugin --bench hil/bench.yaml [--board ID] [--app PATH]``
+Load with ``pytest -p rac_fw.domains.firmware.hil.pytest_plugin --bench hil/bench.yaml [--board ID] [--app PATH]
+[--allow-flash]`` (a real board is opened and flashed only with ``--allow-flash``: ``hil.consent``)
 (``hil/conftest.py`` loads it for the tests in ``hil/``). Without ``--board`` every test that uses a
 board runs once per connected bench entry. The ``dut`` is a pytest-embedded ``Dut``: a ``SerialDut``
 on a real board after rac-fw built the app, checked the target match and flashed it; a
@@ -20,7 +21,8 @@ from typing import Any
 import pytest
 
 from rac_fw.domains.firmware.hil.bench import Bench, BenchBoard, BenchError, load_bench
-from rac_fw.domains.firmware.hil.board import BoardRunner, image_for, target_mismatch
+from rac_fw.domains.firmware.hil.board import board_runner, image_for, target_mismatch
+from rac_fw.domains.firmware.hil.consent import Consent
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -28,6 +30,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bench", type=Path, default=None, help="bench file (default $RAC_FW_BENCH or hil/bench.yaml)")
     group.addoption("--board", action="append", default=None, help="bench board id to test (repeatable)")
     group.addoption("--app", type=Path, default=None, help="plan, artifact dir or ELF (default: board's app)")
+    group.addoption("--allow-flash", action="store_true", default=False,
+                    help="let the tests open real boards' ports and flash them (emulated boards need no consent)")
     # `--target` (the rac-fw target of a bare ELF --app) is pytest-embedded's option of that name: one
     # flag, one meaning (the chip the image is for), and declaring it twice would be an argparse error.
 
@@ -99,6 +103,10 @@ def _dut(
         raise pytest.UsageError(
             f"on-board tests need pytest-embedded ({exc.name} is missing): pip install 'rac-fw[bench]'"
         ) from None
+    try:  # the consent gate, before anything is built or opened
+        runner = board_runner(bench_board.id, Consent(pytestconfig.getoption("--allow-flash"), bench.path))
+    except BenchError as exc:
+        pytest.fail("; ".join(f"{e.code}: {e.message}" for e in exc.evidence), pytrace=False)
     image, target = _image(
         bench_board,
         bench,
@@ -117,8 +125,7 @@ def _dut(
         if bench_board.runner == "qemu":
             device = qemu_dut(bench_board, image, target, **streams)
         else:
-            runner = BoardRunner(bench_board, bench.path.parent)
-            device = serial_dut(bench_board, image, target, runner, **streams)
+            device = serial_dut(runner, image, target, **streams)
     except BenchSetupError as exc:
         pytest.fail(f"board {bench_board.id}: {exc}", pytrace=False)
     try:

@@ -29,6 +29,7 @@ import jinja2
 from rac_fw.contract import Evidence, Receipt, Relaxation, sha256_of
 from rac_fw.domains.firmware.bind import BoundPlan, bind
 from rac_fw.domains.firmware.facts.sdk import release
+from rac_fw.domains.firmware.plan.escape import FILTERS
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.registry import section_values
 from rac_fw.resources import data_dir
@@ -223,7 +224,7 @@ def template_env(framework: str) -> jinja2.Environment:
     """The Jinja environment over ``templates/<framework>/``.
 
     ``StrictUndefined`` turns a template typo into an error instead of silently empty C; no
-    autoescaping because the output is C, where plan strings go through ``c_string_literal`` instead.
+    autoescaping because the output is C, where plan strings go through the escaping layer (``plan.escape``) instead.
     """
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(data_dir("templates") / framework)),
@@ -235,6 +236,7 @@ def template_env(framework: str) -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["tabs"] = tab_indent
+    env.filters.update(FILTERS)
     return env
 
 
@@ -321,6 +323,17 @@ def write_artifact(lowered: Lowered, out_dir: Path | str, force: bool = False) -
     root = Path(out_dir)
     root.mkdir(parents=True, exist_ok=True)
     manifest_path = root / MANIFEST_NAME
+    user = lowered.user_files
+    created = [rel for rel in sorted(user) if not (root / rel).exists()]  # a dangling link counts as absent
+    links = _links_below(root, [*lowered.files, MANIFEST_NAME, *created])
+    if links:
+        raise ArtifactConflict([Evidence(
+            code="E_OUTPUT_SYMLINK", location=str(root), objects=sorted(links),
+            message=f"refusing to write through symbolic links in {root}: "
+            + ", ".join(f"{rel} -> {target}" for rel, target in sorted(links.items()))
+            + "; rac-fw writes only inside --out and nothing was written",
+            relaxations=[Relaxation(description="replace the link(s) by real directories/files, or write to "
+                                    "another --out directory")])])
     previous = _previous_manifest(manifest_path)
     resolved_root = root.resolve()
     hashes = lowered.file_hashes()
@@ -334,8 +347,10 @@ def write_artifact(lowered: Lowered, out_dir: Path | str, force: bool = False) -
     stale: list[Path] = []
     for rel, recorded in previous.items():
         path = (root / rel).resolve()
-        # A hand-edited manifest must not make us delete anything outside the artifact directory.
-        if rel in lowered.files or not path.is_relative_to(resolved_root) or not path.is_file():
+        # A hand-edited manifest must not make us delete anything outside the artifact directory, nor
+        # anything reached through a link.
+        if (rel in lowered.files or not path.is_relative_to(resolved_root) or not path.is_file()
+                or _links_below(root, [rel])):
             continue
         if _sha256(path) == recorded:
             stale.append(path)
@@ -353,13 +368,11 @@ def write_artifact(lowered: Lowered, out_dir: Path | str, force: bool = False) -
         path.parent.mkdir(parents=True, exist_ok=True)
         data = lowered.files[rel].encode()
         if _sha256(path) != hashes[rel]:
-            path.write_bytes(data)
-    user = lowered.user_files
-    for rel, text in user.items():
+            _write(path, data)
+    for rel in created:
         path = root / rel
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write(path, user[rel].encode(), create=True)
     manifest: dict[str, Any] = {
         "framework": lowered.framework,
         "target": lowered.target,
@@ -372,5 +385,30 @@ def write_artifact(lowered: Lowered, out_dir: Path | str, force: bool = False) -
     }
     if lowered.sdk_version is not None:
         manifest["sdk_version"] = lowered.sdk_version
-    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    _write(manifest_path, (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
     return manifest
+
+
+def _links_below(root: Path, paths: list[str]) -> dict[str, str]:
+    """Each path under ``root`` that a symbolic link would redirect (a linked directory on the way, or the
+    file itself), as the link's relative path → where it points; ``root`` itself is the user's choice."""
+    found: dict[str, str] = {}
+    for rel in paths:
+        current = root
+        for part in Path(rel).parts:
+            current = current / part
+            if current.is_symlink():
+                found[str(current.relative_to(root))] = os.readlink(current)
+                break
+            if not current.exists():
+                break
+    return found
+
+
+def _write(path: Path, data: bytes, create: bool = False) -> None:
+    """Write ``path`` without following a link at its last component (``create``: only when absent), so a
+    link made after the check above cannot redirect the write either."""
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_EXCL if create else os.O_TRUNC)
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)

@@ -4,7 +4,7 @@ The plan is turned into *views*: one dict per operation holding everything the C
 every number (GPIO, ADC unit/channel, LEDC resolution, gptimer alarm count, queue depth) derived here
 from the plan and the target facts. Templates only arrange C; they never compute. Shared peripherals
 (a UART port, an I2C or SPI bus, an ADC unit) are collected once so two operations on the same bus
-install its driver once. Plan text reaches C only through :func:`c_string_literal`.
+install its driver once. Plan text reaches C only through the escaping layer (``plan.escape``).
 
 Realization choices (documented in the generated README too):
 - ``source: kernel`` timers are ``esp_timer`` with ISR dispatch and TIMG instances are ``gptimer``s, so
@@ -38,7 +38,7 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string, kconfig_string
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 from rac_fw.domains.firmware.verify.console import operation_label
@@ -169,7 +169,7 @@ class EspIdfBuild(BoundBuild):
         thread = self.plan.thread(name) if name else None
         stack = max(thread.stack_bytes, 2048) if thread else DEFAULT_STACK_BYTES
         priority = min(max(thread.priority, 1), MAX_TASK_PRIORITY) if thread else DEFAULT_PRIORITY
-        return {"task": f"{role}_task", "name": c_string_literal(role[:15]), "stack": stack, "priority": priority}
+        return {"task": f"{role}_task", "name": c_string(role[:15]), "stack": stack, "priority": priority}
 
 
 def _port(instance: str, where: str) -> int:
@@ -265,8 +265,8 @@ def _view(build: EspIdfBuild, index: int, op: Any) -> dict[str, Any]:
     """The template view of one operation: the common names plus what its op spec's view derives."""
     sym = build.symbol(index, op)
     view: dict[str, Any] = {"op": op, "sym": sym, "family": _template(op.op), "index": index,
-                            "label": c_string_literal(sym),
-                            "tag": c_string_literal(operation_label(index, op.op, op.name))}  # fmt: skip
+                            "label": c_string(sym),
+                            "tag": c_string(operation_label(index, op.op, op.name))}  # fmt: skip
     realization = spec(op.op).realization("espidf")
     if realization is None or realization.view is None:
         raise LookupError(f"{op.op} has no ESP-IDF view in its op spec")
@@ -300,7 +300,7 @@ def _sdkconfig(build: EspIdfBuild) -> dict[str, str]:
     target = build.target.board.idf_target or build.target.id
     cpu_hz = build.clocks.hz("CPU") or 160_000_000
     options = {
-        "CONFIG_IDF_TARGET": f'"{target}"',
+        "CONFIG_IDF_TARGET": kconfig_string(target),
         f"CONFIG_ESP_DEFAULT_CPU_FREQ_MHZ_{cpu_hz // 1_000_000}": "y",
         # 1 kHz tick: pdMS_TO_TICKS() is exact for every millisecond period in the plan.
         "CONFIG_FREERTOS_HZ": "1000",
@@ -356,7 +356,7 @@ class EspIdfLowerer:
         env = template_env("espidf")
         macros = op_macros(env, self.name, {v["op"].op: v["family"] for v in build.views})
         buffers = [
-            {"name": b.name, "size": b.size_bytes, "dma": b.role != "scratch", "label": c_string_literal(b.name)}
+            {"name": b.name, "size": b.size_bytes, "dma": b.role != "scratch", "label": c_string(b.name)}
             for b in plan.resources.buffers
         ]
         context = {
@@ -377,8 +377,8 @@ class EspIdfLowerer:
             "buffers": buffers,
             "requires": sorted(build.requires),
             "sdkconfig": _sdkconfig(build),
-            "project": c_string_literal(PROJECT),
-            "boot": c_string_literal(target.id),
+            "project": c_string(PROJECT),
+            "boot": c_string(target.id),
         }
         project = {
             path: env.get_template(f"{path}.j2").render(context)

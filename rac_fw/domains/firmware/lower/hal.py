@@ -68,7 +68,7 @@ from rac_fw.domains.firmware.lower import (
 )
 from rac_fw.domains.firmware.ops.events import reactions_to
 from rac_fw.domains.firmware.placement import buffer_needs, default_ram
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 from rac_fw.domains.firmware.verify.console import operation_label
@@ -272,8 +272,8 @@ class HalBuild(BoundBuild):
             None,
         )
         return {"op": op, "sym": sym, "kind": op.op, "value": spec(op.op).has(Flag.VALUE),
-                "label": c_string_literal(sym), "period": period, "ticks": period is not None,
-                "report": c_string_literal(operation_label(index, op.op, op.name))}  # fmt: skip
+                "label": c_string(sym), "period": period, "ticks": period is not None,
+                "report": c_string(operation_label(index, op.op, op.name))}  # fmt: skip
 
     @staticmethod
     def unsupported(where: str | None, message: str) -> LoweringError:
@@ -433,7 +433,7 @@ class HalBuild(BoundBuild):
         stack = max(thread.stack_bytes if thread else _LOOP_STACK_BYTES, _MIN_STACK_BYTES)
         stack = math.ceil(stack / 8) * 8
         level = min(max(thread.priority, 1), _PLAN_PRIORITY_MAX) if thread else 1
-        entry = {"task": f"{role}_thread", "attr": f"{role}_attr", "name": c_string_literal(role[:15]),
+        entry = {"task": f"{role}_thread", "attr": f"{role}_attr", "name": c_string(role[:15]),
                  "stack": stack, "priority": f"(osPriority_t)(osPriorityLow + {level})",
                  "level": _OS_PRIORITY_LOW + level}  # fmt: skip
         self.threads.append(entry)
@@ -806,7 +806,7 @@ def _rtos(build: HalBuild, facts: HalRtos, reason: str) -> dict[str, Any]:
 
 def _lock_views(build: HalBuild) -> list[dict[str, Any]]:
     """The shared mutexes main() creates before the operations' objects (C name, label, inheritance)."""
-    return [{"c": f"{name}_lock", "label": c_string_literal(name), "inherit": inherit}
+    return [{"c": f"{name}_lock", "label": c_string(name), "inherit": inherit}
             for name, inherit in sorted(build.locks.items())]  # fmt: skip
 
 
@@ -916,7 +916,7 @@ class HalLowerer:
             "dmas": build.dmas, "buffers": [build.buffers[k] for k in sorted(build.buffers)],
             "watchdog": build.watchdog, "dcache": cache,
             "dma_controllers": sorted({d["controller"] for d in build.dmas}),
-            "console": console, "boot": c_string_literal(target.id), "report_bytes": _report_bytes(build),
+            "console": console, "boot": c_string(target.id), "report_bytes": _report_bytes(build),
             "irq_names": irq_names, "lsi_hz": _hz(build.clocks, "LSI"),
             "uart_tx_timeout_ms": _uart_tx_timeout_ms(build) if build.uarts else None,
             "loop_ticks": any(v["ticks"] for v in build.views),

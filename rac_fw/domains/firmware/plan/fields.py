@@ -48,7 +48,7 @@ FactName = Annotated[
     Field(description="A name taken from the target facts (memory region, DMA controller, bus master)."),
 ]
 
-#: A short printable-ASCII text (message to print). Escaped by ``c_string_literal`` when emitted.
+#: A short printable-ASCII text (message to print). Escaped by the escaping layer (``plan.escape``) when emitted.
 Message = Annotated[
     str,
     StringConstraints(pattern=r"^[\x20-\x7e]{1,120}$"),

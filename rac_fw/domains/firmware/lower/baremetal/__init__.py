@@ -11,7 +11,7 @@ The tree it emits is self-contained (``build.json`` tells the gcc builder how to
 Which register layout an operation is written for is asked of the facts (does the USART have ``SR``
 and ``DR``, or ``ISR`` and ``TDR``? is the ADC an ``SAADC``?), never of the target id. Every value
 programmed into a register comes from ``baremetal.derive`` over facts; plan strings reach C only
-through ``c_string_literal``.
+through the escaping layer (``plan.escape``).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from rac_fw.domains.firmware.lower.baremetal.linker import DmaBufferLayout, link
 from rac_fw.domains.firmware.placement import buffer_controller, buffer_needs, default_ram, placement
 from rac_fw.domains.firmware.plan.behaviour.lowering import hook_calls
 from rac_fw.domains.firmware.plan.clocks import plan_clocks
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.verify.console import operation_label
@@ -434,7 +434,7 @@ def _uart_of(build: BaremetalBuild, instance: str | None, baud: int | None) -> d
 
 def _base(build: BaremetalBuild, index: int, op: Any) -> dict[str, Any]:
     label = operation_label(index, op.op, op.name)
-    return {"id": f"op{index}", "label": label, "label_literal": c_string_literal(label)}
+    return {"id": f"op{index}", "label": label, "label_literal": c_string(label)}
 
 
 # --- operations ----------------------------------------------------------------------------------------
@@ -576,7 +576,7 @@ def _assemble(build: BaremetalBuild) -> Lowered:
         "src/main.c": env.get_template("main.c.j2").render(
             target=target,
             plan_id=plan.target or target.id,
-            target_literal=c_string_literal(target.id),
+            target_literal=c_string(target.id),
             core_hz=build.core_hz,
             systick_load=derive.systick_reload(build.core_hz, 1000),
             decls=collect["decls"],

@@ -32,7 +32,7 @@ from rac_fw.domains.firmware.lower import (
 )
 from rac_fw.domains.firmware.lower.zephyr.model import ZEPHYR_VERSION, AppModel
 from rac_fw.domains.firmware.lower.zephyr.render import Builder
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 
@@ -83,7 +83,7 @@ def _sources(files: dict[str, str], target: Target) -> dict[str, str]:
     board = target.board.zephyr_board or ""
     return {
         path: text.replace(f"for {target.id} (Zephyr board {board})", "for <target>").replace(
-            c_string_literal(target.id), "<target>"
+            c_string(target.id), "<target>"
         )
         for path, text in files.items()
         if path not in _DESCRIPTIONS and not path.startswith("boards/")

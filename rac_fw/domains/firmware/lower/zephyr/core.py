@@ -24,7 +24,7 @@ from rac_fw.domains.firmware.lower.zephyr.model import (
     unsupported,
 )
 from rac_fw.domains.firmware.ops.handoff.isr_handoff import IsrHandoff
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 
@@ -95,7 +95,7 @@ class BuilderCore:
     def name_view(self, view: dict[str, Any], index: int) -> dict[str, Any]:
         """Give a view its C identifier prefix and its printable tag (a C literal of the plan name)."""
         view.setdefault("id", self.ids[index])
-        view.setdefault("tag", c_string_literal(view["id"].removeprefix(C_PREFIX)))
+        view.setdefault("tag", c_string(view["id"].removeprefix(C_PREFIX)))
         view.setdefault("index", index)
         view.setdefault("sdk", self.sdk)
         return view

@@ -24,7 +24,7 @@ from rac_fw.domains.firmware.lower.zephyr.core import family
 from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, HEADER_KCONFIG, Step, unsupported
 from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
 from rac_fw.domains.firmware.ops.log.log import Log
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 from rac_fw.resources import data_dir
@@ -89,7 +89,7 @@ class Builder(OperationViews, BehaviourHost):
             once=app.once,
             after_setup=app.after_setup,
             operations=len(self.plan.operations),
-            boot=c_string_literal(self.target.id),
+            boot=c_string(self.target.id),
             loop=self.loop_view(),
             behaviour=tabs(self.behaviour) if self.behaviour else None,
             reports=self.report_views(app.once, app.steps) if self.behaviour else [],

@@ -3,7 +3,7 @@
 Each operation's own view function lives in its op spec (``ops/<family>/<op>.py``, ``_zephyr``) and
 receives the builder; what several operations of a family build alike lives here. A view holds node
 expressions, nanoseconds, counts and escaped literals; Python decides *what*, the templates decide
-*how the C reads*. Plan strings enter a view only through ``c_string_literal``.
+*how the C reads*. Plan strings enter a view only through the escaping layer (``plan.escape``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from rac_fw.domains.firmware.ops.ble.common import central_links, has_host, host
 from rac_fw.domains.firmware.ops.ble.payload import DeviceName, HexBytes, Placement, Uuid
 from rac_fw.domains.firmware.ops.ble.sources import value_source
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string, kconfig_string
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.registry import spec
@@ -264,7 +264,7 @@ def _ad_view(op: BleAdvertise) -> dict[str, Any]:
             "value_at": len(fixed),
         }
     return {
-        "name": c_string_literal(op.device_name) if op.device_name else None,
+        "name": c_string(op.device_name) if op.device_name else None,
         "name_in": "advertising" if op.extended else op.name_in,
         "uuid16": [", ".join(f"0x{b:02x}" for b in u) for u in uuid16],
         "uuid128": [", ".join(f"0x{b:02x}" for b in u) for u in uuid128],
@@ -291,7 +291,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: BleAdvertise) -> dict[str, Any]:
         b.app.includes.update({"zephyr/bluetooth/conn.h", "zephyr/sys/atomic.h"})
         b.app.setting("ble", "CONFIG_BT_MAX_CONN", str(host_links(b.plan)))
     if op.device_name is not None:
-        b.app.setting("ble", "CONFIG_BT_DEVICE_NAME", c_string_literal(op.device_name))
+        b.app.setting("ble", "CONFIG_BT_DEVICE_NAME", kconfig_string(op.device_name))
     if op.extended:
         b.app.need("ble", "CONFIG_BT_EXT_ADV")
         # The Zephyr link layer holds BT_CTLR_ADV_DATA_LEN_MAX bytes of advertising data: 31..191 in one
@@ -326,7 +326,7 @@ def _espidf(b: EspIdfBuild, index: int, op: BleAdvertise) -> dict[str, Any]:
     b.sdkconfig.update({"CONFIG_BT_ENABLED": "y", "CONFIG_BT_NIMBLE_ENABLED": "y"})
     b.sdkconfig["CONFIG_BT_NIMBLE_MAX_CONNECTIONS"] = str(host_links(b.plan))
     if op.device_name is not None:
-        b.sdkconfig["CONFIG_BT_NIMBLE_SVC_GAP_DEVICE_NAME"] = c_string_literal(op.device_name)
+        b.sdkconfig["CONFIG_BT_NIMBLE_SVC_GAP_DEVICE_NAME"] = kconfig_string(op.device_name)
     if op.extended:
         # ESP-IDF components/bt/host/nimble/Kconfig.in: BT_NIMBLE_EXT_ADV (BLE 5 advertising sets; with it
         # the legacy ble_gap_adv_* calls are compiled out), one instance, data up to the 251-byte budget.

@@ -16,7 +16,7 @@ from rac_fw.domains.firmware.ops.ble.common import has_host, no_radio
 from rac_fw.domains.firmware.ops.ble.payload import Uuid
 from rac_fw.domains.firmware.ops.ble.sources import producers, value_source
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -256,7 +256,7 @@ def _characteristics(op: BleGattService) -> list[dict[str, Any]]:
         views.append(
             {
                 "name": ch.name,
-                "label": c_string_literal(ch.name),
+                "label": c_string(ch.name),
                 "uuid": _uuid_c(ch.uuid),
                 "read": ch.read,
                 "write": ch.write,

@@ -21,7 +21,7 @@ from rac_fw.domains.firmware.ops.ble.common import (
 )
 from rac_fw.domains.firmware.ops.ble.payload import DeviceName, HexBytes, Uuid
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -323,7 +323,7 @@ def _view(op: BleScan) -> dict[str, Any]:
         "active": op.active,
         "interval": f"0x{round(units(op.interval_ms)):04x}",
         "window": f"0x{round(units(op.window_ms)):04x}",
-        "name": c_string_literal(op.filter.name) if op.filter.name else None,
+        "name": c_string(op.filter.name) if op.filter.name else None,
         "uuid": _uuid_view(op.filter.uuid) if op.filter.uuid else None,
         "address": ", ".join(f"0x{b}" for b in reversed(address.split(":"))) if address else None,
         "connect": op.connect,

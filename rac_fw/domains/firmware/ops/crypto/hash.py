@@ -8,7 +8,7 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.ops.crypto import policy
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.fields import Message
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -40,12 +40,12 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Hash) -> 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: Hash) -> dict[str, Any]:
     policy.psa_config(b, "ALG_SHA_256")
-    return {"id": b.ids[index], "message": c_string_literal(op.message), "setup": True, "step": {"period_ms": None}}
+    return {"id": b.ids[index], "message": c_string(op.message), "setup": True, "step": {"period_ms": None}}
 
 
 def _espidf(b: EspIdfBuild, index: int, op: Hash) -> dict[str, Any]:
     b.requires.add("mbedtls")
-    return {"message": c_string_literal(op.message), "headers": policy.idf_headers(b, "mbedtls/sha256.h")}
+    return {"message": c_string(op.message), "headers": policy.idf_headers(b, "mbedtls/sha256.h")}
 
 
 SPEC = OpSpec(

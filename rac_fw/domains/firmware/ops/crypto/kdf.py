@@ -10,7 +10,7 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.ops.crypto import policy
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -55,14 +55,14 @@ def _bits(b: Any, op: Kdf) -> int:
 def _zephyr(b: ZephyrBuilder, index: int, op: Kdf) -> dict[str, Any]:
     policy.psa_config(b, "KEY_TYPE_DERIVE", "ALG_HKDF", "ALG_HMAC", "ALG_SHA_256")
     b.app.includes.add("string.h")
-    return {"id": b.ids[index], "bits": _bits(b, op), "info": c_string_literal(op.info), "length": op.length_bytes,
+    return {"id": b.ids[index], "bits": _bits(b, op), "info": c_string(op.info), "length": op.length_bytes,
             "salt": SALT_BYTES, "setup": True, "step": {"period_ms": None}}  # fmt: skip
 
 
 def _espidf(b: EspIdfBuild, index: int, op: Kdf) -> dict[str, Any]:
     b.requires.add("mbedtls")
     headers = policy.idf_headers(b, "esp_random.h", "mbedtls/hkdf.h", "mbedtls/md.h", "mbedtls/platform_util.h")
-    return {"bits": _bits(b, op), "info": c_string_literal(op.info), "length": op.length_bytes, "salt": SALT_BYTES,
+    return {"bits": _bits(b, op), "info": c_string(op.info), "length": op.length_bytes, "salt": SALT_BYTES,
             "headers": headers}  # fmt: skip
 
 

@@ -8,7 +8,7 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.ops.crypto import policy
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -47,7 +47,7 @@ def _bits(b: Any, op: Mac) -> int:
 
 def _zephyr(b: ZephyrBuilder, index: int, op: Mac) -> dict[str, Any]:
     policy.psa_config(b, "KEY_TYPE_HMAC", "ALG_HMAC", "ALG_SHA_256")
-    return {"id": b.ids[index], "bits": _bits(b, op), "message": c_string_literal(op.message), "setup": True,
+    return {"id": b.ids[index], "bits": _bits(b, op), "message": c_string(op.message), "setup": True,
             "step": {"period_ms": None}}  # fmt: skip
 
 
@@ -56,7 +56,7 @@ def _espidf(b: EspIdfBuild, index: int, op: Mac) -> dict[str, Any]:
     headers = policy.idf_headers(
         b, "esp_random.h", "mbedtls/constant_time.h", "mbedtls/md.h", "mbedtls/platform_util.h"
     )
-    return {"bits": _bits(b, op), "message": c_string_literal(op.message), "headers": headers}
+    return {"bits": _bits(b, op), "message": c_string(op.message), "headers": headers}
 
 
 SPEC = OpSpec(

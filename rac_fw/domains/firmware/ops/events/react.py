@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.ops.events import Reaction, check_context, check_source, deferral, hal_context, placement
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format
 from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -126,7 +126,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: React) -> dict[str, Any]:
         "action": op.action,
         "placement": where,
         "target": target,
-        "message": c_string_literal(op.message or "") + ' " (%ld)\\n"',
+        "message": c_format(op.message or "") + ' " (%ld)\\n"',
         "slot": feeders(b.plan, op.target).index(index) if op.action == "feed" else None,
     }
     return view
@@ -141,7 +141,7 @@ def _espidf(b: EspIdfBuild, index: int, op: React) -> dict[str, Any]:
         "placement": where,
         "action": op.action,
         "target": b.symbol(named[0], b.plan.operations[named[0]]) if named else None,
-        "message": c_string_literal(op.message or "") + ' " (%" PRIi32 ")\\n"',
+        "message": c_format(op.message or "") + ' " (%" PRIi32 ")\\n"',
         "task": b.thread(None, f"{b.symbol(index, op)}_react") if where == "work" else None,
     }
 
@@ -161,7 +161,7 @@ def _hal(b: HalBuild, index: int, op: React) -> dict[str, Any]:
     if op.action == "log":
         text = op.message or ""
         view["uart"] = b.uart(None, None, where)
-        view["message"] = c_string_literal(text) + ' " (%ld)\\r\\n"'
+        view["message"] = c_format(text) + ' " (%ld)\\r\\n"'
         # Sized for the longest line: the message, the count as a 32-bit "%ld" (11 characters), CR LF, NUL.
         view["text_bytes"] = len(text) + len(" (-2147483648)\r\n") + 1
     return view

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.ops.handoff import RING_POLL_MS
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format, c_string
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.registry import spec
@@ -56,7 +56,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: IsrHandoff) -> dict[str, Any]:
         "align": 4 if op.item_bytes % 4 == 0 else 1,
         "source": source_id,
         "source_kind": kind,
-        "source_message": c_string_literal(f"{op.source}: event ") + ' "%u\\n"',
+        "source_message": c_format(f"{op.source}: event ") + ' "%u\\n"',
         "poll_ms": RING_POLL_MS,
     }
     source_op = b.plan.operation(op.source)
@@ -70,7 +70,7 @@ def _espidf(b: EspIdfBuild, index: int, op: IsrHandoff) -> dict[str, Any]:
     # The UART driver owns its ISR (its reader task hands off in task context): only true ISR sources post FromISR.
     from_isr = source is not None and spec(source.op).has(Flag.ISR_CONTEXT) and not spec(source.op).has(Flag.RX_RING)
     return {"from_isr": from_isr, "task": b.thread(op.thread, f"{op.thread}_{b.symbol(index, op)}"),
-            "source_label": c_string_literal(op.source)}  # fmt: skip
+            "source_label": c_string(op.source)}  # fmt: skip
 
 
 def _put_never_blocks(plan: Plan, target: Target, framework: str, index: int, op: IsrHandoff) -> list[Evidence]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.ops.events import Reaction, check_source, raised_in_isr
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format
 from rac_fw.domains.firmware.plan.evidence import relax, replace, violation
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
@@ -85,7 +85,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: EventLatency) -> dict[str, Any]:
         "event": op.event,
         "placement": "work",
         "deadline_ns": op.deadline_us * 1000 if op.deadline_us is not None else None,
-        "report": c_string_literal(f"{op.name or oid}: latency")
+        "report": c_format(f"{op.name or oid}: latency")
         + ' " min=%u ns max=%u ns samples=%ld'
         + (" over_deadline=%ld" if op.deadline_us is not None else "")
         + '\\n"',

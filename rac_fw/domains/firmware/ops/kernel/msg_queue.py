@@ -20,7 +20,7 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.ops.kernel import DECLARED_STACK_BYTES, Timeout, timeout_expr, unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format
 from rac_fw.domains.firmware.plan.evidence import add, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -118,7 +118,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: MsgQueue) -> dict[str, Any]:
         "put_timeout": timeout_expr(op.put_timeout_ms),
         "get_timeout": timeout_expr(op.get_timeout_ms),
         "get_forever": op.get_timeout_ms == "forever",
-        "message": c_string_literal(f"{op.name or oid}: receive failed ") + ' "(%d)\\n"',
+        "message": c_format(f"{op.name or oid}: receive failed ") + ' "(%d)\\n"',
     }
     view["thread_parts"] = [
         (op.producer, b.thread_part("kernel", "msg_queue_put", view)),

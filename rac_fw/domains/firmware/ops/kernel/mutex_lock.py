@@ -9,7 +9,7 @@ from pydantic import Field
 from rac_fw.domains.firmware.facts.query import hal_rtos
 from rac_fw.domains.firmware.ops.kernel import Timeout, timeout_expr, unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format
 from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -72,7 +72,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: MutexLock) -> dict[str, Any]:
         "hold_ms": op.hold_ms,
         "period_ms": op.period_ms,
         "count": len(op.threads),
-        "message": c_string_literal(f"{op.name or b.ids[index]}: unlock failed ") + ' "(%d)\\n"',
+        "message": c_format(f"{op.name or b.ids[index]}: unlock failed ") + ' "(%d)\\n"',
     }
     view["thread_parts"] = [(t, b.thread_part("kernel", "mutex_lock", view)) for t in op.threads]
     return view

@@ -10,7 +10,7 @@ from rac_fw.domains.firmware.facts.query import hal_rtos
 from rac_fw.domains.firmware.ops.events.react import acting_on
 from rac_fw.domains.firmware.ops.kernel import Timeout, timeout_expr, unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format
 from rac_fw.domains.firmware.plan.evidence import add, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -103,7 +103,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Semaphore) -> dict[str, Any]:
         "forever": op.take_timeout_ms == "forever",
         "given_by_reactions": bool(_reaction_givers(b.plan, op.name)),
         "giver": op.giver,
-        "message": c_string_literal(f"{op.name or b.ids[index]}: take failed ") + ' "(%d)\\n"',
+        "message": c_format(f"{op.name or b.ids[index]}: take failed ") + ' "(%d)\\n"',
     }
     view["thread_parts"] = [(op.taker, b.thread_part("kernel", "semaphore_take", view))]
     if op.giver is not None:

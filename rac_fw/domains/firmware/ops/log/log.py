@@ -8,7 +8,7 @@ from pydantic import Field
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format, c_string
 from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.registry import spec
@@ -63,12 +63,12 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Log) -> dict[str, Any]:
         if oid is None:
             raise b.unsupported(f"operations[{index}].values", f"no operation named {name!r}", [name], [])
         b.app.includes.add("zephyr/sys/atomic.h")
-        values.append({"label": c_string_literal(name), "id": oid})
+        values.append({"label": c_string(name), "id": oid})
     # The value formats are the tool's own text; the names travel as escaped %s arguments.
     fmt = '"' + " %s=%ld" * len(values) + '"' if values else ""
     return {
         "macro": {"dbg": "LOG_DBG", "inf": "LOG_INF", "wrn": "LOG_WRN", "err": "LOG_ERR"}[op.level],
-        "message": c_string_literal(op.message),
+        "message": c_format(op.message),
         "format": fmt,
         "values": values,
         "step": {"period_ms": op.interval_ms},
@@ -78,8 +78,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Log) -> dict[str, Any]:
 def _espidf(b: EspIdfBuild, index: int, op: Log) -> dict[str, Any]:
     producing = [v for v in op.values if (o := b.plan.operation(v)) is not None and spec(o.op).has(Flag.VALUE)]
     return {
-        "format": c_string_literal(op.message),
-        "fields": [(c_string_literal(f" {v}="), v) for v in producing],
+        "format": c_format(op.message),
+        "fields": [(c_format(f" {v}="), v) for v in producing],
         "macro": {"dbg": "ESP_LOGD", "inf": "ESP_LOGI", "wrn": "ESP_LOGW", "err": "ESP_LOGE"}[op.level],
         "task": b.thread(None, b.symbol(index, op)),
     }
@@ -88,9 +88,9 @@ def _espidf(b: EspIdfBuild, index: int, op: Log) -> dict[str, Any]:
 def _hal(b: HalBuild, index: int, op: Log) -> dict[str, Any]:
     view = b.base_view(index, op)
     view["uart"] = b.uart(None, None, f"operations[{index}]")
-    view["format"] = c_string_literal(op.message)
+    view["format"] = c_format(op.message)
     names = [v for v in op.values if (o := b.plan.operation(v)) is not None and spec(o.op).has(Flag.VALUE)]
-    view["fields"] = [(c_string_literal(f" {name}="), name) for name in names]
+    view["fields"] = [(c_format(f" {name}="), name) for name in names]
     # Sized for the longest text: every value printed as a 32-bit "%ld" (11 characters with sign).
     view["text_bytes"] = len(op.message) + sum(len(f" {n}=") + 11 for n in names) + len("\r\n") + 1
     return view

@@ -24,7 +24,7 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.ops.net import common
 from rac_fw.domains.firmware.ops.net.common import Host, Port, Retry, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Message
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -136,13 +136,13 @@ def _zephyr(b: ZephyrBuilder, index: int, op: CoapRequest) -> dict[str, Any]:
     b.app.need("net", "CONFIG_COAP")
     b.app.includes.add("zephyr/net/coap.h")
     return {
-        "host": c_string_literal(op.host),
+        "host": c_string(op.host),
         "literal": common.is_ipv4(op.host),
         "port": op.port,
-        "port_text": c_string_literal(str(op.port)),
-        "segments": [c_string_literal(s) for s in op.segments()],
+        "port_text": c_string(str(op.port)),
+        "segments": [c_string(s) for s in op.segments()],
         "method": METHOD[op.method],
-        "payload": c_string_literal(op.payload) if op.payload is not None else None,
+        "payload": c_string(op.payload) if op.payload is not None else None,
         "token_bytes": op.token_bytes,
         "timeout_ms": common.ms(op.timeout_ms),
         "buffer": op.buffer_bytes,

@@ -21,7 +21,7 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.ops.net import common
 from rac_fw.domains.firmware.ops.net.common import Host, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -81,7 +81,7 @@ def _bounded(plan: Plan, target: Target, framework: str, index: int, op: DnsReso
 
 
 def _view(b: Any, index: int, op: DnsResolve) -> dict[str, Any]:
-    return {"host": c_string_literal(op.host), "timeout_ms": common.ms(op.timeout_ms), "slack_ms": CALLBACK_SLACK_MS}
+    return {"host": c_string(op.host), "timeout_ms": common.ms(op.timeout_ms), "slack_ms": CALLBACK_SLACK_MS}
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: DnsResolve) -> dict[str, Any]:

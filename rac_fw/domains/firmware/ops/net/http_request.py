@@ -29,7 +29,7 @@ from rac_fw.domains.firmware.ops.net.common import Host, Port, Retry, Timeout
 from rac_fw.domains.firmware.ops.net.tls_credentials import TlsCredentials, tls_operations
 from rac_fw.domains.firmware.ops.wifi.wifi_station import kconfig_name
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -182,14 +182,14 @@ def _relief(op: HttpRequest, excess: int) -> int | None:
 def _view(b: Any, index: int, op: HttpRequest, tls: TlsCredentials | None) -> dict[str, Any]:
     scheme = "https" if op.tls else "http"
     return {
-        "host": c_string_literal(op.host),
+        "host": c_string(op.host),
         "literal": common.is_ipv4(op.host),
         "port": op.port_number,
-        "port_text": c_string_literal(str(op.port_number)),
-        "path": c_string_literal(op.path),
-        "url": c_string_literal(f"{scheme}://{op.host}:{op.port_number}{op.path}"),
-        "body": c_string_literal(op.body) if op.body is not None else None,
-        "content_type": c_string_literal(CONTENT_TYPE),
+        "port_text": c_string(str(op.port_number)),
+        "path": c_string(op.path),
+        "url": c_string(f"{scheme}://{op.host}:{op.port_number}{op.path}"),
+        "body": c_string(op.body) if op.body is not None else None,
+        "content_type": c_string(CONTENT_TYPE),
         "timeout_ms": common.ms(op.timeout_ms),
         "buffer": op.buffer_bytes,
         "retry": op.retry,

@@ -14,7 +14,7 @@ from rac_fw.domains.firmware.ops.net import common
 from rac_fw.domains.firmware.ops.net.common import Host, Port, Retry
 from rac_fw.domains.firmware.ops.wifi.wifi_station import credentials_kconfig, kconfig_name, plan_credentials
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -204,16 +204,16 @@ def _credentials(op: MqttPublish) -> list[str]:
 
 def _view(b: Any, index: int, op: MqttPublish) -> dict[str, Any]:
     return {
-        "broker": c_string_literal(op.broker),
-        "host": c_string_literal(op.broker),
+        "broker": c_string(op.broker),
+        "host": c_string(op.broker),
         "literal": common.is_ipv4(op.broker),
         "port": op.port,
-        "port_text": c_string_literal(str(op.port)),
-        "uri": c_string_literal(f"mqtt://{op.broker}:{op.port}"),
-        "client_id": c_string_literal(op.client_id),
-        "topic": c_string_literal(op.topic),
-        "message": c_string_literal(op.message) if op.message is not None else None,
-        "subscribe": [c_string_literal(t) for t in op.subscribe],
+        "port_text": c_string(str(op.port)),
+        "uri": c_string(f"mqtt://{op.broker}:{op.port}"),
+        "client_id": c_string(op.client_id),
+        "topic": c_string(op.topic),
+        "message": c_string(op.message) if op.message is not None else None,
+        "subscribe": [c_string(t) for t in op.subscribe],
         "user": f"CONFIG_{kconfig_name(op.username_credential)}" if op.username_credential else None,
         "password": f"CONFIG_{kconfig_name(op.password_credential)}" if op.password_credential else None,
         "buffer": op.buffer_bytes,
@@ -226,7 +226,7 @@ def _view(b: Any, index: int, op: MqttPublish) -> dict[str, Any]:
 def _will_view(will: LastWill | None) -> dict[str, Any] | None:
     if will is None:
         return None
-    return {"topic": c_string_literal(will.topic), "message": c_string_literal(will.message), "qos": will.qos,
+    return {"topic": c_string(will.topic), "message": c_string(will.message), "qos": will.qos,
             "retain": will.retain}  # fmt: skip
 
 

@@ -9,7 +9,7 @@ from pydantic import Field
 from rac_fw.domains.firmware.ops.net import common
 from rac_fw.domains.firmware.ops.net.common import Host, Port, Retry, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.fields import Message
 
 if TYPE_CHECKING:
@@ -37,11 +37,11 @@ def view(op: Any) -> dict[str, Any]:
     """What the socket templates need of any client exchange (TCP or UDP)."""
     timeout = common.ms(op.timeout_ms)
     return {
-        "host": c_string_literal(op.host),
+        "host": c_string(op.host),
         "literal": common.is_ipv4(op.host),
         "port": op.port,
-        "port_text": c_string_literal(str(op.port)),
-        "message": c_string_literal(op.message) if getattr(op, "message", None) else None,
+        "port_text": c_string(str(op.port)),
+        "message": c_string(op.message) if getattr(op, "message", None) else None,
         "timeout_ms": timeout,
         "rx_bytes": getattr(op, "rx_buffer_bytes", 0),
         "retry": getattr(op, "retry", None),

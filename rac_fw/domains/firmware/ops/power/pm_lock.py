@@ -12,7 +12,7 @@ from rac_fw.domains.firmware.facts.power import PowerState, power
 from rac_fw.domains.firmware.ops.crypto.policy import idf_headers
 from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -91,7 +91,7 @@ def _espidf(b: EspIdfBuild, index: int, op: PmLock) -> dict[str, Any]:
     _state(b.target, "espidf", op.state)
     b.requires.add("esp_pm")
     b.sdkconfig.update({"CONFIG_PM_ENABLE": "y", "CONFIG_FREERTOS_USE_TICKLESS_IDLE": "y"})
-    return {"name_c": c_string_literal(op.name or f"pm_lock{index}"), "hold_ms": op.hold_ms,
+    return {"name_c": c_string(op.name or f"pm_lock{index}"), "hold_ms": op.hold_ms,
             "headers": idf_headers(b, "esp_pm.h")}  # fmt: skip
 
 

@@ -22,7 +22,7 @@ from rac_fw.domains.firmware.facts.query import board_button, clock_hz, exact_na
 from rac_fw.domains.firmware.ops.crypto.policy import idf_headers
 from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -352,7 +352,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Sleep) -> dict[str, Any]:
         "id": oid,
         "mechanism": mechanism,
         "state": op.state,
-        "state_c": c_string_literal(op.state),
+        "state_c": c_string(op.state),
         "after_ms": op.after_ms,
         "button": spec,
         "setup": True,
@@ -369,7 +369,7 @@ def _espidf(b: EspIdfBuild, index: int, op: Sleep) -> dict[str, Any]:
     return {
         "headers": idf_headers(b, "esp_sleep.h"),
         "mechanism": _mechanism(b.target, "espidf", op),
-        "state_c": c_string_literal(op.state),
+        "state_c": c_string(op.state),
         "after_us": op.after_ms * 1000 if op.after_ms else None,
         "pin": pin,
         "others": len(b.plan.operations) - 1,

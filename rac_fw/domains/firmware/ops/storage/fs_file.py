@@ -34,7 +34,7 @@ from rac_fw.domains.firmware.ops.storage.area import (
     zephyr_flash_writer,
 )
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.partitions import idf_partition_table
@@ -256,8 +256,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: FsFile) -> dict[str, Any]:
         b.app.setting("storage", "CONFIG_FS_LITTLEFS_NUM_FILES", str(op.max_files))
     return {
         "id": b.ids[index],
-        "path": c_string_literal(f"{MOUNT_POINT}/{op.file}"),
-        "mount_point": c_string_literal(MOUNT_POINT),
+        "path": c_string(f"{MOUNT_POINT}/{op.file}"),
+        "mount_point": c_string(MOUNT_POINT),
         "bytes": op.file_bytes,
         "chunk": op.cache_bytes,
         "no_format": not op.format_on_failure,
@@ -354,9 +354,9 @@ def _espidf(b: EspIdfBuild, index: int, op: FsFile) -> dict[str, Any]:
     # FATFS_LONG_FILENAMES to FATFS_LFN_NONE; the heap variant keeps the name buffer off the task stack.
     b.sdkconfig["CONFIG_FATFS_LFN_HEAP"] = "y"
     return {
-        "path": c_string_literal(f"{FAT_MOUNT_POINT}/{op.file}"),
-        "base_path": c_string_literal(FAT_MOUNT_POINT),
-        "partition": c_string_literal(part.name),
+        "path": c_string(f"{FAT_MOUNT_POINT}/{op.file}"),
+        "base_path": c_string(FAT_MOUNT_POINT),
+        "partition": c_string(part.name),
         "bytes": op.file_bytes,
         "chunk": min(op.cache_bytes, op.file_bytes),
         "format": op.format_on_failure,

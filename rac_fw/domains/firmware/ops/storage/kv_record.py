@@ -26,7 +26,7 @@ from rac_fw.domains.firmware.ops.storage.area import (
     zephyr_flash_writer,
 )
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -345,7 +345,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: KvRecord) -> dict[str, Any]:
 
 def _espidf(b: EspIdfBuild, index: int, op: KvRecord) -> dict[str, Any]:
     b.requires.add("nvs_flash")
-    view: dict[str, Any] = {"key": c_string_literal(op.key), "bytes": op.value_bytes, "delete": op.delete}
+    view: dict[str, Any] = {"key": c_string(op.key), "bytes": op.value_bytes, "delete": op.delete}
     if op.save_period_ms is not None:
         view["task"] = b.thread(None, b.symbol(index, op) + "_saver")
         view["period_ms"] = op.save_period_ms

@@ -30,7 +30,7 @@ from rac_fw.domains.firmware.ops.storage.kv_record import (
     _sectors,
 )
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -129,9 +129,9 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SettingsValue) -> dict[str, Any]:
     return {
         "id": b.ids[index],
         "bytes": op.value_bytes,
-        "subtree": c_string_literal(SUBTREE),
-        "key": c_string_literal(op.key),
-        "name": c_string_literal(f"{SUBTREE}/{op.key}"),
+        "subtree": c_string(SUBTREE),
+        "key": c_string(op.key),
+        "name": c_string(f"{SUBTREE}/{op.key}"),
         "setup": True,
         "step": {"period_ms": op.save_period_ms},
     }
@@ -139,8 +139,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SettingsValue) -> dict[str, Any]:
 
 def _espidf(b: EspIdfBuild, index: int, op: SettingsValue) -> dict[str, Any]:
     b.requires.add("nvs_flash")
-    view: dict[str, Any] = {"key": c_string_literal(op.key), "bytes": op.value_bytes,
-                            "namespace": c_string_literal(IDF_NAMESPACE)}  # fmt: skip
+    view: dict[str, Any] = {"key": c_string(op.key), "bytes": op.value_bytes,
+                            "namespace": c_string(IDF_NAMESPACE)}  # fmt: skip
     if op.save_period_ms is not None:
         view["task"] = b.thread(None, b.symbol(index, op) + "_saver")
         view["period_ms"] = op.save_period_ms

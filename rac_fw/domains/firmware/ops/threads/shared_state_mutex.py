@@ -9,7 +9,7 @@ from pydantic import Field
 from rac_fw.domains.firmware.facts.query import hal_rtos
 from rac_fw.domains.firmware.ops.threads import LOCK_PERIOD_MS, LOCK_TIMEOUT_MS
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -46,7 +46,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SharedStateMutex) -> dict[str, Any
         "state_bytes": op.state_bytes,
         "period_ms": LOCK_PERIOD_MS,
         "timeout_ms": LOCK_TIMEOUT_MS,
-        "message": c_string_literal(f"{op.name or b.ids[index]}: lock {op.lock} failed ") + ' "(%d)\\n"',
+        "message": c_format(f"{op.name or b.ids[index]}: lock {op.lock} failed ") + ' "(%d)\\n"',
     }
     view["thread_parts"] = [(t, b.thread_part("threads", "shared_state_mutex", view)) for t in op.threads]
     return view

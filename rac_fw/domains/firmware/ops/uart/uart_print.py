@@ -9,7 +9,7 @@ from pydantic import Field
 from rac_fw.domains.firmware.facts.query import console_uart_known
 from rac_fw.domains.firmware.ops.uart import Baud, UartInstance, baud_error
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_format, c_string
 from rac_fw.domains.firmware.plan.fields import Message
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
@@ -38,21 +38,21 @@ class UartPrint(Operation):
 def _zephyr(b: ZephyrBuilder, index: int, op: UartPrint) -> dict[str, Any]:
     return {
         "node": b.uart_node(index, op),
-        "message": c_string_literal(op.message),
+        "message": c_format(op.message),
         "setup": True,
         "step": {"period_ms": op.repeat_interval_ms},
     }
 
 
 def _espidf(b: EspIdfBuild, index: int, op: UartPrint) -> dict[str, Any]:
-    return {"uart": b.uart(op.uart, op.baud, f"operations[{index}]"), "message": c_string_literal(op.message + "\n"),
+    return {"uart": b.uart(op.uart, op.baud, f"operations[{index}]"), "message": c_format(op.message + "\n"),
             "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
 
 
 def _hal(b: HalBuild, index: int, op: UartPrint) -> dict[str, Any]:
     view = b.base_view(index, op)
     view["uart"] = b.uart(op.uart, op.baud, f"operations[{index}]")
-    view["message"] = c_string_literal(op.message + "\r\n")
+    view["message"] = c_format(op.message + "\r\n")
     view["text_bytes"] = len(op.message) + len("\r\n") + 1
     return view
 
@@ -60,7 +60,7 @@ def _hal(b: HalBuild, index: int, op: UartPrint) -> dict[str, Any]:
 def _baremetal(b: BaremetalBuild, index: int, op: UartPrint) -> None:
     driver = b.uart_of(op.uart, op.baud)
     ctx = b.base(index, op) | {
-        "message_literal": c_string_literal(op.message),
+        "message_literal": c_string(op.message),
         "putc": driver["putc"],
         "init": driver["init"],
         "inst": driver["inst"],

@@ -18,7 +18,7 @@ from rac_fw.domains.firmware.facts.query import console_rx_dma, console_uart_kno
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.ops.uart import UART_ASYNC_KCONFIG, zephyr_uart_mode
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 from rac_fw.domains.firmware.plan.fields import Message
 from rac_fw.domains.firmware.plan.registry import spec
@@ -93,7 +93,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: UartTxAsync) -> dict[str, Any]:
     text = op.message + "\r\n"
     return {
         "node": label,
-        "message": c_string_literal(text),
+        "message": c_string(text),
         "length": len(text.encode()),
         # uart_tx's timeout is in microseconds (SYS_FOREVER_US for none).
         "timeout_us": op.timeout_ms * 1000,
@@ -110,7 +110,7 @@ def _hal(b: HalBuild, index: int, op: UartTxAsync) -> dict[str, Any]:
     uart = b.uart(None, None, f"operations[{index}]")
     b.uart_irq(uart, None)
     text = op.message + "\r\n"
-    view.update(uart=uart, message=c_string_literal(text), length=len(text.encode()), timeout_ms=op.timeout_ms)
+    view.update(uart=uart, message=c_string(text), length=len(text.encode()), timeout_ms=op.timeout_ms)
     return view
 
 

@@ -21,7 +21,7 @@ from rac_fw.domains.firmware.ops.storage.area import zephyr_flash_writer
 from rac_fw.domains.firmware.ops.update.boot import MISSING, has_slots, needs_bootloader
 from rac_fw.domains.firmware.ops.watchdog.watchdog import Watchdog
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -134,7 +134,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: ImageConfirm) -> dict[str, Any]:
     if op.deadline_ms is not None:
         b.app.need("update", "CONFIG_REBOOT")
         b.app.includes.add("zephyr/sys/reboot.h")
-    return {"id": b.ids[index], "gate": gate, "test": c_string_literal(op.self_test), "step": {"period_ms": None},
+    return {"id": b.ids[index], "gate": gate, "test": c_string(op.self_test), "step": {"period_ms": None},
             "deadline_ms": op.deadline_ms}  # fmt: skip
 
 
@@ -142,7 +142,7 @@ def _espidf(b: EspIdfBuild, index: int, op: ImageConfirm) -> dict[str, Any]:
     b.requires.add("app_update")
     if op.deadline_ms is not None:
         b.requires.add("esp_timer")
-    return {"test": c_string_literal(op.self_test), "deadline_ms": op.deadline_ms}
+    return {"test": c_string(op.self_test), "deadline_ms": op.deadline_ms}
 
 
 SPEC = OpSpec(

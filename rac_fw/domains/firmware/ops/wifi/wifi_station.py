@@ -11,7 +11,7 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.network import interfaces
 from rac_fw.domains.firmware.facts.radio import wifi
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.registry import spec
@@ -157,7 +157,7 @@ def _espidf(b: EspIdfBuild, index: int, op: WifiStation) -> dict[str, Any]:
         "authmode": {"wpa2_psk": "WIFI_AUTH_WPA2_PSK", "wpa3_sae": "WIFI_AUTH_WPA3_PSK", "open": "WIFI_AUTH_OPEN"}[
             op.security
         ],
-        "label": c_string_literal(b.symbol(index, op)),
+        "label": c_string(b.symbol(index, op)),
         "netif": espidf_static(b.plan),
     }
 

@@ -20,7 +20,7 @@ import jinja2
 from rac_fw.domains.firmware.plan.behaviour import ir
 from rac_fw.domains.firmware.plan.behaviour.cexpr import literal, render, suffix
 from rac_fw.domains.firmware.plan.behaviour.types import VType
-from rac_fw.domains.firmware.plan.cstring import c_data_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.resources import data_dir
 
 INDENT = "    "
@@ -122,7 +122,7 @@ class Renderer:
 
     @staticmethod
     def lit(text: str) -> str:
-        return c_data_literal(text)
+        return c_string(text)
 
     def put_value(self, s: ir.Stmt, key: str, fmt: str) -> str:
         e = s.exprs[key]
@@ -136,7 +136,7 @@ class Renderer:
         if t.kind == "bool":
             return f'rac_b_put_str(({value}) ? "true" : "false");'
         if t.kind == "state":
-            names = ", ".join(c_data_literal(st.name) for st in self.program.states)
+            names = ", ".join(c_string(st.name) for st in self.program.states)
             return f"{{ static const char *const names[] = {{{names}}}; rac_b_put_str(names[{value}]); }}"
         base = 16 if fmt.rstrip("0123456789").endswith(("x", "X")) or fmt.endswith(("x", "X")) else 10
         digits = "".join(ch for ch in fmt if ch.isdigit())

@@ -53,6 +53,7 @@ from rac_fw.domains.firmware.facts.devicetree import (
 )
 from rac_fw.domains.firmware.facts.query import board_wiring, free_pins, pin_free
 from rac_fw.domains.firmware.plan.base import PlanModel
+from rac_fw.domains.firmware.plan.escape import dts_string
 from rac_fw.domains.firmware.plan.evidence import add, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name, PeripheralName, PinName
 from rac_fw.domains.firmware.plan.spec import SectionSpec
@@ -487,7 +488,7 @@ def _value(prop: str, value: PropertyValue) -> str | None:
         return f"{prop};" if value else None
     if isinstance(value, int):
         return f"{prop} = <{value:#x}>;"
-    return f'{prop} = "{value}";'
+    return f"{prop} = {dts_string(value)};"
 
 
 def _zephyr(b: ZephyrBuilder, block: Devicetree) -> None:
@@ -508,7 +509,7 @@ def _zephyr(b: ZephyrBuilder, block: Devicetree) -> None:
                 [device.controller],
                 [],
             )
-        lines = [f'compatible = "{node.compatible}";']
+        lines = [f"compatible = {dts_string(node.compatible)};"]
         if device.bus == "i2c" and device.address is not None:
             unit, reg = f"{device.address:x}", f"<{device.address:#04x}>"
         else:

@@ -37,7 +37,7 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import board_led
 from rac_fw.domains.firmware.facts.radio import ble_stack
 from rac_fw.domains.firmware.plan.base import PlanModel
-from rac_fw.domains.firmware.plan.cstring import c_string_literal
+from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.registry import spec
@@ -156,10 +156,10 @@ def _zephyr(b: ZephyrBuilder, mesh: Mesh) -> None:
     oid = "rac_mesh"
     view: dict[str, Any] = {
         "id": oid,
-        "tag": c_string_literal("mesh"),
+        "tag": c_string("mesh"),
         "led": b.gpio_spec("led", mesh.led, "mesh.led", "led", oid),
         "uuid": uuid_bytes(mesh),
-        "led_name": c_string_literal(mesh.led),
+        "led_name": c_string(mesh.led),
         "bearers": " | ".join(
             b for b, on in (("BT_MESH_PROV_ADV", mesh.pb_adv), ("BT_MESH_PROV_GATT", mesh.pb_gatt)) if on
         ),

@@ -34,6 +34,7 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.network import interfaces
 from rac_fw.domains.firmware.plan.base import PlanModel
+from rac_fw.domains.firmware.plan.escape import kconfig_string
 from rac_fw.domains.firmware.plan.evidence import Path, add, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.registry import flagged
 from rac_fw.domains.firmware.plan.spec import Flag, SectionSpec
@@ -233,13 +234,13 @@ def _zephyr(b: ZephyrBuilder, net: Network) -> None:
         b.app.need(family, "CONFIG_NET_DHCPV4")
     else:
         b.app.setting(family, "CONFIG_NET_DHCPV4", "n")
-        b.app.setting(family, "CONFIG_NET_CONFIG_MY_IPV4_ADDR", f'"{net.address}"')
-        b.app.setting(family, "CONFIG_NET_CONFIG_MY_IPV4_NETMASK", f'"{net.netmask}"')
-        b.app.setting(family, "CONFIG_NET_CONFIG_MY_IPV4_GW", f'"{net.gateway}"')
+        b.app.setting(family, "CONFIG_NET_CONFIG_MY_IPV4_ADDR", kconfig_string(str(net.address)))
+        b.app.setting(family, "CONFIG_NET_CONFIG_MY_IPV4_NETMASK", kconfig_string(str(net.netmask)))
+        b.app.setting(family, "CONFIG_NET_CONFIG_MY_IPV4_GW", kconfig_string(str(net.gateway)))
     if net.dns:
         b.app.need(family, "CONFIG_DNS_RESOLVER", "CONFIG_DNS_SERVER_IP_ADDRESSES")
         for i, server in enumerate(net.dns, start=1):
-            b.app.setting(family, f"CONFIG_DNS_SERVER{i}", f'"{server}"')
+            b.app.setting(family, f"CONFIG_DNS_SERVER{i}", kconfig_string(str(server)))
 
 
 def leases_address(plan: Plan) -> bool:
