@@ -8,10 +8,12 @@ or DMA controller that neither the plan nor the target facts have, or one of the
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Set as AbstractSet
+from functools import partial
 
 from rac_fw.contract import Evidence, Relaxation
-from rac_fw.domains.firmware.claims import claims
+from rac_fw.domains.firmware.claims import taken_pins
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     ambiguous_board_name,
@@ -27,7 +29,8 @@ from rac_fw.domains.firmware.placement import (
     buffer_regions,
     controller_named,
 )
-from rac_fw.domains.firmware.plan.evidence import Path, add, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import Path, add, proposing, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import spec
 
@@ -52,18 +55,21 @@ def _duplicates(plan: Plan) -> list[Evidence]:
         if name not in seen:
             seen[name] = kind
             continue
-        suffix = 2
-        while f"{name[:28]}_{suffix}" in taken:
-            suffix += 1
-        fresh = f"{name[:28]}_{suffix}"
-        taken.add(fresh)
+        options = []
+        if proposing():
+            suffix = 2
+            while f"{name[:28]}_{suffix}" in taken:
+                suffix += 1
+            fresh = f"{name[:28]}_{suffix}"
+            taken.add(fresh)
+            options.append(relax(f"rename this {kind} to {fresh!r}", replace(path, fresh)))
         found.append(
             violation(
                 CODE_DUPLICATE,
                 f"name {name!r} is used by a {seen[name]} and a {kind}; names become C symbols and must be unique",
                 path,
                 [name],
-                relaxations=[relax(f"rename this {kind} to {fresh!r}", replace(path, fresh))],
+                relaxations=options,
             )
         )
     return found
@@ -84,7 +90,11 @@ class References:
     def __init__(self, plan: Plan, target: Target, framework: str):
         self.plan, self.target, self.framework = plan, target, framework
         self.found: list[Evidence] = []
-        self.taken = {c.pin for c in claims(plan, target)}
+
+    @property
+    def taken(self) -> AbstractSet[str]:
+        """The pins the plan claims (asked only when relaxations are proposed)."""
+        return taken_pins(self.plan, self.target) if proposing() else set()
 
     def unknown(self, message: str, path: Path, objects: list[str], relaxations: list[Relaxation]) -> None:
         self.found.append(violation(CODE_UNKNOWN, message, path, objects, relaxations=relaxations))
@@ -111,7 +121,7 @@ class References:
         labels = [normalized(x.dt_label or x.name) for x in items]
         labels += [p.name for p in self.plan.resources.pins if p.function == "GPIO"]
         options = _choices(name, labels, path, what)
-        free = free_pins(self.target, self.taken, "GPIO")
+        free = free_pins(self.target, self.taken, "GPIO") if proposing() else []
         if free:
             declared = {"name": name, "pin": free[0].name, "function": "GPIO"}
             options.append(
@@ -215,14 +225,43 @@ class References:
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     """E_DUPLICATE_NAME and E_UNKNOWN_RESOURCE for every name the plan uses."""
+    found = _all_duplicates(plan, target, framework) + _regions(plan, target, framework)
+    for index in range(len(plan.operations)):
+        found += _operation(index, plan, target, framework)
+    return found
+
+
+Unit = tuple[Hashable, Callable[[Plan, Target, str], list[Evidence]]]
+
+
+def plan_units() -> list[Unit]:
+    """:func:`check` as units (``obligations.incremental``): duplicate names, buffers' regions and DMA…"""
+    return [(("names", "duplicates"), _all_duplicates), (("names", "regions"), _regions)]
+
+
+def _all_duplicates(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    return _duplicates(plan)
+
+
+def operation_units(index: int, op: Operation) -> list[Unit]:
+    """…and the names each operation uses."""
+    return [(("names", index, op.op), partial(_operation, index))]
+
+
+def _regions(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     refs = References(plan, target, framework)
     refs.regions_and_controllers()
-    for i, op in enumerate(plan.operations):
-        base: Path = ["operations", i]
-        for field_name, role in spec(op.op).endpoints.items():
-            if getattr(op, field_name) is not None:  # optional endpoints may be unset
-                refs.endpoint(getattr(op, field_name), [*base, field_name], output=role == "led")
-        device = getattr(op, "device", None)
-        if spec(op.op).family == "sensor" and isinstance(device, str):
-            refs.device(device, [*base, "device"], None)  # a devicetree sensor node or a declared device
-    return _duplicates(plan) + refs.found
+    return refs.found
+
+
+def _operation(index: int, plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    refs = References(plan, target, framework)
+    op = plan.operations[index]
+    base: Path = ["operations", index]
+    for field_name, role in spec(op.op).endpoints.items():
+        if getattr(op, field_name) is not None:  # optional endpoints may be unset
+            refs.endpoint(getattr(op, field_name), [*base, field_name], output=role == "led")
+    device = getattr(op, "device", None)
+    if spec(op.op).family == "sensor" and isinstance(device, str):
+        refs.device(device, [*base, "device"], None)  # a devicetree sensor node or a declared device
+    return refs.found

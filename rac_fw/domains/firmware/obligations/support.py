@@ -8,10 +8,12 @@ plan, another timer source, a pin channel instead of a devicetree one, or droppi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
+from functools import partial
 from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
-from rac_fw.domains.firmware.claims import claims
+from rac_fw.domains.firmware.claims import taken_pins
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     Clocks,
@@ -23,7 +25,7 @@ from rac_fw.domains.firmware.facts.query import (
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcDtChannel
-from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import Path, proposing, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import spec
@@ -93,77 +95,113 @@ def timer_source(target: Target, framework: str, index: int, op: Any) -> list[Ev
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     """Framework choice, operation support, devicetree channels, threads (timer sources and DMA scans: asked by
     their op specs, :func:`timer_source`, :func:`scan_by_dma`)."""
-    found: list[Evidence] = []
-    if framework not in target.frameworks or framework not in FRAMEWORKS:
-        options = [relax(f"use framework {f}", replace(["framework"], f)) for f in target.frameworks]
-        found.append(
-            violation(
-                CODE,
-                f"{target.id} cannot be built with {framework} (it supports: {', '.join(target.frameworks)})",
-                ["framework"],
-                [target.id, framework],
-                relaxations=options,
-            )
-        )
+    found = _framework(plan, target, framework)
+    if found:
         return found
-    rules = FRAMEWORKS[framework]
-    capable = [f for f in _capable_frameworks(plan, target) if f != framework]
-    taken = {c.pin for c in claims(plan, target)}
-    for i, op in enumerate(plan.operations):
-        path: Path = ["operations", i]
-        missing = _hardware_missing(target, framework, op)
-        if missing is None and not realizes(framework, op.op, target):
-            missing = f"the {framework} lowering does not realize {op.op}"
+    for index in range(len(plan.operations)):
+        found += _operation(index, plan, target, framework)
+    return found + _threads(plan, target, framework)
+
+
+Unit = tuple[Hashable, Callable[[Plan, Target, str], list[Evidence]]]
+
+
+def plan_units() -> list[Unit]:
+    """:func:`check` as units (``obligations.incremental``): the framework and the threads…"""
+    return [(("support", "framework"), _framework), (("support", "threads"), _threads)]
+
+
+def operation_units(index: int, op: Operation) -> list[Unit]:
+    """…and each operation's support."""
+    return [(("support", index, op.op), partial(_operation, index))]
+
+
+def _usable(target: Target, framework: str) -> bool:
+    return framework in target.frameworks and framework in FRAMEWORKS
+
+
+def _framework(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    if _usable(target, framework):
+        return []
+    options = [relax(f"use framework {f}", replace(["framework"], f)) for f in target.frameworks]
+    return [
+        violation(
+            CODE,
+            f"{target.id} cannot be built with {framework} (it supports: {', '.join(target.frameworks)})",
+            ["framework"],
+            [target.id, framework],
+            relaxations=options,
+        )
+    ]
+
+
+def _operation(i: int, plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """Operation ``i`` against the framework's support matrix, its realization's ``admits`` and its channels."""
+    if not _usable(target, framework):
+        return []
+    found: list[Evidence] = []
+    op = plan.operations[i]
+    path: Path = ["operations", i]
+    missing = _hardware_missing(target, framework, op)
+    if missing is None and not realizes(framework, op.op, target):
+        missing = f"the {framework} lowering does not realize {op.op}"
+        options = []
+        if proposing():
+            capable = [f for f in _capable_frameworks(plan, target) if f != framework]
             options = [relax(f"use framework {f}", replace(["framework"], f)) for f in capable]
-            refusal = spec(op.op).refusals.get(framework)
-            if refusal is not None:
-                why, instead = refusal(plan, target, i, op)
-                missing, options = f"{missing}: {why}", instead + options
-        else:
-            options = []
-        if missing is not None:
-            options.append(relax(f"drop this {op.op}", remove(path)))
+        refusal = spec(op.op).refusals.get(framework)
+        if refusal is not None:
+            why, instead = refusal(plan, target, i, op)
+            missing, options = f"{missing}: {why}", instead + options
+    else:
+        options = []
+    if missing is not None:
+        options.append(relax(f"drop this {op.op}", remove(path)))
+        message = f"{op.op} is not possible here: {missing}"
+        return [violation(CODE, message, path, [op.op, target.id], relaxations=options)]
+    realization = spec(op.op).realization(framework)
+    if realization is not None and realization.admits is not None:
+        found += realization.admits(plan, target, i, op)
+    if FRAMEWORKS[framework].devicetree:
+        return found
+    channels = getattr(op, "channels", None) or ([op.channel] if hasattr(op, "channel") else [])
+    for j, channel in enumerate(channels):
+        if isinstance(channel, AdcDtChannel):
+            where: Path = [*path, "channels", j] if hasattr(op, "channels") else [*path, "channel"]
+            pins = [channel.pin] if channel.pin else []
+            if not pins and proposing():
+                pins = [p.name for p in free_pins(target, taken_pins(plan, target), "ANALOG")[:3]]
+            fixes = [relax(f"name the channel by its pin {p}", replace(where, {"pin": p})) for p in pins]
             found.append(
                 violation(
-                    CODE, f"{op.op} is not possible here: {missing}", path, [op.op, target.id], relaxations=options
+                    CODE,
+                    f"{framework} has no devicetree: name the ADC channel by its pin",
+                    where,
+                    [channel.path],
+                    relaxations=fixes,
                 )
             )
-            continue
-        realization = spec(op.op).realization(framework)
-        if realization is not None and realization.admits is not None:
-            found += realization.admits(plan, target, i, op)
-        channels = getattr(op, "channels", None) or ([op.channel] if hasattr(op, "channel") else [])
-        for j, channel in enumerate(channels):
-            if isinstance(channel, AdcDtChannel) and not rules.devicetree:
-                where: Path = [*path, "channels", j] if hasattr(op, "channels") else [*path, "channel"]
-                pins = [channel.pin] if channel.pin else [p.name for p in free_pins(target, taken, "ANALOG")[:3]]
-                fixes = [relax(f"name the channel by its pin {p}", replace(where, {"pin": p})) for p in pins]
-                found.append(
-                    violation(
-                        CODE,
-                        f"{framework} has no devicetree: name the ADC channel by its pin",
-                        where,
-                        [channel.path],
-                        relaxations=fixes,
-                    )
-                )
-    if plan.resources.threads and not rules.threads:
-        options = [
-            relax(f"use framework {f}", replace(["framework"], f))
-            for f in target.frameworks
-            if FRAMEWORKS.get(f) and FRAMEWORKS[f].threads
-        ]
-        options.append(relax("drop the threads", replace(["resources", "threads"], [])))
-        found.append(
-            violation(
-                CODE,
-                f"{framework} has no threads (no RTOS)",
-                ["resources", "threads"],
-                [t.name for t in plan.resources.threads],
-                relaxations=options,
-            )
-        )
     return found
+
+
+def _threads(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    if not _usable(target, framework) or not plan.resources.threads or FRAMEWORKS[framework].threads:
+        return []
+    options = [
+        relax(f"use framework {f}", replace(["framework"], f))
+        for f in target.frameworks
+        if FRAMEWORKS.get(f) and FRAMEWORKS[f].threads
+    ]
+    options.append(relax("drop the threads", replace(["resources", "threads"], [])))
+    return [
+        violation(
+            CODE,
+            f"{framework} has no threads (no RTOS)",
+            ["resources", "threads"],
+            [t.name for t in plan.resources.threads],
+            relaxations=options,
+        )
+    ]
 
 
 def scan_by_dma(target: Target, framework: str, index: int, op: Any) -> list[Evidence]:

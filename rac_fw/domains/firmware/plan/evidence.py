@@ -7,13 +7,34 @@ that into the contract's :class:`~rac_fw.contract.Evidence`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from rac_fw.contract import Evidence, Magnitude, Relaxation
 from rac_fw.domains.firmware.plan.paths import PathPart, format_path
 
 Path = list[PathPart]
+
+_PROPOSING: ContextVar[bool] = ContextVar("proposing", default=True)
+
+
+def proposing() -> bool:
+    """Whether the obligations now running are asked for relaxations. While a relaxation candidate is
+    judged only its violations matter (``obligations.incremental``), so a rule may skip computing costly
+    relaxations (free pins, reachable clocks) when this is False; what it finds must not change."""
+    return _PROPOSING.get()
+
+
+@contextmanager
+def judging() -> Iterator[None]:
+    """Run obligations for their verdicts only (:func:`proposing` is False inside)."""
+    token = _PROPOSING.set(False)
+    try:
+        yield
+    finally:
+        _PROPOSING.reset(token)
 
 
 def replace(path: Path, value: Any) -> dict[str, Any]:
@@ -32,8 +53,14 @@ def remove(path: Path) -> dict[str, Any]:
 
 
 def relax(description: str, *steps: dict[str, Any]) -> Relaxation:
-    """An admissible change, computed from the facts, and the patch that makes it."""
+    """An admissible change, computed from the facts, and the patch that makes it (a placeholder while
+    the obligations only judge: see :func:`proposing`)."""
+    if not _PROPOSING.get():
+        return _UNASKED
     return Relaxation(description=description, patch=list(steps))
+
+
+_UNASKED = Relaxation(description="(not proposed while judging)", patch=[])
 
 
 def measure(name: str, value: float, unit: str) -> Magnitude:
@@ -49,7 +76,17 @@ def violation(
     magnitudes: Sequence[Magnitude] = (),
     relaxations: Sequence[Relaxation] = (),
 ) -> Evidence:
-    """One violated obligation located at the plan field ``path``."""
+    """One violated obligation located at the plan field ``path`` (without relaxations while the
+    obligations only judge: see :func:`proposing`)."""
+    if not _PROPOSING.get():
+        return Evidence.model_construct(
+            code=code,
+            message=message,
+            location=format_path(path),
+            objects=list(dict.fromkeys(objects)),
+            magnitudes=list(magnitudes),
+            relaxations=[],
+        )
     return Evidence(
         code=code,
         message=message,

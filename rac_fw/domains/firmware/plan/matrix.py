@@ -8,12 +8,18 @@ this module; none keeps its own list.
 
 from __future__ import annotations
 
+from rac_fw.domains.firmware.facts.memo import per_target
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.plan.registry import spec, specs
 
 
 def realizes(framework: str, kind: str, target: Target, feature: str | None = None) -> bool:
     """Whether ``framework`` realizes operation ``kind`` (and, if given, its ``feature``) on ``target``."""
+    return _realizes(target, framework, kind, feature)
+
+
+@per_target
+def _realizes(target: Target, framework: str, kind: str, feature: str | None) -> bool:
     if framework not in target.frameworks:
         return False
     try:

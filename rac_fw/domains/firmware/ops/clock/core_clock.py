@@ -114,7 +114,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: CoreClock
         ]
     limit = core_limit_hz(target)
     if limit is not None and asked > limit:
-        options = reachable_mhz(target, framework, limit // 1_000_000, limit)[:2]
+        options = list(reachable_mhz(target, framework, limit // 1_000_000, limit)[:2])
         return [
             violation(
                 LIMIT,
@@ -130,7 +130,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: CoreClock
         return []  # the framework's oscillator is not stated: no judgement on what its PLL can reach
     if pll_setting(target, framework, asked) is not None:
         return []
-    options = reachable_mhz(target, framework, op.mhz, limit or asked)[:3]
+    options = list(reachable_mhz(target, framework, op.mhz, limit or asked)[:3])
     return [
         violation(
             UNREACHABLE,
