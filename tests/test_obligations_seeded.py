@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from test_fw_contract import SEEDED as CONTRACT_SEEDED
 from test_devicetree import SEEDED as DEVICETREE_SEEDED
 from test_op_periph import SEEDED as PERIPH_SEEDED
 from test_op_sensor import SEEDED as SENSOR_SEEDED
@@ -475,6 +476,9 @@ CASES += [
          [c.magnitude[1]] if c.magnitude else [])
     for c in {c.code: c for c in reversed([*DEVICETREE_SEEDED, *SENSOR_SEEDED])}.values()
 ]  # fmt: skip
+
+# Issue 27 (contract): codes added where a field did nothing (test_fw_contract.py).
+CASES += [Case(id_, target, data, code, objects) for id_, target, data, code, objects in CONTRACT_SEEDED]
 
 # Issue 13 (kernel2): message queues, heaps, double buffers, direct IRQs, cycle-counter timing.
 _T2 = res(threads=[{"name": n, "priority": 5, "stack_bytes": 4096} for n in ("a", "b")])

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations.incremental import Delta, Judge, Key, Units, candidate, key, parsed_operations
 from rac_fw.domains.firmware.plan.model import Plan
@@ -55,24 +56,31 @@ class _Candidates:
         self.reuse = parsed_operations(plan, self.data)
         self.exact = self.judge.total() == self.every
         """The units reproduce the plan's violations (else every candidate is judged by a full run)."""
-        self.verdicts: dict[str, tuple[Delta, Plan, str] | None] = {}
+        self.verdicts: dict[str, tuple[Delta, Plan, Target, str] | None] = {}
         self.accepted: dict[str, bool] = {}
 
-    def _judged(self, text: str, patch: list[dict[str, Any]]) -> tuple[Delta, Plan, str] | None:
+    def _judged(self, text: str, patch: list[dict[str, Any]]) -> tuple[Delta, Plan, Target, str] | None:
         if text not in self.verdicts:
             patched = candidate(self.plan, self.data, patch, self.reuse)
+            target, framework = self.target, self.framework
+            if patched is not None and patched.target != self.plan.target:  # another board: its facts judge it
+                try:
+                    target = load_target(patched.target or "")
+                except UnknownTarget:
+                    patched = None
+                else:
+                    framework = patched.framework or target.frameworks[0]
+            elif patched is not None and patched.framework not in (None, self.data.get("framework")):
+                framework = str(patched.framework)  # the relaxation switches framework: judge it under the new one
             if patched is None:
                 self.verdicts[text] = None
             else:
-                framework = self.framework
-                if patched.framework is not None and patched.framework != self.data.get("framework"):
-                    framework = patched.framework  # the relaxation switches framework: judge it under the new one
-                if framework == self.framework and self.exact and patched.target == self.plan.target:
+                if target is self.target and framework == self.framework and self.exact:
                     delta = self.judge.delta(patched)
                 else:
-                    after = Counter(key(e) for e in self.rules(patched, self.target, framework))
+                    after = Counter(key(e) for e in self.rules(patched, target, framework))
                     delta = Delta(self.every, after, sum(after.values()))
-                self.verdicts[text] = (delta, patched, framework)
+                self.verdicts[text] = (delta, patched, target, framework)
         return self.verdicts[text]
 
     def validates(self, patch: list[dict[str, Any]], answered: Key) -> bool:
@@ -82,13 +90,13 @@ class _Candidates:
         judged = self._judged(text, patch)
         if judged is None:
             return False
-        delta, patched, framework = judged
+        delta, patched, target, framework = judged
         if not delta.keeps(self.every, answered):
             return False
         if delta.left or self.accepts is None:
             return True
         if text not in self.accepted:
-            self.accepted[text] = self.accepts(patched, self.target, framework)
+            self.accepted[text] = self.accepts(patched, target, framework)
         return self.accepted[text]
 
 

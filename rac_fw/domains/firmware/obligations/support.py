@@ -26,7 +26,7 @@ from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcDtChannel
 from rac_fw.domains.firmware.plan.evidence import Path, proposing, relax, remove, replace, violation
-from rac_fw.domains.firmware.plan.matrix import realizes
+from rac_fw.domains.firmware.plan.matrix import elsewhere, realizes
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import spec
 
@@ -45,12 +45,6 @@ def _hardware_missing(target: Target, framework: str, op: Operation) -> str | No
     if needs == "dma" and not target.dma:
         return f"{target.id} has no DMA controller"
     return None
-
-
-def _capable_frameworks(plan: Plan, target: Target) -> list[str]:
-    """Frameworks of this target with a lowerer that realizes every operation kind of the plan."""
-    kinds = {op.op for op in plan.operations}
-    return [f for f in target.frameworks if all(realizes(f, kind, target) for kind in kinds)]
 
 
 def passes(target: Target, framework: str, op: Operation) -> bool:
@@ -139,29 +133,54 @@ def _operation(i: int, plan: Plan, target: Target, framework: str) -> list[Evide
     """Operation ``i`` against the framework's support matrix, its realization's ``admits`` and its channels."""
     if not _usable(target, framework):
         return []
-    found: list[Evidence] = []
     op = plan.operations[i]
     path: Path = ["operations", i]
     missing = _hardware_missing(target, framework, op)
+    options: list[Relaxation] = []
     if missing is None and not realizes(framework, op.op, target):
-        missing = f"the {framework} lowering does not realize {op.op}"
-        options = []
-        if proposing():
-            capable = [f for f in _capable_frameworks(plan, target) if f != framework]
-            options = [relax(f"use framework {f}", replace(["framework"], f)) for f in capable]
+        realization = spec(op.op).realization(framework)
+        if realization is None:
+            missing = f"{framework} has no realization of {op.op}"
+        else:
+            why = realization.why_unavailable(target) if realization.why_unavailable else None
+            missing = why or f"{framework} realizes {op.op} only where the facts allow it, not on {target.id}"
         refusal = spec(op.op).refusals.get(framework)
         if refusal is not None:
             why, instead = refusal(plan, target, i, op)
-            missing, options = f"{missing}: {why}", instead + options
-    else:
-        options = []
-    if missing is not None:
+            missing, options = f"{missing}: {why}", instead
+    if missing is None:
+        return _realized(plan, target, framework, i, op)
+    here = [f for f in target.frameworks if f != framework and realizes(f, op.op, target)]
+    there = elsewhere(op.op, target)
+    where = [f"{f} here" for f in here] + [f"{fw} on {t}" for t, fw in there]
+    message = f"{op.op} is not possible here: {missing}" + (f" (realized by: {', '.join(where)})" if where else "")
+    if proposing():
+        options += [relax(f"use framework {f}", replace(["framework"], f)) for f in here]
+        options += [_move(plan, t, fw) for t, fw in there[:3]]
         options.append(relax(f"drop this {op.op}", remove(path)))
-        message = f"{op.op} is not possible here: {missing}"
-        return [violation(CODE, message, path, [op.op, target.id], relaxations=options)]
+    return [violation(CODE, message, path, [op.op, target.id], relaxations=options)]
+
+
+def _move(plan: Plan, target_id: str, framework: str) -> Relaxation:
+    """Run the plan on another target (and the framework realizing the operation there, when the plan names
+    one or the target's default does not)."""
+    from rac_fw.domains.firmware.facts.load import load_target
+
+    steps = [replace(["target"], target_id)]
+    if plan.framework is not None or load_target(target_id).frameworks[0] != framework:
+        steps.append(replace(["framework"], framework))
+    return relax(f"use target {target_id} ({framework})", *steps)
+
+
+def _realized(plan: Plan, target: Target, framework: str, i: int, op: Operation) -> list[Evidence]:
+    """What a realized operation still needs: its realization's ``admits``, its fields honoured, its channels."""
+    path: Path = ["operations", i]
+    found: list[Evidence] = []
     realization = spec(op.op).realization(framework)
     if realization is not None and realization.admits is not None:
         found += realization.admits(plan, target, i, op)
+    if realization is not None:
+        found += _unrealized_fields(plan, target, framework, i, op)
     if FRAMEWORKS[framework].devicetree:
         return found
     channels = getattr(op, "channels", None) or ([op.channel] if hasattr(op, "channel") else [])
@@ -181,6 +200,37 @@ def _operation(i: int, plan: Plan, target: Target, framework: str) -> list[Evide
                     relaxations=fixes,
                 )
             )
+    return found
+
+
+def _unrealized_fields(plan: Plan, target: Target, framework: str, i: int, op: Operation) -> list[Evidence]:
+    """A field the plan sets that this framework's realization cannot honour (``Realization.unrealized``)."""
+    found: list[Evidence] = []
+    realization = spec(op.op).realization(framework)
+    assert realization is not None
+    for name, why in realization.unrealized.items():
+        if getattr(op, name) == op.__class__.model_fields[name].default:
+            continue  # left at its default (also when a dump of the plan writes it out): nothing is promised
+        path: Path = ["operations", i, name]
+        honour = [
+            f
+            for f in target.frameworks
+            if f != framework
+            and realizes(f, op.op, target)
+            and name not in (spec(op.op).realization(f) or realization).unrealized
+        ]
+        options = [relax(f"drop {name}", remove(path))]
+        options += [relax(f"use framework {f}", replace(["framework"], f)) for f in honour]
+        found.append(
+            violation(
+                CODE,
+                f"{op.op}.{name} is not realized by {framework}: {why}"
+                + (f" (realized by: {', '.join(honour)})" if honour else ""),
+                path,
+                [op.name or op.op, name, framework],
+                relaxations=options,
+            )
+        )
     return found
 
 

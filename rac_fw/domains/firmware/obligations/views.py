@@ -4,7 +4,8 @@ An obligation is a function of the plan; which parts of the plan it depends on i
 These views stand in for the :class:`Plan` (and its operation list, operations and resource lists) while
 an obligation runs and note each read as a key:
 
-* ``("o", k, field)`` — a field of the operation at position ``k`` (``"*"``: all of it, through a method);
+* ``("o", k, field)`` — a field of the operation at position ``k`` (``"*"``: all of it, through a method;
+  ``SET``: which of its fields the plan wrote);
   as a write, ``("o", k)`` is another operation (or none) at that position;
 * ``("o", "len")`` — how many operations there are (a loop that ran to the end);
 * ``("on", name)`` — which operation is called ``name`` (``plan.operation(name)``);
@@ -30,6 +31,7 @@ from rac_fw.domains.firmware.plan.model import Plan
 
 Read = tuple[Any, ...]
 ALL = "*"
+SET = "fields set"
 LENGTH = ("o", "len")
 RESOURCE_KINDS = ("buffers", "pins", "devices", "threads", "keys")
 _LOOKUPS = {"buffer": "buffers", "pin_use": "pins", "device": "devices", "thread": "threads"}
@@ -82,6 +84,8 @@ class OperationView(_View):
         kind = type(real)
         if name in kind.model_fields or not hasattr(kind, name):
             self._note(name)  # a field, or one this kind lacks (``getattr(op, "channels", None)``)
+        elif name == "model_fields_set":
+            self._note(SET)  # which fields the plan wrote (a field refused only when written)
         elif not name.startswith("model_"):
             self._note(ALL)  # a method or property: it may read any field
         return getattr(real, name)
@@ -324,4 +328,6 @@ def writes(before: Plan, after: Plan) -> set[Read]:
             found.add(("o", position))  # another operation (or none) at this position: every read of it
             continue
         found |= {("o", position, f) for f in type(old).model_fields if _differs(getattr(old, f), getattr(new, f))}
+        if old.model_fields_set != new.model_fields_set:
+            found.add(("o", position, SET))
     return found

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.documents import DocumentError, read_document
 from rac_fw.domains.firmware.plan.channels import AdcDtChannel, AdcPinChannel
+from rac_fw.domains.firmware.plan.fields import PinName
 from rac_fw.domains.firmware.plan.model import OPERATION_KINDS, OPERATION_MODELS, Plan, op_kind
 from rac_fw.domains.firmware.plan.paths import PathPart, format_path
-from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
+from rac_fw.domains.firmware.plan.resources import Buffer, I2cDevice, Key, PinUse, Resources, SpiDevice, Thread
 from rac_fw.limits import LimitExceeded, NumberOutOfRange, check_count, check_document
 
-#: Union tags pydantic inserts into error locations (operation kinds, ADC channel kinds).
-_TAGS = frozenset(OPERATION_KINDS) | {"pin", "dt"}
+#: Union tags pydantic inserts into error locations (operation kinds, ADC channel kinds, device buses).
+_TAGS = frozenset(OPERATION_KINDS) | {"pin", "dt", "i2c", "spi"}
 
 
 class PlanError(ValueError):
@@ -61,9 +62,10 @@ def _child(container: Any, part: PathPart) -> Any:
 _RESOURCE_MODELS: dict[str, type[BaseModel]] = {
     "buffers": Buffer,
     "pins": PinUse,
-    "devices": Device,
     "threads": Thread,
+    "keys": Key,
 }
+_DEVICE_MODELS: dict[str, type[BaseModel]] = {"i2c": I2cDevice, "spi": SpiDevice}
 
 
 def _model_at(data: Any, path: list[PathPart]) -> type[BaseModel] | None:
@@ -72,6 +74,9 @@ def _model_at(data: Any, path: list[PathPart]) -> type[BaseModel] | None:
         return Plan
     if path == ["resources"]:
         return Resources
+    if len(path) == 3 and path[0] == "resources" and path[1] == "devices":
+        item = _child(_child(_child(data, "resources"), "devices"), path[2])
+        return _DEVICE_MODELS.get(item.get("bus")) if isinstance(item, dict) else None
     if len(path) == 3 and path[0] == "resources" and isinstance(path[1], str):
         return _RESOURCE_MODELS.get(path[1])
     if path[0] == "operations" and len(path) >= 2 and isinstance(path[1], int):
@@ -131,7 +136,50 @@ def _evidence(data: Any, error: Any, where: str | None) -> Evidence:
         return Evidence(code="E_PLAN_UNKNOWN_FIELD", message=message, location=location, relaxations=relaxations)
     got = error.get("input")
     shown = "" if kind == "missing" or isinstance(got, dict | list) else f" (got {got!r})"
-    return Evidence(code="E_PLAN_FIELD", message=f"{error['msg']}{shown}", location=location, objects=[text])
+    if kind == "missing" and path:
+        relaxations = _pin_choices(data, path)
+    message = f"{error['msg']}{shown}"
+    return Evidence(code="E_PLAN_FIELD", message=message, location=location, objects=[text], relaxations=relaxations)
+
+
+def _is_pin(model: type[BaseModel] | None, field: object) -> bool:
+    """Whether ``model.field`` holds a physical pin (typed :data:`PinName`)."""
+    info = model.model_fields.get(str(field)) if model is not None else None
+    return info is not None and any(getattr(m, "pattern", None) == _PIN_PATTERN for m in info.metadata)
+
+
+_PIN_PATTERN = next(m.pattern for m in get_args(PinName)[1:] if getattr(m, "pattern", None))
+
+
+def _pin_choices(data: Any, path: list[PathPart]) -> list[Relaxation]:
+    """A missing pin field (an SPI device's ``chip_select``): the plan's target's first free GPIO pins, when the
+    plan names a known target (the pin rules judge the choice like any other)."""
+    if not _is_pin(_model_at(data, path[:-1]), path[-1]):
+        return []
+    from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target
+    from rac_fw.domains.firmware.facts.query import free_pins
+
+    target_id = data.get("target") if isinstance(data, dict) else None
+    try:
+        target = load_target(target_id) if isinstance(target_id, str) else None
+    except UnknownTarget:
+        target = None
+    if target is None:
+        return []
+    taken = {str(v) for v in _strings(data.get("resources"))}
+    return [
+        Relaxation(description=f"use free pin {pin.name}", patch=[{"op": "add", "path": path, "value": pin.name}])
+        for pin in free_pins(target, taken, "GPIO")[:3]
+    ]
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a document subtree (pins already named there are not offered again)."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
 
 
 def _bound(data: dict[str, Any], source: str | None) -> None:

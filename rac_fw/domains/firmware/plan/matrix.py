@@ -34,6 +34,22 @@ def _realizes(target: Target, framework: str, kind: str, feature: str | None) ->
     return check is not None and check(target)
 
 
+def elsewhere(kind: str, target: Target, feature: str | None = None) -> list[tuple[str, str]]:
+    """``(target id, framework)`` of the other shipped targets realizing ``kind`` (its ``feature``), each
+    target once with its first such framework, in target order: where a plan using it can go instead."""
+    from rac_fw.domains.firmware.facts.load import load_target, target_ids
+
+    found = []
+    for other in target_ids():
+        if other == target.id:
+            continue
+        facts = load_target(other)
+        fit = next((f for f in facts.frameworks if realizes(f, kind, facts, feature)), None)
+        if fit is not None:
+            found.append((other, fit))
+    return found
+
+
 def frameworks_for(kind: str, target: Target) -> list[str]:
     """The target's frameworks (in the pack's order) that realize ``kind``."""
     return [f for f in target.frameworks if realizes(f, kind, target)]

@@ -16,8 +16,8 @@ from rac_fw.domains.firmware.ops.ble.common import (
     has_host,
     host_links,
     label,
-    no_radio,
     peripheral_links,
+    why_no_host,
 )
 from rac_fw.domains.firmware.ops.ble.payload import DeviceName, HexBytes, Uuid
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
@@ -101,9 +101,6 @@ class BleScan(Operation):
 
 
 # --- obligations --------------------------------------------------------------------------------
-def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleScan) -> list[Evidence]:
-    return no_radio(target, index, op)
-
 
 def _single(plan: Plan, target: Target, framework: str, index: int, op: BleScan) -> list[Evidence]:
     """The host runs one scanner: a second one would restart it with other parameters."""
@@ -375,9 +372,13 @@ SPEC = OpSpec(
     model=BleScan,
     family="ble",
     realizations={
-        "zephyr": Realization(template="ble_scan", view=_zephyr, available=has_host("zephyr")),
-        "espidf": Realization(template="ble_scan", view=_espidf, available=has_host("espidf")),
+        "zephyr": Realization(
+            template="ble_scan", view=_zephyr, available=has_host("zephyr"), why_unavailable=why_no_host("zephyr")
+        ),
+        "espidf": Realization(
+            template="ble_scan", view=_espidf, available=has_host("espidf"), why_unavailable=why_no_host("espidf")
+        ),
     },
-    checks=(_radio, _single, _timing, _central, _connections, _bond, _security),
+    checks=(_single, _timing, _central, _connections, _bond, _security),
     codes=("E_BLE_SCANNERS", "E_BLE_SCAN_WINDOW", "E_BLE_SCAN_FILTER", "E_BLE_PEER", "E_BLE_BOND_PAIRING"),
 )

@@ -216,9 +216,21 @@ SPEC = OpSpec(
     model=SpiTransfer,
     family="bus",
     flags=frozenset({Flag.VALUE}),
+    value=lambda op: op.read_bytes > 0,
+    value_fix=("read_bytes", 1),
     realizations={
-        "zephyr": Realization(template="spi", view=_zephyr, available=lambda t: has_dt_label(t, r"spi\d*")),
-        "espidf": Realization(template="bus", view=_espidf),
+        "zephyr": Realization(
+            template="spi",
+            view=_zephyr,
+            available=lambda t: has_dt_label(t, r"spi\d*"),
+            why_unavailable=lambda t: f"the {t.id} board devicetree enables no spi controller node (spiN)",
+            unrealized={"timeout_ms": "Zephyr's spi_transceive_dt takes no timeout: the driver bounds the transfer"},
+        ),
+        "espidf": Realization(
+            template="bus",
+            view=_espidf,
+            unrealized={"timeout_ms": "spi_device_polling_transmit takes no timeout: the transfer runs to its end"},
+        ),
         "hal": Realization(template="ops", view=_hal),
     },
     checks=(_names, _dma),

@@ -1,0 +1,164 @@
+"""Regression tests for issue 27's contract defects: fields that did nothing, checks the tool's own output
+failed, refusals without a way forward. Each test fails on the code before the fix.
+
+``SEEDED`` holds this file's new evidence codes as seeded violations (``test_obligations_seeded`` takes
+them into its suite, so every code keeps a case and its relaxations are proven by ``test_relaxations``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from rac_fw.contract import Status, apply_patch
+from rac_fw.domains.firmware.facts.load import load_target
+from rac_fw.domains.firmware.lower import lower
+from rac_fw.domains.firmware.pipeline import run_plan
+from rac_fw.domains.firmware.plan.load import parse_plan
+from rac_fw.domains.firmware.plan.model import Plan
+
+THREAD = {"name": "worker", "priority": 5, "stack_bytes": 1024}
+TICK = {"op": "timer_periodic", "name": "tick", "period_ms": 10}
+
+#: (id, target, plan without target, code, objects): new codes as seeded violations.
+SEEDED: list[tuple[str, str, dict[str, Any], str, list[str]]] = [
+    (
+        "handoff-semaphore-payload",
+        "nrf52840",
+        {
+            "resources": {"threads": [THREAD]},
+            "operations": [
+                TICK,
+                {"op": "isr_handoff", "source": "tick", "mechanism": "semaphore", "thread": "worker", "item_bytes": 8},
+            ],
+        },
+        "E_HANDOFF_PAYLOAD",
+        ["item_bytes"],
+    ),
+]
+
+
+def _files(data: dict[str, Any], framework: str | None = None) -> dict[str, str]:
+    plan = parse_plan(data)
+    target = load_target(plan.target or "")
+    return lower(plan, target, framework or plan.framework or target.frameworks[0]).files
+
+
+def _passes(data: dict[str, Any]) -> bool:
+    return run_plan(copy.deepcopy(data)).status is Status.PASS
+
+
+def _every_relaxation_passes(data: dict[str, Any], code: str) -> list[str]:
+    result = run_plan(copy.deepcopy(data))
+    hit = [e for e in result.evidence if e.code == code]
+    assert hit, [(e.code, e.message) for e in result.evidence]
+    offered = [r for e in hit for r in e.relaxations]
+    assert offered, f"{code} offers no way forward"
+    for relaxation in offered:
+        assert relaxation.patch, relaxation.description
+        assert _passes(apply_patch(data, relaxation.patch)), relaxation.description
+    return [r.description for r in offered]
+
+
+# --- fields that did nothing ------------------------------------------------------------------------------
+I2C = {
+    "target": "stm32h743",
+    "resources": {"devices": [{"name": "tmp", "bus": "i2c", "controller": "I2C1", "address": 0x48}]},
+    "operations": [{"op": "i2c_transfer", "name": "t", "device": "tmp", "register_index": 0, "read_bytes": 2}],
+}
+
+
+def test_i2c_timeout_bounds_the_hal_transfer_and_is_refused_where_zephyr_cannot_bound_it() -> None:
+    slow = copy.deepcopy(I2C)
+    slow["operations"][0]["timeout_ms"] = 250
+    hal = {**I2C, "framework": "hal"}
+    assert _files({**slow, "framework": "hal"})["Core/Src/main.c"] != _files(hal)["Core/Src/main.c"]
+    assert "250U" in _files({**slow, "framework": "hal"})["Core/Src/main.c"]
+    offered = _every_relaxation_passes(slow, "E_TARGET_UNSUPPORTED")
+    assert "drop timeout_ms" in offered and "use framework hal" in offered
+    assert _passes(I2C)  # at its default nothing is promised: the Zephyr plan stays valid
+    assert "k_msleep(5)" in _files(I2C)["src/main.c"]  # the pause between attempts is no longer the timeout
+
+
+def test_ring_atomic_items_have_the_plans_item_bytes_on_zephyr() -> None:
+    def ring(item_bytes: int) -> str:
+        data = {
+            "target": "nrf52840",
+            "resources": {"threads": [THREAD]},
+            "operations": [
+                TICK,
+                {"op": "isr_handoff", "source": "tick", "mechanism": "ring_atomic", "thread": "worker",
+                 "item_bytes": item_bytes},
+            ],
+        }  # fmt: skip
+        return _files(data)["src/main.c"]
+
+    assert "_ring[9][16]" in ring(16) and "_ring[9][2]" in ring(2)
+
+
+def test_a_semaphore_handoff_refuses_an_item_size() -> None:
+    _, target, data, code, _ = SEEDED[0]
+    offered = _every_relaxation_passes({"target": target, **data}, code)
+    assert offered == ["drop item_bytes", "pass items through a msgq"]
+
+
+def test_spi_chip_select_is_required_by_the_schema_and_missing_it_offers_free_pins() -> None:
+    schema = Plan.model_json_schema()
+    devices = schema["$defs"]["Resources"]["properties"]["devices"]["items"]
+    variants = {ref["$ref"].rsplit("/", 1)[1] for ref in devices["oneOf"]}
+    assert variants == {"I2cDevice", "SpiDevice"}
+    assert "chip_select" in schema["$defs"]["SpiDevice"]["required"]
+    assert "address" in schema["$defs"]["I2cDevice"]["required"]
+    data = {
+        "target": "stm32h743",
+        "resources": {"devices": [{"name": "flash", "bus": "spi", "controller": "SPI1", "frequency_hz": 1_000_000}]},
+        "operations": [{"op": "spi_transfer", "name": "t", "device": "flash", "read_bytes": 2}],
+    }
+    result = run_plan(copy.deepcopy(data))
+    [missing] = result.evidence
+    assert (missing.code, missing.location) == ("E_PLAN_FIELD", "resources.devices[0].chip_select")
+    assert missing.relaxations
+    for relaxation in missing.relaxations:
+        assert _passes(apply_patch(data, relaxation.patch)), relaxation.description
+
+
+# --- the tool's own output must pass its own checks -------------------------------------------------------
+SPI_WRITE = {
+    "target": "stm32h743",
+    "resources": {
+        "devices": [
+            {"name": "dac", "bus": "spi", "controller": "SPI1", "chip_select": "PA4", "frequency_hz": 1_000_000}
+        ]
+    },
+    "operations": [{"op": "spi_transfer", "name": "out", "device": "dac", "write_bytes": 2, "read_bytes": 0}],
+}
+
+
+def test_a_write_only_spi_transfer_passes_its_own_verifier() -> None:
+    for framework in ("zephyr", "hal"):
+        result = run_plan({**copy.deepcopy(SPI_WRITE), "framework": framework})
+        assert result.status is Status.PASS, [(e.code, e.message, e.relaxations) for e in result.evidence]
+
+
+def test_logging_a_transfer_that_reads_nothing_is_refused_with_fixes_that_pass() -> None:
+    data = copy.deepcopy(SPI_WRITE)
+    data["operations"].append({"op": "log", "message": "dac", "values": ["out"]})
+    offered = _every_relaxation_passes(data, "E_UNKNOWN_RESOURCE")
+    assert offered == ["set out's read_bytes to 1", "print no operation's value"]
+
+
+def test_log_refuses_a_non_value_operation_with_a_way_forward() -> None:
+    data = {
+        "target": "nrf52840",
+        "operations": [
+            {"op": "gpio_blink", "name": "beat", "led": "led0", "period_ms": 500},
+            {"op": "log", "message": "state", "values": ["beat"]},
+        ],
+    }
+    assert "print no operation's value" in _every_relaxation_passes(data, "E_UNKNOWN_RESOURCE")
+
+
+def test_an_spi_device_slower_than_the_controller_can_clock_is_refused_with_the_slowest_rate() -> None:
+    data = {**copy.deepcopy(SPI_WRITE), "framework": "hal"}
+    data["resources"]["devices"][0]["frequency_hz"] = 100_000
+    assert _every_relaxation_passes(data, "E_CLOCK_RANGE") == ["clock dac at 250000 Hz"]
