@@ -35,6 +35,16 @@ SEEDED: list[tuple[str, str, dict[str, Any], str, list[str]]] = [
         "E_HANDOFF_PAYLOAD",
         ["item_bytes"],
     ),
+    (
+        "thread-unused",
+        "nrf52840",
+        {
+            "resources": {"threads": [THREAD]},
+            "operations": [{"op": "gpio_blink", "led": "led0", "period_ms": 500}],
+        },
+        "E_THREAD_UNUSED",
+        ["worker"],
+    ),
 ]
 
 
@@ -162,3 +172,42 @@ def test_an_spi_device_slower_than_the_controller_can_clock_is_refused_with_the_
     data = {**copy.deepcopy(SPI_WRITE), "framework": "hal"}
     data["resources"]["devices"][0]["frequency_hz"] = 100_000
     assert _every_relaxation_passes(data, "E_CLOCK_RANGE") == ["clock dac at 250000 Hz"]
+
+
+# --- relaxations that help ---------------------------------------------------------------------------------
+def test_the_wifi_shorthands_relaxations_patch_the_document_as_written() -> None:
+    data = {"target": "stm32f407", "wifi": True, "operations": [{"op": "gpio_blink", "led": "led0", "period_ms": 500}]}
+    offered = _every_relaxation_passes(data, "E_TARGET_UNSUPPORTED")
+    assert offered == ["drop this wifi_station"]
+
+
+def test_a_one_operation_plan_is_never_offered_to_drop_it_but_is_offered_where_it_runs() -> None:
+    data = {"target": "native_sim", "operations": [{"op": "ble_advertise", "name": "adv", "device_name": "x"}]}
+    result = run_plan(copy.deepcopy(data))
+    [unsupported] = result.evidence
+    assert "native_sim has no Bluetooth LE radio" in unsupported.message and "zephyr on nrf52840" in unsupported.message
+    offered = _every_relaxation_passes(data, "E_TARGET_UNSUPPORTED")
+    assert "use target nrf52840 (zephyr)" in offered and not any(d.startswith("drop") for d in offered)
+
+
+def test_an_unknown_field_is_offered_the_required_field_it_stands_for() -> None:
+    op = {"op": "flash_store", "name": "f", "size_bytes": 64}
+    data = {"target": "stm32f407", "framework": "hal", "operations": [op]}
+    evidence = run_plan(copy.deepcopy(data)).evidence
+    renames = [r.description for e in evidence for r in e.relaxations if r.description.startswith("rename")]
+    assert renames == ["rename 'size_bytes' to 'length_bytes'"]
+
+
+# --- what a plan may be ------------------------------------------------------------------------------------
+def test_a_plan_of_a_block_alone_is_valid_and_the_schema_says_so() -> None:
+    assert _passes({"target": "nrf52840", "config": {"hardening": {"asserts": True}}})
+    anyof = Plan.model_json_schema()["anyOf"]
+    assert {"required": ["operations"], "properties": {"operations": {"minItems": 1}}} in anyof
+    assert {tuple(a["required"]) for a in anyof} >= {("config",), ("bootloader",), ("devicetree",)}
+    empty = run_plan({"target": "nrf52840", "operations": []})
+    assert [e.code for e in empty.evidence] == ["E_PLAN_FIELD"] and "plan-level block" in empty.evidence[0].message
+
+
+def test_a_declared_thread_no_operation_uses_is_reported() -> None:
+    _, target, data, code, _ = SEEDED[1]
+    assert _every_relaxation_passes({"target": target, **data}, code) == ["drop thread 'worker'"]

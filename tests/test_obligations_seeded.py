@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from test_fw_contract import SEEDED as CONTRACT_SEEDED
 from test_devicetree import SEEDED as DEVICETREE_SEEDED
+from test_fw_contract import SEEDED as CONTRACT_SEEDED
 from test_op_periph import SEEDED as PERIPH_SEEDED
 from test_op_sensor import SEEDED as SENSOR_SEEDED
 

@@ -146,8 +146,8 @@ def candidate(
     from rac_fw.contract import apply_patch
 
     try:
-        if any(not _local(step) for step in patch):
-            return parse_plan(apply_patch(document, patch))
+        if document.get("wifi") is True or any(not _local(step) for step in patch):
+            return parse_plan(apply_patch(document, patch))  # the author's shorthand is expanded by the parse
         data = _patched(document, patch)
     except (PatchError, PlanError):
         return None
@@ -180,7 +180,7 @@ _MAX_OPERATIONS = 64
 
 def parsed_operations(plan: Plan, document: dict[str, Any]) -> dict[int, Operation]:
     """Each operation dict of ``document`` (by identity) → the plan's parsed operation."""
-    return {id(d): op for d, op in zip(document.get("operations") or [], plan.operations, strict=True)}
+    return {id(d): op for d, op in zip(document.get("operations") or [], plan.operations, strict=False)}
 
 
 def _full(data: dict[str, Any]) -> Plan | None:

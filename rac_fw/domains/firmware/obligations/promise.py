@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from rac_fw.contract import Evidence, Relaxation
+from rac_fw.contract import Evidence, PatchError, Relaxation, apply_patch
 from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.obligations.incremental import Delta, Judge, Key, Units, candidate, key, parsed_operations
@@ -32,9 +32,40 @@ Acceptor = Callable[[Plan, Target, str], bool]
 
 
 def document(plan: Plan) -> dict[str, Any]:
-    """The plan as the dict its author wrote (fields left at their default stay omitted), which is
-    what relaxation patches are written against."""
-    return plan.model_dump(mode="json", exclude_unset=True)
+    """The plan as the dict its author wrote (fields left at their default stay omitted, ``wifi: true`` not
+    expanded into its station), which is what relaxation patches are written against."""
+    data = plan.model_dump(mode="json", exclude_unset=True)
+    if plan.shorthand is not None:
+        del data["operations"][plan.shorthand]
+        data["wifi"] = True
+    return data
+
+
+def authored(plan: Plan, patch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``patch``, written against the parsed plan, as a patch of the document its author wrote: steps on the
+    station ``wifi: true`` stands for become ``wifi: false`` and that station declared with the steps applied
+    (dropping the station is ``wifi: false``)."""
+    station = plan.shorthand
+    if station is None or not any(_at(step, station) for step in patch):
+        return patch
+    declared: dict[str, Any] | None = plan.operations[station].model_dump(mode="json", exclude_unset=True)
+    kept: list[dict[str, Any]] = []
+    for step in patch:
+        if not _at(step, station):
+            kept.append(step)
+        elif len(step["path"]) == 2:
+            declared = None if step.get("op") == "remove" else step.get("value")
+        elif declared is not None:
+            declared = apply_patch(declared, [{**step, "path": step["path"][2:]}])
+    kept.append({"op": "replace", "path": ["wifi"], "value": False})
+    if declared is not None:
+        kept.append({"op": "add", "path": ["operations", "-"], "value": declared})
+    return kept
+
+
+def _at(step: dict[str, Any], position: int) -> bool:
+    path = list(step.get("path") or [])
+    return len(path) >= 2 and path[0] == "operations" and path[1] == position
 
 
 #: Most relaxations offered per violation: rules may propose more (every achievable baud rate, every
@@ -116,12 +147,16 @@ def kept(
     result = []
     for evidence in found:
         relaxations: list[Relaxation] = []
-        for relaxation in evidence.relaxations:
+        for proposed in evidence.relaxations:
             if len(relaxations) == MAX_OFFERED:
                 break
+            try:
+                relaxation = proposed.model_copy(update={"patch": authored(plan, proposed.patch)})
+            except PatchError:
+                continue
             if relaxation not in relaxations and judged.validates(relaxation.patch, key(evidence)):
                 relaxations.append(relaxation)
-        if len(relaxations) != len(evidence.relaxations):
+        if relaxations != evidence.relaxations:
             evidence = evidence.model_copy(update={"relaxations": relaxations})
         result.append(evidence)
     return result

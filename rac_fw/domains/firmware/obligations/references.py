@@ -1,6 +1,7 @@
 """Names: no duplicates, and every name an operation uses refers to something that exists.
 
 E_DUPLICATE_NAME: two resources/operations share a name (they become one C symbol).
+E_THREAD_UNUSED: a declared thread no operation or block names.
 E_UNKNOWN_RESOURCE: an operation names a buffer, device, thread, LED, button, operation, memory region
 or DMA controller that neither the plan nor the target facts have, or one of the wrong kind.
 """
@@ -11,6 +12,7 @@ import difflib
 from collections.abc import Callable, Hashable, Iterable
 from collections.abc import Set as AbstractSet
 from functools import partial
+from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.claims import taken_pins
@@ -32,10 +34,11 @@ from rac_fw.domains.firmware.placement import (
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import Path, add, proposing, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.registry import section_values, spec
 
 CODE_DUPLICATE = "E_DUPLICATE_NAME"
 CODE_UNKNOWN = "E_UNKNOWN_RESOURCE"
+CODE_UNUSED_THREAD = "E_THREAD_UNUSED"
 
 
 def _named_things(plan: Plan) -> Iterable[tuple[str, Path, str]]:
@@ -226,6 +229,7 @@ class References:
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     """E_DUPLICATE_NAME and E_UNKNOWN_RESOURCE for every name the plan uses."""
     found = _all_duplicates(plan, target, framework) + _regions(plan, target, framework)
+    found += _unused_threads(plan, target, framework)
     for index in range(len(plan.operations)):
         found += _operation(index, plan, target, framework)
     return found
@@ -236,7 +240,47 @@ Unit = tuple[Hashable, Callable[[Plan, Target, str], list[Evidence]]]
 
 def plan_units() -> list[Unit]:
     """:func:`check` as units (``obligations.incremental``): duplicate names, buffers' regions and DMA…"""
-    return [(("names", "duplicates"), _all_duplicates), (("names", "regions"), _regions)]
+    return [
+        (("names", "duplicates"), _all_duplicates),
+        (("names", "regions"), _regions),
+        (("names", "threads"), _unused_threads),
+    ]
+
+
+def _named(value: Any) -> set[str]:
+    """Every string in a plan value (an operation's or block's fields): the names it uses."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return {s for v in value.values() for s in _named(v)}
+    if isinstance(value, list | tuple):
+        return {s for v in value for s in _named(v)}
+    return set()
+
+
+def _unused_threads(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """E_THREAD_UNUSED: a declared thread no operation or block names would run nothing (the lowerings start
+    a thread only for the work placed on it), so the declaration would silently vanish."""
+    if not plan.resources.threads:
+        return []
+    used = {s for op in plan.operations for s in _named(op.model_dump(exclude={"name"}))}
+    used |= {s for _, value in section_values(plan) for s in _named(getattr(value, "model_dump", dict)())}
+    found: list[Evidence] = []
+    for i, thread in enumerate(plan.resources.threads):
+        if thread.name in used:
+            continue
+        path: Path = ["resources", "threads", i]
+        found.append(
+            violation(
+                CODE_UNUSED_THREAD,
+                f"thread {thread.name!r} runs nothing: no operation names it (threads run the work operations place "
+                "on them: a handoff's receiver, a queue's consumer, a watchdog's feeder …)",
+                path,
+                [thread.name],
+                relaxations=[relax(f"drop thread {thread.name!r}", remove(path))],
+            )
+        )
+    return found
 
 
 def _all_duplicates(plan: Plan, target: Target, framework: str) -> list[Evidence]:

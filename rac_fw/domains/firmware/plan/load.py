@@ -98,6 +98,21 @@ def _looks_dt(data: Any, path: list[PathPart]) -> bool:
     return isinstance(current, dict) and ("path" in current or "channel_index" in current)
 
 
+def _renames(data: Any, path: list[PathPart], field: str, known: list[str]) -> list[str]:
+    """What an unknown field may have meant: a required field the object lacks (by closeness, the first only
+    when several are missing and none is close), else the closest field it does not already set — never a
+    field it has (renaming onto it would drop a value or fail)."""
+    parent: Any = data
+    for part in path[:-1]:
+        parent = _child(parent, part)
+    present = set(parent) if isinstance(parent, dict) else set()
+    model = _model_at(data, path[:-1])
+    required = [f for f in known if model is not None and model.model_fields[f].is_required() and f not in present]
+    if required:
+        return difflib.get_close_matches(field, required, n=1, cutoff=0.0)
+    return difflib.get_close_matches(field, [f for f in known if f not in present], n=1, cutoff=0.6)
+
+
 def _evidence(data: Any, error: Any, where: str | None) -> Evidence:
     path = _real_path(data, tuple(error["loc"]))
     text = format_path(path)
@@ -122,7 +137,7 @@ def _evidence(data: Any, error: Any, where: str | None) -> Evidence:
         model = _model_at(data, path[:-1]) if path else None
         known = sorted(model.model_fields) if model is not None else []
         message = f"unknown field {field!r}" + (f"; fields here: {', '.join(known)}" if known else "")
-        for near in difflib.get_close_matches(field, known, n=1, cutoff=0.6):
+        for near in _renames(data, path, field, known):
             relaxations.append(
                 Relaxation(
                     description=f"rename {field!r} to {near!r}",
