@@ -89,7 +89,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
             taken = {a for (c, a) in used if c == device.controller}
             free = [a for a in range(0x08, 0x78) if a not in taken]
             if device.address in RESERVED_LOW or device.address in RESERVED_HIGH:
-                nearest = min(free, key=lambda a: abs(a - device.address))  # type: ignore[operator]
+                nearest = min(free, key=lambda a: abs(a - device.address))
                 found.append(
                     violation(
                         "E_I2C_ADDRESS",
@@ -105,7 +105,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 )
             elif (device.controller, device.address) in used:
                 other = used[(device.controller, device.address)]
-                nearest = min(free, key=lambda a: abs(a - device.address))  # type: ignore[operator]
+                nearest = min(free, key=lambda a: abs(a - device.address))
                 found.append(
                     violation(
                         "E_I2C_ADDRESS",

@@ -76,7 +76,7 @@ def _model_at(data: Any, path: list[PathPart]) -> type[BaseModel] | None:
         return Resources
     if len(path) == 3 and path[0] == "resources" and path[1] == "devices":
         item = _child(_child(_child(data, "resources"), "devices"), path[2])
-        return _DEVICE_MODELS.get(item.get("bus")) if isinstance(item, dict) else None
+        return _DEVICE_MODELS.get(str(item.get("bus"))) if isinstance(item, dict) else None
     if len(path) == 3 and path[0] == "resources" and isinstance(path[1], str):
         return _RESOURCE_MODELS.get(path[1])
     if path[0] == "operations" and len(path) >= 2 and isinstance(path[1], int):
