@@ -211,3 +211,46 @@ def test_a_plan_of_a_block_alone_is_valid_and_the_schema_says_so() -> None:
 def test_a_declared_thread_no_operation_uses_is_reported() -> None:
     _, target, data, code, _ = SEEDED[1]
     assert _every_relaxation_passes({"target": target, **data}, code) == ["drop thread 'worker'"]
+
+
+# --- one fact, one rule --------------------------------------------------------------------------------------
+def test_entropy_is_one_fact_for_stack_canaries_and_random() -> None:
+    for target in ("nrf52840", "nrf52840dongle", "stm32f407"):
+        canaries = run_plan({"target": target, "config": {"hardening": {"stack_canaries": True}}})
+        random = run_plan({"target": target, "stack_bytes": 4096, "operations": [{"op": "random"}]})
+        assert (canaries.status is Status.PASS) == (random.status is Status.PASS), target
+    assert _passes({"target": "nrf52840", "config": {"hardening": {"stack_canaries": True}}})
+
+
+SENSOR = {
+    "target": "nrf52840",
+    "resources": {"devices": [{"name": "accel", "bus": "i2c", "controller": "TWIM0", "address": 0x18}]},
+    "devicetree": {"nodes": [{"device": "accel", "compatible": "st,lis2dh", "interrupt": "P1.10"}]},
+    "operations": [{"op": "sensor_trigger", "name": "motion", "device": "accel", "channel": "accel_xyz"}],
+}
+
+
+def test_a_trigger_keeps_only_a_channel_its_driver_fills_as_a_read_does() -> None:
+    for op in ("sensor_trigger", "sensor_read"):
+        data = copy.deepcopy(SENSOR)
+        data["operations"][0].update(op=op, channel="die_temp")
+        if op == "sensor_read":
+            data["operations"][0]["interval_ms"] = 100
+        assert _every_relaxation_passes(data, "E_SENSOR_CHANNEL") == ["read accel_xyz"]
+
+
+def test_a_trigger_on_a_node_with_an_unknown_binding_is_not_told_the_node_is_missing() -> None:
+    data = copy.deepcopy(SENSOR)
+    data["devicetree"]["nodes"][0]["compatible"] = "acme,foo9"
+    evidence = run_plan(copy.deepcopy(data)).evidence
+    assert [e.code for e in evidence] == ["E_DT_BINDING_UNKNOWN"]
+    assert _every_relaxation_passes(data, "E_DT_BINDING_UNKNOWN") == ["describe it as st,lis2dh"]
+
+
+def test_the_console_uart_may_be_given_its_own_console_pins() -> None:
+    group = {"peripheral": "UARTE0", "pins": {"tx": "P0.06", "rx": "P0.08"}}
+    hello = {"op": "uart_print", "message": "hi"}
+    data = {"target": "nrf52840", "devicetree": {"pinctrl": [group]}, "operations": [hello]}
+    assert _passes(data)
+    group["peripheral"] = "UARTE1"
+    assert not _passes(data)

@@ -178,6 +178,16 @@ def has_dt_label(target: Target, *patterns: str) -> bool:
     return any(re.fullmatch(p, label) for p in patterns for label in known)
 
 
+def entropy_source(target: Target) -> str | None:
+    """The devicetree node Zephyr seeds random numbers from: the chosen ``zephyr,entropy``, else an enabled RNG
+    node (``rng``, ``trng0``). The one answer for everything that needs entropy (stack canaries: kernel/Kconfig
+    STACK_CANARIES depends on ENTROPY_GENERATOR; the PSA DRBG behind ``random``)."""
+    chosen = target.board.dt_chosen.get("zephyr,entropy")
+    if chosen is not None:
+        return chosen
+    return next((label for label in ("rng", "trng0") if has_dt_label(target, label)), None)
+
+
 def console_uart_known(target: Target) -> bool:
     """The board has a console UART (from the board facts or the devicetree's chosen console)."""
     return target.board.console is not None or "zephyr,console" in target.board.dt_chosen
