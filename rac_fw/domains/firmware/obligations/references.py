@@ -12,7 +12,6 @@ import difflib
 from collections.abc import Callable, Hashable, Iterable
 from collections.abc import Set as AbstractSet
 from functools import partial
-from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.claims import taken_pins
@@ -32,7 +31,7 @@ from rac_fw.domains.firmware.placement import (
     controller_named,
 )
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.evidence import Path, add, proposing, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import Path, add, names_in, proposing, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import section_values, spec
 
@@ -247,24 +246,13 @@ def plan_units() -> list[Unit]:
     ]
 
 
-def _named(value: Any) -> set[str]:
-    """Every string in a plan value (an operation's or block's fields): the names it uses."""
-    if isinstance(value, str):
-        return {value}
-    if isinstance(value, dict):
-        return {s for v in value.values() for s in _named(v)}
-    if isinstance(value, list | tuple):
-        return {s for v in value for s in _named(v)}
-    return set()
-
-
 def _unused_threads(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     """E_THREAD_UNUSED: a declared thread no operation or block names would run nothing (the lowerings start
     a thread only for the work placed on it), so the declaration would silently vanish."""
     if not plan.resources.threads:
         return []
-    used = {s for op in plan.operations for s in _named(op.model_dump(exclude={"name"}))}
-    used |= {s for _, value in section_values(plan) for s in _named(getattr(value, "model_dump", dict)())}
+    used = {s for op in plan.operations for s in names_in(op.model_dump(exclude={"name"}))}
+    used |= {s for _, value in section_values(plan) for s in names_in(getattr(value, "model_dump", dict)())}
     found: list[Evidence] = []
     for i, thread in enumerate(plan.resources.threads):
         if thread.name in used:

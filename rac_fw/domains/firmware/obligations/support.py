@@ -25,7 +25,7 @@ from rac_fw.domains.firmware.facts.query import (
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcDtChannel
-from rac_fw.domains.firmware.plan.evidence import Path, proposing, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import Path, drop_operation, proposing, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.matrix import elsewhere, realizes
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import spec
@@ -157,7 +157,7 @@ def _operation(i: int, plan: Plan, target: Target, framework: str) -> list[Evide
     if proposing():
         options += [relax(f"use framework {f}", replace(["framework"], f)) for f in here]
         options += [_move(plan, t, fw) for t, fw in there[:3]]
-        options.append(relax(f"drop this {op.op}", remove(path)))
+        options.append(drop_operation(plan, i))
     return [violation(CODE, message, path, [op.op, target.id], relaxations=options)]
 
 

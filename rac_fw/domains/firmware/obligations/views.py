@@ -34,6 +34,8 @@ ALL = "*"
 SET = "fields set"
 LENGTH = ("o", "len")
 RESOURCE_KINDS = ("buffers", "pins", "devices", "threads", "keys")
+#: Class-level facts of a model, the same for every value of it (reading them reads no field).
+_METADATA = frozenset({"model_fields", "model_config", "model_computed_fields", "model_json_schema"})
 _LOOKUPS = {"buffer": "buffers", "pin_use": "pins", "device": "devices", "thread": "threads"}
 
 
@@ -86,8 +88,8 @@ class OperationView(_View):
             self._note(name)  # a field, or one this kind lacks (``getattr(op, "channels", None)``)
         elif name == "model_fields_set":
             self._note(SET)  # which fields the plan wrote (a field refused only when written)
-        elif not name.startswith("model_"):
-            self._note(ALL)  # a method or property: it may read any field
+        elif name not in _METADATA:
+            self._note(ALL)  # a method or property (``model_dump``): it may read any field
         return getattr(real, name)
 
     def __eq__(self, other: object) -> bool:

@@ -63,6 +63,30 @@ def relax(description: str, *steps: dict[str, Any]) -> Relaxation:
 _UNASKED = Relaxation(description="(not proposed while judging)", patch=[])
 
 
+def names_in(value: Any) -> set[str]:
+    """Every string in a plan value (an operation's or block's dumped fields): the names it uses."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return {s for v in value.values() for s in names_in(v)}
+    if isinstance(value, list | tuple):
+        return {s for v in value for s in names_in(v)}
+    return set()
+
+
+def drop_operation(plan: Any, index: int) -> Relaxation:
+    """Drop operation ``index`` together with the operations that name it (a reaction to it, a log of its value),
+    which dropping it alone would leave naming nothing."""
+    op = plan.operations[index]
+    label = op.name or f"this {op.op}"
+    doomed = {index}
+    if op.name is not None:
+        naming = (i for i, o in enumerate(plan.operations) if op.name in names_in(o.model_dump(exclude={"name"})))
+        doomed |= {i for i in naming if i != index}
+    also = f" and the {len(doomed) - 1} operation(s) naming it" if len(doomed) > 1 else ""
+    return relax(f"drop {label}{also}", *(remove(["operations", i]) for i in sorted(doomed, reverse=True)))
+
+
 def measure(name: str, value: float, unit: str) -> Magnitude:
     """A magnitude with its unit; floats are rounded to 4 significant decimals for stable output."""
     return Magnitude(name=name, value=round(value, 4) if isinstance(value, float) else value, unit=unit)

@@ -39,9 +39,12 @@ if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
+#: RFC 3986 §3.3/§3.4 (origin-form, RFC 9112 §3.2.1): an absolute path of pchar segments, then an optional
+#: query of pchar, '/' and '?'; '%' only as a percent-encoded octet.
+_PCHAR = r"[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2}"
 UrlPath = Annotated[
     str,
-    StringConstraints(pattern=r"^/[A-Za-z0-9._~!$&'()*+,;=:@/%-]{0,255}$"),
+    StringConstraints(pattern=rf"^(/({_PCHAR})*)+(\?({_PCHAR}|[/?])*)?$", max_length=256),
     Field(description="Request target: an absolute path with an optional query (/api/v1/status?id=3)."),
 ]
 

@@ -43,7 +43,14 @@ TopicFilter = Annotated[
     StringConstraints(pattern=r"^([A-Za-z0-9_.-]+|\+)(/([A-Za-z0-9_.-]+|\+))*(/#)?$|^#$"),
     Field(description="Subscription filter: topic levels, '+' for one level, a final '/#' for the rest."),
 ]
-ClientId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9]{1,23}$")]
+#: MQTT 3.1.1 §3.1.3.1: the Client Identifier is any UTF-8 string without U+0000; every server must accept 1-23
+#: characters of [0-9a-zA-Z] and may accept others (Mosquitto, EMQX and HiveMQ accept '_', '-', ':' …). Printable
+#: ASCII, as plan text everywhere; 1-128 characters.
+ClientId = Annotated[
+    str,
+    StringConstraints(pattern=r"^[\x21-\x7e][\x20-\x7e]{0,127}$"),
+    Field(description="Client identifier (printable ASCII, 1-128; brokers must accept 1-23 letters/digits)."),
+]
 
 #: MQTT 3.1.1 §2.2: fixed header (1 byte + up to 4 length bytes), topic length prefix, packet identifier.
 PUBLISH_OVERHEAD = 5 + 2 + 2
