@@ -36,6 +36,20 @@ SEEDED: list[tuple[str, str, dict[str, Any], str, list[str]]] = [
         ["item_bytes"],
     ),
     (
+        "one-op-unsupported-ble",
+        "native_sim",
+        {"operations": [{"op": "ble_advertise", "name": "adv", "device_name": "x"}]},
+        "E_TARGET_UNSUPPORTED",
+        ["ble_advertise"],
+    ),
+    (
+        "wifi-shorthand-without-radio",
+        "stm32f407",
+        {"wifi": True, "operations": [{"op": "gpio_blink", "led": "led0", "period_ms": 500}]},
+        "E_TARGET_UNSUPPORTED",
+        ["wifi_station"],
+    ),
+    (
         "thread-unused",
         "nrf52840",
         {
@@ -209,7 +223,7 @@ def test_a_plan_of_a_block_alone_is_valid_and_the_schema_says_so() -> None:
 
 
 def test_a_declared_thread_no_operation_uses_is_reported() -> None:
-    _, target, data, code, _ = SEEDED[1]
+    _, target, data, code, _ = SEEDED[3]
     assert _every_relaxation_passes({"target": target, **data}, code) == ["drop thread 'worker'"]
 
 
