@@ -88,6 +88,7 @@ def operation_claims(plan: Plan, target: Target, i: int, op: Operation) -> list[
     return list(_operation_claims(target, i, op, declared))
 
 
+@shared
 def endpoint_names(op: Operation) -> tuple[str | None, ...]:
     """The names in the operation's LED/button fields (``OpSpec.endpoints``), None where unset."""
     return tuple(getattr(op, field) for field in spec(op.op).endpoints)
@@ -137,14 +138,23 @@ class Partners(dict[PartnerKey, Claim]):
     for a driven output, the first driver before it (two drivers of one output conflict even when they
     name the same LED). Keeps the claims per position and per pin, to be brought up to date (:func:`_moved`)."""
 
-    def __init__(self, pins: frozenset[str], by_position: dict[int, tuple[Claim, ...]]):
+    def __init__(self, pins: frozenset[str], by_position: dict[int, tuple[Claim, ...]], naming: dict[str, set[int]]):
         super().__init__()
         self.pins, self.by_position = pins, by_position
+        self.naming = naming
+        """Endpoint name → the positions of the operations naming it (a declared pin changing moves their claims)."""
         self.by_pin: dict[str, dict[int, list[tuple[PartnerKey, Claim]]]] = {}
+        self.heads: dict[str, tuple[Claim, Claim | None]] = {}
+        """Pin → its first claim and first driver: every partner on the pin follows from these two."""
+        self.changed: set[PartnerKey] | None = None
+        """The entries that may differ from the index this one was brought up from (None: any)."""
         for position, found in by_position.items():
             self._place(position, found)
         for pin in self.by_pin:
             self._judge(pin)
+
+    def keys_on(self, pin: str) -> set[PartnerKey]:
+        return {key for items in self.by_pin.get(pin, {}).values() for key, _ in items}
 
     def _place(self, position: int, found: tuple[Claim, ...]) -> None:
         for rank, claim in enumerate(found):
@@ -152,52 +162,103 @@ class Partners(dict[PartnerKey, Claim]):
                 on_pin = self.by_pin.setdefault(claim.pin, {})
                 on_pin.setdefault(position, []).append(((claim.pin, position, rank), claim))
 
-    def _judge(self, pin: str) -> None:
-        """The partners of every claim on ``pin``, in one pass over its claims in plan order."""
-        on_pin = self.by_pin.get(pin, {})
-        order = [item for position in sorted(on_pin) for item in on_pin[position]]
-        if not order:
+    def _heads(self, pin: str) -> tuple[Claim, Claim | None] | None:
+        """The pin's first claim and first driver in plan order (None: no claim on it)."""
+        on_pin = self.by_pin.get(pin)
+        if not on_pin:
+            return None
+        positions = sorted(on_pin)
+        first = on_pin[positions[0]][0][1]
+        driver = next((c for p in positions for _, c in on_pin[p] if c.driver is not None), None)
+        return first, driver
+
+    def _judge(self, pin: str, only: set[int] | None = None) -> None:
+        """The partners of the claims on ``pin`` (of those made at ``only`` positions when the pin's heads are
+        what they were): a claim is judged against the first claim, a driver after the first driver against it."""
+        heads = self._heads(pin)
+        if heads is None:
+            self.heads.pop(pin, None)
             return
-        first, driver = order[0][1], None
-        for key, claim in order:
-            self[key] = driver if claim.driver is not None and driver is not None else first
-            if claim.driver is not None and driver is None:
-                driver = claim
+        if self.heads.get(pin) != heads:
+            only = None
+        self.heads[pin] = heads
+        first, driver = heads
+        on_pin = self.by_pin[pin]
+        for position in on_pin if only is None else only & on_pin.keys():
+            for key, claim in on_pin[position]:
+                late_driver = claim.driver is not None and driver is not None and claim != driver
+                self[key] = driver if late_driver and driver is not None else first
 
 
 def _moved(value: Partners, plan: Plan, target: Target, changed: set[tuple[Any, ...]]) -> Partners | None:
     """``value`` (another plan's partners) for ``plan`` given what changed (``obligations.views.writes``):
     the claims of the operations that changed, of those naming a declared pin that changed and of the
-    resources are taken again, and only the pins they claimed or claim are judged again."""
+    resources are taken again, and only the pins they claimed or claim are judged again. An operation removed
+    or inserted (``shift``) leaves the index as it is when no moved operation claims a chip pin (entries are
+    keyed by position), and asks for a rebuild otherwise."""
+    shift = next((w for w in changed if w[0] == "shift"), None)
+    if shift is not None:
+        _, at, step = shift
+        moved = [c for p, found in value.by_position.items() if p >= at for c in found if c.pin in value.pins]
+        if step > 0:
+            moved += [c for c in operation_claims(plan, target, at, plan.operations[at]) if c.pin in value.pins]
+        return None if moved or any(w[0] == "r" for w in changed) else value
     positions = {w[1] for w in changed if w[0] == "o" and isinstance(w[1], int)}
     pins = {w[2] for w in changed if w[:2] == ("r", "pins") and w[2] != "*"}
-    if pins:
-        positions |= {p for p, op in enumerate(plan.operations) if pins.intersection(endpoint_names(op))}
+    for name in pins:
+        positions |= value.naming.get(name, set())
     if any(w[0] == "r" for w in changed):
         positions.add(-1)
     by_position = dict(value.by_position)
+    naming = value.naming
+    if positions - {-1}:
+        naming = {name: set(at) for name, at in value.naming.items()}
     for position in positions:
         if position == -1:
             by_position[-1] = tuple(resource_claims(plan))
-        elif position < len(plan.operations):
-            by_position[position] = tuple(operation_claims(plan, target, position, plan.operations[position]))
+            continue
+        for at in naming.values():
+            at.discard(position)
+        if position < len(plan.operations):
+            op = plan.operations[position]
+            by_position[position] = tuple(operation_claims(plan, target, position, op))
+            for name in endpoint_names(op):
+                if name is not None:
+                    naming.setdefault(name, set()).add(position)
         else:
             by_position.pop(position, None)
     olds = (c for p in positions for c in value.by_position.get(p, ()))
     touched = {c.pin for c in olds} | {c.pin for p in positions for c in by_position.get(p, ())}
-    fresh = Partners(value.pins, {})
-    dict.update(fresh, {k: v for k, v in value.items() if k[0] not in touched})
+    fresh = Partners(value.pins, {}, naming)
+    gone = {key for p in positions for key in _keys(value, p)}
+    dict.update(fresh, value)
+    for key in gone:
+        del fresh[key]
     fresh.by_position = by_position
-    fresh.by_pin = {pin: on for pin, on in value.by_pin.items() if pin not in touched}
+    fresh.heads = dict(value.heads)
+    fresh.by_pin = dict(value.by_pin)
     for pin in touched & value.pins:
         kept = {p: items for p, items in value.by_pin.get(pin, {}).items() if p not in positions}
         if kept:
             fresh.by_pin[pin] = kept
+        else:
+            fresh.by_pin.pop(pin, None)
     for position in positions & by_position.keys():
         fresh._place(position, by_position[position])
+    fresh.changed = set(gone)
     for pin in touched:
-        fresh._judge(pin)
+        before = fresh.heads.get(pin)
+        fresh._judge(pin, positions)
+        if fresh.heads.get(pin) != before:  # every partner on the pin was judged again
+            fresh.changed |= value.keys_on(pin) | fresh.keys_on(pin)
+    fresh.changed |= {key for p in positions for key in _keys(fresh, p)}
     return fresh
+
+
+def _keys(index: Partners, position: int) -> set[PartnerKey]:
+    """The index keys of the claims made at ``position`` (on chip pins)."""
+    made = index.by_position.get(position, ())
+    return {(c.pin, position, rank) for rank, c in enumerate(made) if c.pin in index.pins}
 
 
 @keyed(update=_moved)
@@ -205,6 +266,10 @@ def pin_partners(plan: Plan, target: Target) -> Partners:
     """The partners index of the plan (:class:`Partners`), read by ``(pin, position, rank)``; the
     resources' claims are at position -1."""
     by_position = {-1: tuple(resource_claims(plan))}
+    naming: dict[str, set[int]] = {}
     for i, op in enumerate(plan.operations):
         by_position[i] = tuple(operation_claims(plan, target, i, op))
-    return Partners(frozenset(target.pins), by_position)
+        for name in endpoint_names(op):
+            if name is not None:
+                naming.setdefault(name, set()).add(i)
+    return Partners(frozenset(target.pins), by_position, naming)

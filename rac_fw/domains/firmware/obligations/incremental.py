@@ -27,7 +27,18 @@ from pydantic import TypeAdapter, ValidationError
 
 from rac_fw.contract import Evidence, PatchError
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.obligations.views import ALL, LENGTH, PlanView, Read, index_writes, unwrap, writes
+from rac_fw.domains.firmware.obligations.views import (
+    ALL,
+    LENGTH,
+    PlanView,
+    Position,
+    Read,
+    index_writes,
+    reading,
+    shifted,
+    unwrap,
+    writes,
+)
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.derived import INDEXES, UPDATES, prepared
 from rac_fw.domains.firmware.plan.evidence import judging
@@ -153,26 +164,22 @@ def candidate(
         return None
     if reuse is None:
         reuse = parsed_operations(plan, document)
-    operations = []
+    raw = data.get("operations")
+    if not isinstance(raw, list) or not 1 <= len(raw) <= _MAX_OPERATIONS:
+        return _full(data)  # an empty or overlong list: the parse decides (a plan of blocks alone is valid)
+    operations = [reuse.get(id(item)) for item in raw]
     try:
-        raw = data.get("operations")
-        if not isinstance(raw, list) or not 1 <= len(raw) <= _MAX_OPERATIONS:
-            return _full(data)
-        for item in raw:
-            known = reuse.get(id(item))
-            if known is None:
-                check_document({"operations": [item]}, None)
-                known = _OPERATION.validate_python(item)
-            operations.append(known)
-        resources = plan.resources
+        for position, known in enumerate(operations):
+            if known is None:  # a patched (or added) operation: validated alone, as the parse would
+                check_document({"operations": [raw[position]]}, None)
+                operations[position] = _OPERATION.validate_python(raw[position])
+        update: dict[str, Any] = {"operations": operations}
         if data.get("resources") is not document.get("resources"):
             check_document({"resources": data.get("resources")}, None)
-            resources = Resources.model_validate(data.get("resources") or {})
+            update["resources"] = Resources.model_validate(data.get("resources") or {})
     except (ValidationError, LimitExceeded, NumberOutOfRange):
         return _full(data)
-    fields = {name: getattr(plan, name) for name in Plan.model_fields}
-    fields.update(operations=operations, resources=resources)
-    return Plan.model_construct(_fields_set=set(plan.model_fields_set) | {"operations"} | set(data), **fields)
+    return plan.model_copy(update=update)
 
 
 _MAX_OPERATIONS = 64
@@ -248,16 +255,22 @@ class Judge:
         self.verdicts: dict[Hashable, Counter[Key]] = {}
         self.runs: dict[Hashable, UnitRun] = {}
         self.at: dict[int, list[Hashable]] = {}
+        self.position: dict[Hashable, int] = {}
         self.readers = _Readers()
+        whole: list[tuple[Unit, int | None]] = [(u, None) for u in units.whole()]
+        per_op = [(u, p) for p, op in enumerate(plan.operations) for u in units.at(Position(p), op)]
         with judging(), prepared({(name, id(plan)): value for name, value in self.indexes.items()}):
-            for (unit, run), position in units.of(plan):
+            for (unit, run), position in whole + per_op:
+                unit = _plain(unit)
                 log = set()
-                found = run(PlanView(plan, log), target, framework)  # type: ignore[arg-type]
-                self.verdicts[unit] = Counter(key(e) for e in found)
+                with reading(log):
+                    found = run(PlanView(plan, log), target, framework)  # type: ignore[arg-type]
+                    self.verdicts[unit] = Counter(key(e) for e in found)
                 self.runs[unit] = run
                 self.readers.add(unit, log)
                 if position is not None:
                     self.at.setdefault(position, []).append(unit)
+                    self.position[unit] = position
         self.count = sum(self.total().values())
 
     def total(self) -> Counter[Key]:
@@ -268,36 +281,72 @@ class Judge:
         return found
 
     def delta(self, patched: Plan) -> Delta:
-        """The violations of ``patched`` (a candidate sharing the plan's untouched objects), as a change."""
+        """The violations of ``patched`` (a candidate sharing the plan's untouched objects), as a change.
+
+        When the candidate removes or inserts one operation (``views.shifted``), the operations after it keep
+        their verdicts at their new positions unless an obligation read what moved (the removed operation,
+        the number of operations) or used its position; otherwise positions are compared one by one."""
         changed = writes(self.plan, patched)
+        moved = shifted(self.plan, patched)
         values: dict[tuple[str, int], Mapping[Any, Any]] = {}
         stale = self.index_readers.met(changed)
         for name, before in self.indexes.items():
             after = before
             if name in stale:
                 update = UPDATES.get(name)
-                moved = update(before, patched, self.target, changed) if update is not None else None
-                after = moved if moved is not None else INDEXES[name](patched, self.target)
+                told = changed if moved is None else changed | {("shift", *moved)}
+                found = update(before, patched, self.target, told) if update is not None else None
+                after = found if found is not None else INDEXES[name](patched, self.target)
             changed |= index_writes(name, before, after)
             values[(name, id(patched))] = after
         rerun = self.readers.met(changed)
         gone: Counter[Key] = Counter()
-        runs = [(unit, self.runs[unit]) for unit in rerun]
-        for write in changed:  # another operation (or none) at a position: its units are others
-            if write[0] == "o" and len(write) == 2 and isinstance(write[1], int):
-                position = write[1]
-                for unit in self.at.get(position, ()):
-                    rerun.discard(unit)
-                    gone.update(self.verdicts[unit])
-                if position < len(patched.operations):
-                    runs += self.units.at(position, patched.operations[position])
-        runs = [(unit, run) for unit, run in runs if unit in rerun or unit not in self.verdicts]
+        runs: list[Unit] = []
+        if moved is None:
+            for write in changed:  # another operation (or none) at a position: its units are others
+                if write[0] == "o" and len(write) == 2 and isinstance(write[1], int):
+                    position = write[1]
+                    for unit in self.at.get(position, ()):
+                        rerun.discard(unit)
+                        gone.update(self.verdicts[unit])
+                    if position < len(patched.operations):
+                        runs += self.units.at(position, patched.operations[position])
+            runs += [(unit, self.runs[unit]) for unit in rerun]
+        else:
+            at, step = moved
+            for unit in self.at.get(at, ()) if step < 0 else ():
+                rerun.discard(unit)  # the removed operation's units
+                gone.update(self.verdicts[unit])
+            if step > 0:
+                runs += self.units.at(at, patched.operations[at])  # the inserted operation's units
+            for unit in rerun:
+                gone.update(self.verdicts[unit])
+                where = self.position.get(unit)
+                if where is None:
+                    runs.append((unit, self.runs[unit]))
+                    continue
+                now = where + step if where >= at else where
+                runs += [u for u in self.units.at(now, patched.operations[now]) if _moved_key(unit, now) == u[0]]
         new: Counter[Key] = Counter()
         with judging(), prepared(values):
             for unit, run in runs:
-                gone.update(self.verdicts.get(unit, ()))
+                if moved is None:
+                    gone.update(self.verdicts.get(unit, ()))
                 new.update(key(e) for e in run(patched, self.target, self.framework))
         return Delta(gone, new, self.count - sum(gone.values()) + sum(new.values()))
+
+
+def _plain(unit: Hashable) -> Hashable:
+    """A unit key without :class:`views.Position` values (their uses are reads; a key is not one)."""
+    if isinstance(unit, tuple):
+        return tuple(int.__int__(p) if isinstance(p, Position) else p for p in unit)
+    return unit
+
+
+def _moved_key(unit: Hashable, position: int) -> Hashable:
+    """The key of per-operation unit ``unit`` for its operation at ``position``."""
+    assert isinstance(unit, tuple)
+    return (unit[0], position, *unit[2:])
 
 
 __all__ = ["Delta", "Judge", "Units", "candidate", "key", "parsed_operations", "unwrap"]

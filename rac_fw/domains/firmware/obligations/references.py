@@ -9,9 +9,10 @@ or DMA controller that neither the plan nor the target facts have, or one of the
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable
 from collections.abc import Set as AbstractSet
 from functools import partial
+from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.claims import taken_pins
@@ -25,12 +26,14 @@ from rac_fw.domains.firmware.facts.query import (
     normalized,
 )
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
+from rac_fw.domains.firmware.obligations.views import unwrap
 from rac_fw.domains.firmware.placement import (
     buffer_controller,
     buffer_regions,
     controller_named,
 )
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.derived import keyed
 from rac_fw.domains.firmware.plan.evidence import Path, add, names_in, proposing, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 from rac_fw.domains.firmware.plan.registry import section_values, spec
@@ -40,41 +43,107 @@ CODE_UNKNOWN = "E_UNKNOWN_RESOURCE"
 CODE_UNUSED_THREAD = "E_THREAD_UNUSED"
 
 
-def _named_things(plan: Plan) -> Iterable[tuple[str, Path, str]]:
+Owner = tuple[str, Any]
+"""What holds a name: its kind (``buffer``, ``operation``…) and which one (a resource by its place in the
+resources, an operation as itself: an operation keeps its entry when others before it are removed)."""
+
+
+def _resource_owners(plan: Plan) -> dict[str, list[Owner]]:
+    found: dict[str, list[Owner]] = {}
     for kind in ("buffers", "pins", "devices", "threads"):
         for i, item in enumerate(getattr(plan.resources, kind)):
-            yield item.name, ["resources", kind, i, "name"], kind[:-1]
-    for i, op in enumerate(plan.operations):
-        if op.name is not None:
-            yield op.name, ["operations", i, "name"], "operation"
+            found.setdefault(item.name, []).append((kind[:-1], ("resources", kind, i)))
+    return found
 
 
-def _duplicates(plan: Plan) -> list[Evidence]:
-    found: list[Evidence] = []
-    seen: dict[str, str] = {}
-    taken = {name for name, _, _ in _named_things(plan)}
-    for name, path, kind in _named_things(plan):
-        if name not in seen:
-            seen[name] = kind
-            continue
-        options = []
-        if proposing():
-            suffix = 2
+class Names(dict[str, tuple[Owner, ...]]):
+    """Name → what holds it, in plan order (resources first, then operations): a name held twice is one C symbol
+    for two things. Kept per part, so a patch of the resources or of some operations updates it (:func:`_renamed`)."""
+
+    def __init__(self, resources: dict[str, list[Owner]], operations: dict[int, tuple[str, Operation]]):
+        super().__init__()
+        self.resources, self.operations = resources, operations
+        self.changed: set[str] | None = None
+        """The entries that may differ from the index this one was brought up from (None: any)."""
+        by_name: dict[str, list[Owner]] = {}
+        for _, (name, op) in sorted(operations.items(), key=lambda item: item[0]):
+            by_name.setdefault(name, []).append(("operation", op))
+        for name in resources.keys() | by_name.keys():
+            self[name] = (*resources.get(name, ()), *by_name.get(name, ()))
+
+
+def _renamed(value: Names, plan: Plan, target: Target, changed: set[tuple[Any, ...]]) -> Names | None:
+    """``value`` for ``plan`` given what changed: the resources' names taken again when they changed, an
+    operation's name when it changed; an operation removed or inserted moves every later one (rebuilt)."""
+    if any(w[0] == "shift" or (w[0] == "o" and len(w) == 2) for w in changed):
+        return None
+    operations = dict(value.operations)
+    touched: set[str] = set()
+    for write in changed:
+        if write[0] == "o" and len(write) == 3 and isinstance(write[1], int):
+            old = operations.pop(write[1], None)  # any field: the entry holds the operation itself
+            op = unwrap(plan.operations[write[1]])
+            if op.name is not None:
+                operations[write[1]] = (op.name, op)
+            touched |= {n for n in (old[0] if old else None, op.name) if n is not None}
+    resources = value.resources
+    if any(w[0] == "r" for w in changed):
+        resources = _resource_owners(plan)
+        touched |= value.resources.keys() | resources.keys()
+    fresh = Names(resources, operations)
+    fresh.changed = touched
+    return fresh
+
+
+@keyed(update=_renamed)
+def name_owners(plan: Plan, target: Target) -> Names:
+    """The names index of the plan (:class:`Names`), read by name."""
+    named = {i: (op.name, unwrap(op)) for i, op in enumerate(plan.operations) if op.name is not None}
+    return Names(_resource_owners(plan), named)
+
+
+def _duplicate(plan: Plan, target: Target, name: str, owner: Owner, path: Path) -> list[Evidence]:
+    """E_DUPLICATE_NAME when ``owner`` (at ``path``) is not the first holder of ``name``."""
+    holders = name_owners(plan, target)[name]
+    if holders[0][0] == owner[0] and holders[0][1] is owner[1]:
+        return []
+    kind = owner[0]
+    options = []
+    if proposing():
+        taken = set(name_owners(plan, target))
+        rank, suffix = next(i for i, h in enumerate(holders) if h[1] is owner[1]), 1
+        for _ in range(rank):
+            suffix += 1
             while f"{name[:28]}_{suffix}" in taken:
                 suffix += 1
-            fresh = f"{name[:28]}_{suffix}"
-            taken.add(fresh)
-            options.append(relax(f"rename this {kind} to {fresh!r}", replace(path, fresh)))
-        found.append(
-            violation(
-                CODE_DUPLICATE,
-                f"name {name!r} is used by a {seen[name]} and a {kind}; names become C symbols and must be unique",
-                path,
-                [name],
-                relaxations=options,
-            )
+        fresh = f"{name[:28]}_{suffix}"
+        options.append(relax(f"rename this {kind} to {fresh!r}", replace(path, fresh)))
+    return [
+        violation(
+            CODE_DUPLICATE,
+            f"name {name!r} is used by a {holders[0][0]} and a {kind}; names become C symbols and must be unique",
+            path,
+            [name],
+            relaxations=options,
         )
+    ]
+
+
+def _duplicates(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """E_DUPLICATE_NAME for the resources' names (each operation's name: :func:`_operation_name`)."""
+    found: list[Evidence] = []
+    for kind in ("buffers", "pins", "devices", "threads"):
+        for i, item in enumerate(getattr(plan.resources, kind)):
+            owner = next(h for h in name_owners(plan, target)[item.name] if h[1] == ("resources", kind, i))
+            found += _duplicate(plan, target, item.name, owner, ["resources", kind, i, "name"])
     return found
+
+
+def _operation_name(index: int, plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    op = plan.operations[index]
+    if op.name is None:
+        return []
+    return _duplicate(plan, target, op.name, ("operation", unwrap(op)), ["operations", index, "name"])
 
 
 def _choices(wanted: str, candidates: list[str], path: Path, what: str) -> list[Relaxation]:
@@ -227,7 +296,10 @@ class References:
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     """E_DUPLICATE_NAME and E_UNKNOWN_RESOURCE for every name the plan uses."""
-    found = _all_duplicates(plan, target, framework) + _regions(plan, target, framework)
+    found = _duplicates(plan, target, framework)
+    for index in range(len(plan.operations)):
+        found += _operation_name(index, plan, target, framework)
+    found += _regions(plan, target, framework)
     found += _unused_threads(plan, target, framework)
     for index in range(len(plan.operations)):
         found += _operation(index, plan, target, framework)
@@ -240,7 +312,7 @@ Unit = tuple[Hashable, Callable[[Plan, Target, str], list[Evidence]]]
 def plan_units() -> list[Unit]:
     """:func:`check` as units (``obligations.incremental``): duplicate names, buffers' regions and DMA…"""
     return [
-        (("names", "duplicates"), _all_duplicates),
+        (("names", "duplicates"), _duplicates),
         (("names", "regions"), _regions),
         (("names", "threads"), _unused_threads),
     ]
@@ -271,13 +343,14 @@ def _unused_threads(plan: Plan, target: Target, framework: str) -> list[Evidence
     return found
 
 
-def _all_duplicates(plan: Plan, target: Target, framework: str) -> list[Evidence]:
-    return _duplicates(plan)
 
 
 def operation_units(index: int, op: Operation) -> list[Unit]:
     """…and the names each operation uses."""
-    return [(("names", index, op.op), partial(_operation, index))]
+    return [
+        (("names", index, op.op), partial(_operation, index)),
+        (("name", index, op.op), partial(_operation_name, index)),
+    ]
 
 
 def _regions(plan: Plan, target: Target, framework: str) -> list[Evidence]:

@@ -23,6 +23,8 @@ the whole object: over-approximating a read only costs a re-run, never a wrong v
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from rac_fw.domains.firmware.plan.base import Operation
@@ -129,13 +131,17 @@ class OperationsView(_View):
 
     def __iter__(self) -> Iterator[OperationView]:
         real = object.__getattribute__(self, "_real")
+        log = object.__getattribute__(self, "_log")
         for position in range(len(real)):
+            log.add(("o", position, "op"))  # passing a position reads that something is there
             yield self._at(position)
         object.__getattribute__(self, "_log").add(LENGTH)
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, slice):
             return [self._at(p) for p in range(*key.indices(self._length()))]
+        if type(key) is Position:  # an obligation fetching its own operation: no use of where it is
+            return self._at(int.__int__(key))
         position = key.__index__()
         if position < 0:
             position += self._length()
@@ -288,10 +294,15 @@ class KeyedView(Mapping[Any, Any]):
 
 
 def index_writes(name: str, before: Mapping[Any, Any], after: Mapping[Any, Any]) -> set[Read]:
-    """The entries of index ``name`` that differ between two plans (and ``ALL`` when any does)."""
+    """The entries of index ``name`` that differ between two plans (and ``ALL`` when any does). An index brought
+    up to date from the other (``plan.derived.keyed(update=…)``) may say which entries it touched (``changed``);
+    only those are compared."""
     if before is after:
         return set()
-    found: set[Read] = {("q", name, k) for k in before.keys() | after.keys() if _differs(before.get(k), after.get(k))}
+    keys = getattr(after, "changed", None)
+    if keys is None:
+        keys = before.keys() | after.keys()
+    found: set[Read] = {("q", name, k) for k in keys if _differs(before.get(k), after.get(k))}
     return found | {("q", name, ALL)} if found else found
 
 
@@ -299,8 +310,86 @@ def _differs(before: Any, after: Any) -> bool:
     return before is not after and before != after
 
 
+_CURRENT: ContextVar[set[Read] | None] = ContextVar("current_reads", default=None)
+
+
+@contextmanager
+def reading(log: set[Read]) -> Iterator[None]:
+    """Record the uses of :class:`Position` values into ``log`` while inside."""
+    token = _CURRENT.set(log)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+class Position(int):
+    """An operation's position handed to the obligations judging it, noting ``("i", position)`` when the
+    value is used for anything (formatted, compared, hashed, indexed with, computed with): an obligation
+    that only puts it into a path (a location, a patch) gives the same verdict at any position, so when an
+    operation before it is removed its verdict moves with it (``incremental.Judge``)."""
+
+    def _use(self) -> int:
+        log = _CURRENT.get()
+        if log is not None:
+            log.add(("i", int.__int__(self)))
+        return int.__int__(self)
+
+
+def _noting(name: str) -> Any:
+    method = getattr(int, name)
+
+    def noted(self: Position, *args: Any) -> Any:
+        return method(self._use(), *args)
+
+    noted.__name__ = name
+    return noted
+
+
+for _name in (
+    "__abs__", "__add__", "__and__", "__bool__", "__ceil__", "__divmod__", "__eq__", "__float__", "__floor__",
+    "__floordiv__", "__format__", "__ge__", "__gt__", "__hash__", "__index__", "__int__", "__invert__", "__le__",
+    "__lshift__", "__lt__", "__mod__", "__mul__", "__ne__", "__neg__", "__or__", "__pos__", "__pow__", "__radd__",
+    "__rand__", "__rdivmod__", "__repr__", "__rfloordiv__", "__rlshift__", "__rmod__", "__rmul__", "__ror__",
+    "__round__", "__rpow__", "__rrshift__", "__rshift__", "__rsub__", "__rtruediv__", "__rxor__", "__str__",
+    "__sub__", "__truediv__", "__trunc__", "__xor__", "as_integer_ratio", "bit_count", "bit_length", "conjugate",
+    "to_bytes",
+):
+    setattr(Position, _name, _noting(_name))
+
+
+def shifted(before: Plan, after: Plan) -> tuple[int, int] | None:
+    """``(position, step)`` when ``after``'s operations are ``before``'s with one removed (step -1) or one
+    inserted (step +1) at ``position``, the others the very same objects; None otherwise."""
+    old, new = before.operations, after.operations
+    if abs(len(old) - len(new)) != 1:
+        return None
+    shorter = min(len(old), len(new))
+    head = next((i for i in range(shorter) if old[i] is not new[i]), shorter)
+    tail = next((i for i in range(shorter - head) if old[-1 - i] is not new[-1 - i]), shorter - head)
+    if head + tail != shorter:
+        return None
+    return head, (1 if len(new) > len(old) else -1)
+
+
 def writes(before: Plan, after: Plan) -> set[Read]:
-    """What ``after`` changed relative to ``before``, in the keys the views record (see the module)."""
+    """What ``after`` changed relative to ``before``, in the keys the views record (see the module). An
+    operation removed or inserted (:func:`shifted`) is that position and the positions after it, whose
+    operations keep their reads but not their positions (``("i", p)``)."""
+    found = _plan_writes(before, after)
+    moved = shifted(before, after)
+    if moved is None:
+        return found | _operation_writes(before, after)
+    at, step = moved
+    old, new = before.operations, after.operations
+    gone_or_new = old[at] if step < 0 else new[at]
+    found |= {LENGTH, ("o", at)} | {("i", p) for p in range(at, len(old))}
+    if gone_or_new.name is not None:
+        found.add(("on", gone_or_new.name))
+    return found
+
+
+def _plan_writes(before: Plan, after: Plan) -> set[Read]:
     found: set[Read] = set()
     for name in Plan.model_fields:
         if name in ("operations", "resources"):
@@ -316,12 +405,18 @@ def writes(before: Plan, after: Plan) -> set[Read]:
             olds = {item.name: item for item in old}
             news = {item.name: item for item in new}
             found |= {("r", kind, n) for n in olds.keys() | news.keys() if _differs(olds.get(n), news.get(n))}
+    return found
+
+
+def _operation_writes(before: Plan, after: Plan) -> set[Read]:
+    """Position by position: another operation, or the fields of the same kind that differ."""
+    found: set[Read] = set()
     old_ops, new_ops = before.operations, after.operations
     if len(old_ops) != len(new_ops):
         found.add(LENGTH)
-    for position in range(max(len(old_ops), len(new_ops))):
-        old = old_ops[position] if position < len(old_ops) else None
-        new = new_ops[position] if position < len(new_ops) else None
+    pairs: list[tuple[Operation | None, Operation | None]] = list(zip(old_ops, new_ops, strict=False))
+    pairs += [(o, None) for o in old_ops[len(pairs) :]] + [(None, n) for n in new_ops[len(pairs) :]]
+    for position, (old, new) in enumerate(pairs):
         if old is new:
             continue
         if old is None or new is None or old.name != new.name:

@@ -59,9 +59,18 @@ class Requests(dict[str, dict[str, int]]):
             self[framework] = {**self.get(framework, {}), clock: last}
 
 
-def _moved(value: Requests, plan: Plan, target: Target, changed: set[tuple[Any, ...]]) -> Requests:
+def _moved(value: Requests, plan: Plan, target: Target, changed: set[tuple[Any, ...]]) -> Requests | None:
     """``value`` for ``plan`` given what changed (``obligations.views.writes``): only the operations that
-    changed are asked again, and only the domains they set or set now are settled again."""
+    changed are asked again, and only the domains they set or set now are settled again. An operation removed
+    or inserted (``shift``) that sets no clock leaves every setting as it was (the order of the others holds);
+    otherwise the index is rebuilt."""
+    shift = next((w for w in changed if w[0] == "shift"), None)
+    if shift is not None:
+        _, at, step = shift
+        moved = value.by_position.get(at, ()) if step < 0 else ()
+        if step > 0 and spec(plan.operations[at].op).clocks is not None:
+            moved = _set_by(target, plan.operations[at])
+        return None if any(clocks for _, clocks in moved) else value
     positions = {w[1] for w in changed if w[0] == "o" and isinstance(w[1], int)}
     fresh = Requests({})
     fresh.by_position = dict(value.by_position)

@@ -26,7 +26,8 @@ V = TypeVar("V")
 Index = Callable[[Any, Any], Mapping[Any, Any]]
 Update = Callable[[Any, Any, Any, set[tuple[Any, ...]]], Mapping[Any, Any] | None]
 """``update(value, plan, target, writes)``: the index of ``plan`` from ``value``, another plan's index, given
-what differs between them (``obligations.views.writes``), or None when it must be rebuilt."""
+what differs between them (``obligations.views.writes``; ``("shift", position, step)`` when one operation was
+removed (-1) or inserted (+1) there and the others moved), or None when it must be rebuilt."""
 
 
 class Reader(Protocol):
@@ -108,8 +109,11 @@ def shared(fn: Callable[..., V]) -> Callable[..., V]:
 
 
 def _identity(value: Any) -> Any:
-    """A memo key part: scalars by value, tuples item by item, anything else by identity."""
-    if value is None or isinstance(value, int | str):
+    """A memo key part: scalars by value (an int subclass as its plain value, unnoted: the key says nothing to
+    an obligation), tuples item by item, anything else by identity."""
+    if isinstance(value, int):
+        return int.__int__(value)
+    if value is None or isinstance(value, str):
         return value
     if isinstance(value, tuple):
         return tuple(map(_identity, value))

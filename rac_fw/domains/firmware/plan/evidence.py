@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from rac_fw.contract import Evidence, Magnitude, Relaxation
+from rac_fw.domains.firmware.plan.derived import shared
 from rac_fw.domains.firmware.plan.paths import PathPart, format_path
 
 Path = list[PathPart]
@@ -74,15 +75,24 @@ def names_in(value: Any) -> set[str]:
     return set()
 
 
+@shared
+def _naming(plan: Any) -> dict[str, set[int]]:
+    """Name → the positions of the operations whose fields (other than their own name) hold it."""
+    found: dict[str, set[int]] = {}
+    for i, o in enumerate(plan.operations):
+        for name in names_in(o.model_dump(exclude={"name"})):
+            found.setdefault(name, set()).add(i)
+    return found
+
+
 def drop_operation(plan: Any, index: int) -> Relaxation:
     """Drop operation ``index`` together with the operations that name it (a reaction to it, a log of its value),
     which dropping it alone would leave naming nothing."""
+    if not _PROPOSING.get():
+        return _UNASKED
     op = plan.operations[index]
     label = op.name or f"this {op.op}"
-    doomed = {index}
-    if op.name is not None:
-        naming = (i for i, o in enumerate(plan.operations) if op.name in names_in(o.model_dump(exclude={"name"})))
-        doomed |= {i for i in naming if i != index}
+    doomed = {index} | (_naming(plan).get(op.name, set()) if op.name is not None else set())
     also = f" and the {len(doomed) - 1} operation(s) naming it" if len(doomed) > 1 else ""
     return relax(f"drop {label}{also}", *(remove(["operations", i]) for i in sorted(doomed, reverse=True)))
 
@@ -103,10 +113,10 @@ def violation(
     """One violated obligation located at the plan field ``path`` (without relaxations while the
     obligations only judge: see :func:`proposing`)."""
     if not _PROPOSING.get():
-        return Evidence.model_construct(
+        return Evidence.model_construct(  # no location: a verdict does not depend on where it is reported
             code=code,
             message=message,
-            location=format_path(path),
+            location=None,
             objects=list(dict.fromkeys(objects)),
             magnitudes=list(magnitudes),
             relaxations=[],
