@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from rac_fw.contract import apply_patch
+
 Path = list[str | int]
 _SEARCH = settings(database=None, derandomize=True, max_examples=200, suppress_health_check=list(HealthCheck))
 
@@ -100,7 +102,7 @@ def _numbers(schema: dict[str, Any], current: Any) -> list[float | int]:
     high = schema.get("maximum", schema.get("exclusiveMaximum", 0) - 1 if "exclusiveMaximum" in schema else None)
     base = current if isinstance(current, int | float) and not isinstance(current, bool) else (low or 1)
     found: list[float | int] = []
-    for value in (base * 2, base + 1, base - 1, high, low, base // 2 if isinstance(base, int) else base / 2):
+    for value in (high, low, base * 2, base + 1, base - 1, base // 2 if isinstance(base, int) else base / 2):
         if value is None or value == current or value in found:
             continue
         if (low is None or value >= low) and (high is None or value <= high):
@@ -114,9 +116,13 @@ def variants(schema: dict[str, Any], value: Any, defs: dict[str, Any], depth: in
     nullable = any(o.get("type") == "null" for o in options)
     concrete = [o for o in options if o.get("type") != "null"]
     if value is None:
-        made = sample({"anyOf": concrete} if len(concrete) > 1 else (concrete or [{}])[0], defs)
-        if made is not None:
-            yield [], made
+        for option in concrete:
+            if option.get("type") == "object":  # an object the plan leaves out: each of its fields set in turn
+                made = sample(option, defs)
+                for path, new in variants(option, made, defs, depth + 1) if made is not None else ():
+                    yield [], apply_patch(made, [{"op": "replace", "path": path, "value": new}]) if path else new
+                continue
+            yield from (([], made) for made in alternatives(option, None, defs))
         return
     if nullable:
         yield [], None
@@ -124,7 +130,8 @@ def variants(schema: dict[str, Any], value: Any, defs: dict[str, Any], depth: in
         kind = option.get("type")
         if kind == "object" and isinstance(value, dict) and depth < 3:
             for name, sub in option.get("properties", {}).items():
-                for path, new in variants(sub, value.get(name), defs, depth + 1):
+                current = value.get(name, resolve(sub, defs).get("default"))  # an omitted field holds its default
+                for path, new in variants(sub, current, defs, depth + 1):
                     yield [name, *path], new
             return
         if kind == "array" and isinstance(value, list):
@@ -156,7 +163,7 @@ def alternatives(schema: dict[str, Any], value: Any, defs: dict[str, Any]) -> li
         elif option.get("type") in ("integer", "number"):
             found += _numbers(option, value)
         elif option.get("type") == "boolean":
-            found.append(not value if isinstance(value, bool) else True)
+            found += [not value] if isinstance(value, bool) else [True, False]
         else:
             made = sample(option, defs, avoid=value)
             if made is not None and made != value:

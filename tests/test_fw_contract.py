@@ -50,6 +50,24 @@ SEEDED: list[tuple[str, str, dict[str, Any], str, list[str]]] = [
         ["wifi_station"],
     ),
     (
+        "sleep-restart-without-reset",
+        "nrf52840",
+        {
+            "operations": [
+                {"op": "sleep", "state": "system_on_idle", "wake": ["rtc"], "after_ms": 2000, "resume": "restart"}
+            ]
+        },
+        "E_POWER_RESUME",
+        ["system_on_idle"],
+    ),
+    (
+        "lifetime-without-period",
+        "nrf52840",
+        {"operations": [{"op": "settings_value", "key": "boots", "value_bytes": 4, "lifetime_years": 20}]},
+        "E_FIELD_UNUSED",
+        ["lifetime_years"],
+    ),
+    (
         "thread-unused",
         "nrf52840",
         {
@@ -223,7 +241,7 @@ def test_a_plan_of_a_block_alone_is_valid_and_the_schema_says_so() -> None:
 
 
 def test_a_declared_thread_no_operation_uses_is_reported() -> None:
-    _, target, data, code, _ = SEEDED[3]
+    _, target, data, code, _ = SEEDED[5]
     assert _every_relaxation_passes({"target": target, **data}, code) == ["drop thread 'worker'"]
 
 

@@ -97,6 +97,26 @@ def drop_operation(plan: Any, index: int) -> Relaxation:
     return relax(f"drop {label}{also}", *(remove(["operations", i]) for i in sorted(doomed, reverse=True)))
 
 
+UNUSED = "E_FIELD_UNUSED"
+
+
+def unused_field(op: Any, path: Path, why: str) -> list[Evidence]:
+    """E_FIELD_UNUSED: a field ``op`` (the model holding it) sets to another value than its default although its
+    other fields leave it nothing to do (``why``); a field that does nothing is refused, not ignored."""
+    name = str(path[-1])
+    if getattr(op, name) == op.__class__.model_fields[name].default:
+        return []
+    return [
+        violation(
+            UNUSED,
+            f"{name} does nothing here: {why}",
+            path,
+            [name],
+            relaxations=[relax(f"drop {name}", remove(path))],
+        )
+    ]
+
+
 def measure(name: str, value: float, unit: str) -> Magnitude:
     """A magnitude with its unit; floats are rounded to 4 significant decimals for stable output."""
     return Magnitude(name=name, value=round(value, 4) if isinstance(value, float) else value, unit=unit)

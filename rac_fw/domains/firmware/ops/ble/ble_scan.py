@@ -22,7 +22,17 @@ from rac_fw.domains.firmware.ops.ble.common import (
 from rac_fw.domains.firmware.ops.ble.payload import DeviceName, HexBytes, Uuid
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
-from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import (
+    UNUSED,
+    Path,
+    add,
+    measure,
+    relax,
+    remove,
+    replace,
+    unused_field,
+    violation,
+)
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -101,6 +111,13 @@ class BleScan(Operation):
 
 
 # --- obligations --------------------------------------------------------------------------------
+def _peer_value(plan: Plan, target: Target, framework: str, index: int, op: BleScan) -> list[Evidence]:
+    """A peer's ``value`` is what a ``write`` sends: with another action it would do nothing."""
+    if op.peer is None or op.peer.action == "write":
+        return []
+    return unused_field(op.peer, ["operations", index, "peer", "value"], f"a {op.peer.action} sends no bytes")
+
+
 
 def _single(plan: Plan, target: Target, framework: str, index: int, op: BleScan) -> list[Evidence]:
     """The host runs one scanner: a second one would restart it with other parameters."""
@@ -379,6 +396,6 @@ SPEC = OpSpec(
             template="ble_scan", view=_espidf, available=has_host("espidf"), why_unavailable=why_no_host("espidf")
         ),
     },
-    checks=(_single, _timing, _central, _connections, _bond, _security),
-    codes=("E_BLE_SCANNERS", "E_BLE_SCAN_WINDOW", "E_BLE_SCAN_FILTER", "E_BLE_PEER", "E_BLE_BOND_PAIRING"),
+    checks=(_single, _timing, _central, _connections, _bond, _security, _peer_value),
+    codes=("E_BLE_SCANNERS", "E_BLE_SCAN_WINDOW", "E_BLE_SCAN_FILTER", "E_BLE_PEER", "E_BLE_BOND_PAIRING", UNUSED),
 )
