@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.bus import Retries, Timeout
+from rac_fw.domains.firmware.ops.bus import ACTIONS, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -58,6 +58,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: I2cTransfer) -> dict[str, Any]:
         "pause_ms": RETRY_PAUSE_MS,
         "setup": True,
         "step": {"period_ms": op.interval_ms},
+        "outputs": {"rx": f"{b.ids[index]}_rx"},
     }
 
 
@@ -96,6 +97,8 @@ SPEC = OpSpec(
     flags=frozenset({Flag.VALUE}),
     value=lambda op: op.read_bytes > 0,
     value_fix=("read_bytes", 1),
+    outputs=OUTPUTS,
+    actions=ACTIONS,
     realizations={
         "zephyr": Realization(
             template="i2c",
@@ -106,6 +109,8 @@ SPEC = OpSpec(
                 "timeout_ms": "Zephyr's I2C API takes no per-transfer timeout (i2c_write_read_dt): the "
                 "controller driver bounds each transfer itself"
             },
+            quiet=True,
+            behaviour=ZEPHYR_BEHAVIOUR,
         ),
         "espidf": Realization(template="bus", view=_espidf),
         "hal": Realization(template="ops", view=_hal),

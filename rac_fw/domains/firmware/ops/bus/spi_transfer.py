@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import dcache_active, has_dt_label
-from rac_fw.domains.firmware.ops.bus import Retries, Timeout
+from rac_fw.domains.firmware.ops.bus import ACTIONS, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -111,7 +111,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
             for node in route.nodes:
                 b.app.okay(node)
         tx, rx = found.routes
-        b.app.okay(label, f"dmas = {tx.cells}, {rx.cells};", 'dma-names = "tx", "rx";')
+        b.app.dma(label, "tx", tx.cells)
+        b.app.dma(label, "rx", rx.cells)
         b.app.need("bus", "CONFIG_DMA", "CONFIG_SPI_STM32_DMA")
         # Zephyr 4.1's STM32 SPI driver refuses D-cached DMA buffers (-EFAULT): declare them __nocache.
         nocache = dcache_active(b.target, "zephyr")
@@ -128,6 +129,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
         "length": header + max(op.write_bytes, op.read_bytes),
         "header": header,
         "read_bytes": op.read_bytes,
+        "write_bytes": op.write_bytes,
+        "outputs": {"rx": f"{oid}_in"},
         "attempts": op.retries + 1,
         "setup": True,
         "step": {"period_ms": op.interval_ms},
@@ -218,6 +221,8 @@ SPEC = OpSpec(
     flags=frozenset({Flag.VALUE}),
     value=lambda op: op.read_bytes > 0,
     value_fix=("read_bytes", 1),
+    outputs=OUTPUTS,
+    actions=ACTIONS,
     realizations={
         "zephyr": Realization(
             template="spi",
@@ -225,6 +230,8 @@ SPEC = OpSpec(
             available=lambda t: has_dt_label(t, r"spi\d*"),
             why_unavailable=lambda t: f"the {t.id} board devicetree enables no spi controller node (spiN)",
             unrealized={"timeout_ms": "Zephyr's spi_transceive_dt takes no timeout: the driver bounds the transfer"},
+            quiet=True,
+            behaviour=ZEPHYR_BEHAVIOUR,
         ),
         "espidf": Realization(
             template="bus",

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
-from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+from rac_fw.domains.firmware.plan.spec import Action, ActionParam, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
@@ -64,7 +64,20 @@ def _baremetal(b: BaremetalBuild, index: int, op: GpioSet) -> None:
         "active": op.active,
         "gpio_template": b.gpio_template(),
     }
+    ctx["active_low"] = endpoint.active_low
     b.emit("ops/gpio_set", ctx)
+
+
+#: What a behaviour may do with the output (``act: led.toggle``): the logical level, polarity from the board.
+#: A driver may refuse a level (Zephyr's gpio_pin_set_dt returns an errno): ``ok`` captures it; a bare-metal
+#: register write always succeeds.
+ACTIONS = {
+    "on": Action("Drive it to its active level (an LED lights).", fails=True),
+    "off": Action("Drive it to its inactive level.", fails=True),
+    "toggle": Action("Invert its level.", fails=True),
+    "set": Action("Drive it on when `level` is true, off when false.",
+                  params={"level": ActionParam("expr", "true = on", type="bool")}, fails=True),
+}  # fmt: skip
 
 
 SPEC = OpSpec(
@@ -72,9 +85,12 @@ SPEC = OpSpec(
     family="gpio",
     endpoints={"led": "led"},
     realizations={
-        "zephyr": Realization(template="gpio", view=_zephyr),
+        "zephyr": Realization(template="gpio", view=_zephyr, quiet=True,
+                              behaviour=frozenset(f"action:{a}" for a in ACTIONS)),
         "espidf": Realization(template="gpio_set", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
-        "baremetal": Realization(template="ops/gpio_set", view=_baremetal),
+        "baremetal": Realization(template="ops/gpio_set", view=_baremetal,
+                                 behaviour=frozenset(f"action:{a}" for a in ACTIONS)),
     },
+    actions=ACTIONS,
 )

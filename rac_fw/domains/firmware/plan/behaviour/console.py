@@ -1,0 +1,159 @@
+"""A plan's whole predicted console, and the run judge: boot line, the operations' lines, the behaviour's.
+
+The trace is derived from the plan alone (never from the generated code): the boot line, each operation's
+set-up line in the order the framework's ``main`` reports them (registered per framework in
+:data:`OPERATION_LINES`), then the behaviour's predicted lines through ``rac: done``. :func:`judge` holds a
+captured console to it line for line. A framework with no registered operation order has no prediction:
+its runs are judged by the ordered expectations alone. Where operations may print while the behaviour runs
+(:data:`AMBIENT`: on Zephyr, an operation whose realization is not ``quiet``), other lines are admitted
+between the behaviour's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rac_fw.contract import Evidence, Verdict
+from rac_fw.domains.firmware.plan.behaviour.lowering import program
+from rac_fw.domains.firmware.plan.behaviour.predict import Prediction, predict
+from rac_fw.domains.firmware.plan.behaviour.trace import (
+    Choice,
+    Item,
+    Line,
+    Open,
+    Repeat,
+    exact,
+    literal,
+    match,
+    to_json,
+    window,
+)
+from rac_fw.domains.firmware.plan.registry import spec
+
+OperationLines = Callable[[Any, Any], list[Item]]
+"""``lines(plan, target)``: what a framework's ``main`` prints for the operations, before the behaviour runs."""
+
+
+def _label(index: int, op: Any) -> str:
+    return op.name or f"{op.op}{index}"
+
+
+def baremetal_lines(plan: Any, target: Any) -> list[Item]:
+    """Bare metal reports every operation's set-up in plan order (``templates/baremetal/main.c.j2``): a
+    ``uart_print`` on the console prints its message first; each operation then prints ``rac: <label> …``
+    (its ``console`` spec entry: the lines before its ``ok`` line)."""
+    console = target.board.console.uart if target.board.console else None
+    items: list[Item] = []
+    for index, op in enumerate(plan.operations):
+        label = literal(_label(index, op))
+        message = getattr(op, "message", None)
+        if op.op == "uart_print" and getattr(op, "uart", None) in (None, console) and message:
+            items.append(exact(message, f"operations[{index}]"))
+        extra = spec(op.op).console_lines
+        for pattern in extra(op) if extra is not None else []:
+            items.append(Line(pattern.replace("{label}", label), f"operations[{index}]"))
+        items.append(Line(rf"^rac: {label} ok\b.*$", f"operations[{index}]"))
+    return items
+
+
+def _quiet(op: Any, framework: str) -> bool:
+    found = spec(op.op).realization(framework)
+    if found is None:
+        return False
+    return found.quiet(op) if callable(found.quiet) else found.quiet
+
+
+def zephyr_lines(plan: Any, target: Any) -> list[Item]:
+    """Zephyr's ``main`` with a behaviour (``templates/zephyr/main_behaviour.c.j2``) runs every set-up, then
+    reports each operation in plan order with ``rac: <label> ok`` (after its set-up, its one-shot step or the
+    first run of its periodic step). A quiet realization prints nothing else; where one is not, its set-up
+    and step reports are admitted (after the boot line, before its ok line) but not predicted."""
+    items: list[Item] = []
+    loud = [_label(i, op) for i, op in enumerate(plan.operations) if not _quiet(op, "zephyr")]
+    if loud:
+        items.append(Open(f"the set-up reports of {', '.join(loud)}"))
+    for index, op in enumerate(plan.operations):
+        label = _label(index, op)
+        if label in loud and not isinstance(items[-1], Open):
+            items.append(Open(f"{label}'s own reports"))
+        items.append(Line(rf"^rac: {literal(label)} ok$", f"operations[{index}]"))
+    return items
+
+
+def zephyr_ambient(plan: Any) -> str | None:
+    """Why other lines may come between the behaviour's on Zephyr: an operation that is not quiet reports when
+    it likes (its periodic step, its thread), so the behaviour's lines are predicted in order with others
+    admitted between them (None: every operation is quiet, the trace is exact)."""
+    loud = [_label(i, op) for i, op in enumerate(plan.operations) if not _quiet(op, "zephyr")]
+    return f"what {', '.join(loud)} print while the behaviour runs" if loud else None
+
+
+def admit_between(items: list[Item] | tuple[Item, ...], why: str) -> list[Item]:
+    """``items`` with any other lines admitted before each of their lines (an ``Open`` ahead of each)."""
+    out: list[Item] = []
+    for item in items:
+        if isinstance(item, Line):
+            out += [Open(why), item]
+        elif isinstance(item, Repeat):
+            out.append(Repeat(tuple(admit_between(item.items, why)), item.lo, item.hi))
+        elif isinstance(item, Choice):
+            out.append(Choice(tuple(tuple(admit_between(o, why)) for o in item.options)))
+        else:
+            out.append(item)
+    return out
+
+
+#: Framework → what its ``main`` prints for the operations before the behaviour starts.
+OPERATION_LINES: dict[str, OperationLines] = {"baremetal": baremetal_lines, "zephyr": zephyr_lines}
+#: Framework → why other lines may come between the behaviour's own (None: none will), for a plan.
+AMBIENT: dict[str, Callable[[Any], str | None]] = {"zephyr": zephyr_ambient}
+
+
+@dataclass
+class Predicted:
+    """A plan's predicted console and how the behaviour ends."""
+
+    items: list[Item]
+    prediction: Prediction
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return to_json(self.items)
+
+
+def predicted(plan: Any, target: Any, framework: str) -> Predicted | None:
+    """The whole predicted console of ``plan`` (None: no behaviour, or no operation order for ``framework``)."""
+    lines = OPERATION_LINES.get(framework)
+    found = program(plan, target, framework)
+    if found is None or lines is None:
+        return None
+    boot: list[Item] = [Line(r"^rac: boot\b.*$", "main"), *lines(plan, target)]
+    behaviour = predict(found, plan, boot)
+    ambient = AMBIENT.get(framework)
+    why = ambient(plan) if ambient is not None else None
+    own = admit_between(behaviour.items, why) if why else behaviour.items
+    items: list[Item] = [*boot, *own]
+    return Predicted(items, behaviour)
+
+
+def receipt_notes(plan: Any, target: Any, framework: str) -> list[str]:
+    """What the receipt says of the behaviour: the compiler's placement decisions and the prediction's limits."""
+    found = program(plan, target, framework)
+    if found is None:
+        return []
+    notes = [f"behaviour: {n}" for n in found.notes]
+    guess = predicted(plan, target, framework)
+    if guess is not None:
+        notes += [f"behaviour: {n}" for n in guess.prediction.notes]
+        notes.append(f"behaviour: predicted end: {guess.prediction.ends}")
+    return notes
+
+
+def judge(plan: Any, target: Any, framework: str, transcript: str) -> tuple[list[Verdict], list[Evidence]]:
+    """The run's console, from ``rac: boot`` to ``rac: done``, against the predicted trace, line for line."""
+    guess = predicted(plan, target, framework)
+    if guess is None:
+        return [], []
+    outcome = match(guess.items, window(transcript.splitlines()))
+    return [outcome.verdict()], outcome.evidence()
