@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from rac_fw.domains.firmware.facts.memo import per_target
 from rac_fw.domains.firmware.facts.query import clock_hz
 from rac_fw.domains.firmware.facts.storage import flash
 
@@ -202,6 +203,7 @@ def _q(pll: Pll, target: Target, tree: ClockTree, vco: Fraction) -> _QOutput | N
     return None if under is None else _QOutput(under, vco / under, exact=False)
 
 
+@per_target
 def pll_setting(target: Target, framework: str, sysclk: int) -> PllSetting | None:
     """A PLL and bus setting giving exactly ``sysclk`` Hz from the board's oscillator, or None.
 
@@ -245,11 +247,12 @@ def pll_setting(target: Target, framework: str, sysclk: int) -> PllSetting | Non
     return min(found, key=lambda item: item[0])[1] if found else None
 
 
-def reachable_mhz(target: Target, framework: str, near: int, limit_hz: int) -> list[int]:
+@per_target
+def reachable_mhz(target: Target, framework: str, near: int, limit_hz: int) -> tuple[int, ...]:
     """Whole-MHz core clocks a PLL setting reaches, up to ``limit_hz``, nearest to ``near`` first."""
     top = limit_hz // 1_000_000
     reach = [f for f in range(1, top + 1) if pll_setting(target, framework, f * 1_000_000) is not None]
-    return sorted(reach, key=lambda f: (abs(f - near), -f))
+    return tuple(sorted(reach, key=lambda f: (abs(f - near), -f)))
 
 
 def requested_clocks(target: Target, framework: str, core_hz: int) -> dict[str, int]:

@@ -16,11 +16,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from rac_fw.domains.firmware.facts.chip import Watchdog
 from rac_fw.domains.firmware.facts.load import interrupts, peripheral
+from rac_fw.domains.firmware.facts.memo import per_target
 from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, BoardPwmLed, DmaController, Pin, Target
 
 # --- board LEDs and buttons -------------------------------------------------------------------------
@@ -104,18 +106,21 @@ def _lookup(target: Target, items: tuple[Any, ...], name: str) -> Any:
     return _pwm_led_item(target, items, name) if items is target.board.leds else None
 
 
+@per_target
 def board_led(target: Target, name: str) -> BoardLed | None:
     """The board LED a plan name means (None when unknown or ambiguous: see :func:`ambiguous_board_name`)."""
     found = _lookup(target, target.board.leds, name)
     return found if isinstance(found, BoardLed) else None
 
 
+@per_target
 def board_button(target: Target, name: str) -> BoardButton | None:
     """The board button a plan name means (None when unknown or ambiguous)."""
     found = _lookup(target, target.board.buttons, name)
     return found if isinstance(found, BoardButton) else None
 
 
+@per_target
 def ambiguous_board_name(target: Target, name: str, led: bool) -> Ambiguous | None:
     """Set when ``name`` matches two board items only when compared loosely (``Led1``)."""
     found = _lookup(target, target.board.leds if led else target.board.buttons, name)
@@ -166,10 +171,21 @@ def dt_labels(target: Target) -> set[str]:
     return set(board.dt_node_labels) | set(board.dt_aliases.values()) | set(board.dt_chosen.values())
 
 
+@per_target
 def has_dt_label(target: Target, *patterns: str) -> bool:
     """The board has a node label or alias matching one of the regular expressions ``patterns``."""
     known = dt_labels(target) | set(target.board.dt_aliases)
     return any(re.fullmatch(p, label) for p in patterns for label in known)
+
+
+def entropy_source(target: Target) -> str | None:
+    """The devicetree node Zephyr seeds random numbers from: the chosen ``zephyr,entropy``, else an enabled RNG
+    node (``rng``, ``trng0``). The one answer for everything that needs entropy (stack canaries: kernel/Kconfig
+    STACK_CANARIES depends on ENTROPY_GENERATOR; the PSA DRBG behind ``random``)."""
+    chosen = target.board.dt_chosen.get("zephyr,entropy")
+    if chosen is not None:
+        return chosen
+    return next((label for label in ("rng", "trng0") if has_dt_label(target, label)), None)
 
 
 def console_uart_known(target: Target) -> bool:
@@ -657,19 +673,25 @@ def natural_order(name: str) -> tuple[object, ...]:
     return tuple(int(t) if t.isdigit() else t for t in re.findall(r"\d+|\D+", name))
 
 
-def free_pins(target: Target, taken: set[str], signal: str, near: str | None = None) -> list[Pin]:
+def free_pins(target: Target, taken: AbstractSet[str], signal: str, near: str | None = None) -> list[Pin]:
     """Pins that can carry ``signal`` and are not taken, reserved, board-wired, strapping or NFC.
 
     Sorted with the pins of ``near``'s port first, digital signals away from analog-capable pins, then
     in natural order, so the suggestion is the closest pin that costs nothing else.
     """
-    port = re.sub(r"\d+$", "", near or "")
-    usable = [p for p in target.pins.values() if p.name not in taken and pin_free(target, p.name)]
-    usable = [p for p in usable if carries(p, signal)]
+    return [p for p in _free_in_order(target, signal, re.sub(r"\d+$", "", near or "")) if p.name not in taken]
+
+
+@per_target
+def _free_in_order(target: Target, signal: str, port: str) -> tuple[Pin, ...]:
+    """Every free pin carrying ``signal``, in :func:`free_pins`' order for a pin of ``port``."""
+    usable = [p for p in target.pins.values() if pin_free(target, p.name) and carries(p, signal)]
     keep_analog = signal != "ANALOG"
-    return sorted(
-        usable,
-        key=lambda p: (re.sub(r"\d+$", "", p.name) != port, keep_analog and bool(p.analog), natural_order(p.name)),
+    return tuple(
+        sorted(
+            usable,
+            key=lambda p: (re.sub(r"\d+$", "", p.name) != port, keep_analog and bool(p.analog), natural_order(p.name)),
+        )
     )
 
 

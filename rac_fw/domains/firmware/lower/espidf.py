@@ -271,7 +271,7 @@ def _view(build: EspIdfBuild, index: int, op: Any) -> dict[str, Any]:
     if realization is None or realization.view is None:
         raise LookupError(f"{op.op} has no ESP-IDF view in its op spec")
     view.update(realization.view(build, index, op))
-    view["value"] = spec(op.op).has(Flag.VALUE)
+    view["value"] = spec(op.op).produces_value(op)
     return view
 
 

@@ -70,7 +70,6 @@ from rac_fw.domains.firmware.ops.events import reactions_to
 from rac_fw.domains.firmware.placement import buffer_needs, default_ram
 from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.registry import spec
-from rac_fw.domains.firmware.plan.spec import Flag
 from rac_fw.domains.firmware.verify.console import operation_label
 
 _PIN = re.compile(r"^P([A-K])(\d+)$")
@@ -271,7 +270,7 @@ class HalBuild(BoundBuild):
             (getattr(op, f) for f in ("interval_ms", "repeat_interval_ms", "feed_interval_ms") if getattr(op, f, None)),
             None,
         )
-        return {"op": op, "sym": sym, "kind": op.op, "value": spec(op.op).has(Flag.VALUE),
+        return {"op": op, "sym": sym, "kind": op.op, "value": spec(op.op).produces_value(op),
                 "label": c_string(sym), "period": period, "ticks": period is not None,
                 "report": c_string(operation_label(index, op.op, op.name))}  # fmt: skip
 

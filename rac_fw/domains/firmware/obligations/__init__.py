@@ -11,7 +11,8 @@ plan dict). :func:`placement` and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import Protocol
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
@@ -29,10 +30,21 @@ from rac_fw.domains.firmware.obligations import (
     specs,
     support,
 )
+from rac_fw.domains.firmware.obligations.incremental import Units
 from rac_fw.domains.firmware.placement import BufferNeeds, buffer_controller, buffer_needs, placement
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.derived import validation
 from rac_fw.domains.firmware.plan.model import Plan
 
 Rule = Callable[[Plan, Target, str], list[Evidence]]
+
+
+class Split(Protocol):
+    """A rule module judged in parts (``obligations.incremental``)."""
+
+    def plan_units(self) -> list[tuple[Hashable, Rule]]: ...
+
+    def operation_units(self, index: int, op: Operation) -> list[tuple[Hashable, Rule]]: ...
 
 #: Every obligation, in reporting order (names and support first: later rules skip what they flag).
 RULES: tuple[Rule, ...] = (
@@ -54,6 +66,7 @@ _SHARED_CODES = (
     "E_TARGET_UNSUPPORTED",
     "E_DUPLICATE_NAME",
     "E_UNKNOWN_RESOURCE",
+    "E_THREAD_UNUSED",
     "E_NO_PERIPHERAL",
     "E_PERIPHERAL_SHARED",
     "E_UNKNOWN_PIN",
@@ -99,9 +112,33 @@ def resolve_framework(plan: Plan, target: Target, framework: str | None = None) 
 def violations(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     """Every rule's violations with the relaxations the rules propose, untested."""
     found: list[Evidence] = []
-    for rule in RULES:
-        found.extend(rule(plan, target, framework))
+    with validation():
+        for rule in RULES:
+            found.extend(rule(plan, target, framework))
     return found
+
+
+#: The rules judged in parts when candidates are judged by difference (``incremental``): modules with
+#: ``plan_units()`` and ``operation_units(index, op)``; the other rules are one unit each.
+_SPLIT: dict[Rule, Split] = {
+    module.check: module for module in (specs, pins, support, references, irq)
+}
+
+
+def _plan_units() -> list[tuple[Hashable, Rule]]:
+    found: list[tuple[Hashable, Rule]] = []
+    for number, rule in enumerate(RULES):
+        split = _SPLIT.get(rule)
+        found += split.plan_units() if split is not None else [(("rule", number), rule)]
+    return found
+
+
+def _operation_units(index: int, op: Operation) -> list[tuple[Hashable, Rule]]:
+    return [unit for split in _SPLIT.values() for unit in split.operation_units(index, op)]
+
+
+#: :func:`violations` as units for ``obligations.incremental``.
+UNITS = Units(_plan_units, _operation_units)
 
 
 def check(
@@ -111,4 +148,5 @@ def check(
     offering only the relaxations that make the plan validate (``promise.kept``); ``accepts`` is what
     judges a plan after the obligations (the pipeline's lowering), so relaxations satisfy it too."""
     chosen = resolve_framework(plan, target, framework)
-    return promise.kept(plan, target, chosen, violations(plan, target, chosen), violations, accepts)
+    with validation():
+        return promise.kept(plan, target, chosen, violations(plan, target, chosen), violations, UNITS, accepts)

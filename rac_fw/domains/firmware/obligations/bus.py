@@ -33,9 +33,14 @@ class BusClock:
     exact: bool = False
     """The requested rate must be one of ``settings`` (an I2C bus speed). An SPI rate is a device's
     ceiling instead: drivers pick the fastest setting not above it, so only ``max_hz`` binds."""
+    min_hz: int | None = None
+    """The slowest rate the controller makes (STM32 SPI: kernel clock / the largest prescaler): a device
+    asking for less gets no setting at all (the HAL and Zephyr drivers refuse it)."""
 
     def nearest(self, hz: int) -> int | None:
         """The allowed rate closest to ``hz`` from below (never faster than the device asked), else the slowest."""
+        if self.min_hz is not None and hz < self.min_hz:
+            return self.min_hz
         allowed = [f for f in self.settings if self.max_hz is None or f <= self.max_hz]
         if not allowed:
             return self.max_hz if self.max_hz is not None and hz > self.max_hz else None
@@ -43,7 +48,7 @@ class BusClock:
         return max(below) if below else min(allowed)
 
     def allows(self, hz: int) -> bool:
-        within = self.max_hz is None or hz <= self.max_hz
+        within = (self.max_hz is None or hz <= self.max_hz) and (self.min_hz is None or hz >= self.min_hz)
         return within and not (self.exact and self.settings and hz not in self.settings)
 
 
@@ -66,7 +71,8 @@ def bus_clock(clocks: Clocks, bus: str, controller: str) -> BusClock:
         return BusClock(entry.max_hz, settings, exact)
     kernel = clocks.hz(entry.clock if entry is not None else None)
     if kernel and facts is not None and facts.prescalers:
-        return BusClock(kernel // min(facts.prescalers), settings, exact)
+        slowest = -(-kernel // max(facts.prescalers)) if bus == "spi" else None
+        return BusClock(kernel // min(facts.prescalers), settings, exact, slowest)
     if facts is not None and facts.max_hz is not None:
         return BusClock(facts.max_hz, settings, exact)
     return BusClock(I2C_DEFAULT_MAX_HZ if bus == "i2c" and facts is None else None, settings, exact)
@@ -83,7 +89,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
             taken = {a for (c, a) in used if c == device.controller}
             free = [a for a in range(0x08, 0x78) if a not in taken]
             if device.address in RESERVED_LOW or device.address in RESERVED_HIGH:
-                nearest = min(free, key=lambda a: abs(a - device.address))  # type: ignore[operator]
+                nearest = min(free, key=lambda a: abs(a - device.address))
                 found.append(
                     violation(
                         "E_I2C_ADDRESS",
@@ -99,7 +105,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 )
             elif (device.controller, device.address) in used:
                 other = used[(device.controller, device.address)]
-                nearest = min(free, key=lambda a: abs(a - device.address))  # type: ignore[operator]
+                nearest = min(free, key=lambda a: abs(a - device.address))
                 found.append(
                     violation(
                         "E_I2C_ADDRESS",
@@ -119,6 +125,8 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
             rate = limits.nearest(device.frequency_hz)
             shown = [str(f) for f in limits.settings if limits.exact and (limits.max_hz is None or f <= limits.max_hz)]
             what = f"clocks only {', '.join(shown)} Hz" if shown else f"generates at most {limits.max_hz} Hz"
+            if limits.min_hz is not None and device.frequency_hz < limits.min_hz:
+                what = f"generates at least {limits.min_hz} Hz (its kernel clock over the largest prescaler)"
             found.append(
                 violation(
                     "E_CLOCK_RANGE",
@@ -126,7 +134,8 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                     path,
                     [device.name, device.controller],
                     [measure("requested", device.frequency_hz, "Hz")]
-                    + ([measure("max", limits.max_hz, "Hz")] if limits.max_hz is not None else []),
+                    + ([measure("max", limits.max_hz, "Hz")] if limits.max_hz is not None else [])
+                    + ([measure("min", limits.min_hz, "Hz")] if limits.min_hz is not None else []),
                     [relax(f"clock {device.name} at {rate} Hz", replace(path, rate))] if rate else [],
                 )
             )

@@ -10,15 +10,19 @@ carry the signal, with their alternate-function number where the chip has one.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Hashable
+from collections.abc import Set as AbstractSet
+from functools import partial
 
 from rac_fw.contract import Evidence, Relaxation
-from rac_fw.domains.firmware.claims import Claim, claims
+from rac_fw.domains.firmware.claims import Claim, operation_claims, pin_partners, resource_claims, taken_pins
 from rac_fw.domains.firmware.facts.model import Pin, Target
 from rac_fw.domains.firmware.facts.query import adc_unit_of, board_wiring, carries, free_pins, normalized
 from rac_fw.domains.firmware.facts.radio import blocked_adc
 from rac_fw.domains.firmware.obligations.radio import wifi_station_index
 from rac_fw.domains.firmware.obligations.refs import describe_pin, wired_signals
-from rac_fw.domains.firmware.plan.evidence import add, relax, replace, violation
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import add, proposing, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
 
@@ -32,10 +36,10 @@ def _wired_to(target: Target, signal: str) -> list[Pin]:
     ]
 
 
-def _moves(target: Target, claim: Claim, taken: set[str], signal: str, limit: int = 4) -> list[Relaxation]:
+def _moves(target: Target, claim: Claim, taken: AbstractSet[str], signal: str, limit: int = 4) -> list[Relaxation]:
     """Relaxations moving ``claim`` to a pin able to carry ``signal``: the pin the board wires to that
     signal, then free pins (nearest first)."""
-    if not claim.declared:
+    if not claim.declared or not proposing():
         return []
     pins = [p for p in _wired_to(target, signal) if p.name != claim.pin and carries(p, signal)]
     pins += free_pins(target, taken, signal, near=claim.pin)
@@ -45,7 +49,9 @@ def _moves(target: Target, claim: Claim, taken: set[str], signal: str, limit: in
     ]
 
 
-def _analog_moves(plan: Plan, target: Target, claim: Claim, taken: set[str]) -> list[Relaxation]:
+def _analog_moves(plan: Plan, target: Target, claim: Claim, taken: AbstractSet[str]) -> list[Relaxation]:
+    if not proposing():
+        return []
     blocked = blocked_adc(target) if wifi_station_index(plan) is not None else None
     pins = [
         p
@@ -58,8 +64,10 @@ def _analog_moves(plan: Plan, target: Target, claim: Claim, taken: set[str]) -> 
     ]
 
 
-def _conflict_fix(plan: Plan, target: Target, first: Claim, later: Claim, taken: set[str]) -> list[Relaxation]:
+def _conflict_fix(plan: Plan, target: Target, first: Claim, later: Claim, taken: AbstractSet[str]) -> list[Relaxation]:
     """Move whichever of the two uses the plan chose itself; otherwise pick another board LED/pin."""
+    if not proposing():
+        return []
     for mover in (later, first):
         if mover.signal == "ANALOG":
             moves = _analog_moves(plan, target, mover, taken)
@@ -73,7 +81,7 @@ def _conflict_fix(plan: Plan, target: Target, first: Claim, later: Claim, taken:
     return fixes
 
 
-def _rebind(target: Target, mover: Claim, taken: set[str]) -> list[Relaxation]:
+def _rebind(target: Target, mover: Claim, taken: AbstractSet[str]) -> list[Relaxation]:
     """Point an operation's LED/output/button at another board LED or a newly declared free pin."""
     fixes: list[Relaxation] = []
     if mover.path[-1] in ("led", "output"):
@@ -94,7 +102,7 @@ def _rebind(target: Target, mover: Claim, taken: set[str]) -> list[Relaxation]:
     return fixes
 
 
-def _function_error(target: Target, pin: Pin, claim: Claim, taken: set[str]) -> Evidence:
+def _function_error(target: Target, pin: Pin, claim: Claim, taken: AbstractSet[str]) -> Evidence:
     carried = sorted({f.signal for f in pin.functions if f.signal.split("_")[0] == claim.signal.split("_")[0]})
     hint = f"; it can carry {', '.join(carried)}" if carried else ""
     return violation(
@@ -113,14 +121,41 @@ def _shared(first: Claim, later: Claim) -> bool:
     return first.signal == later.signal and "console" in (first.key, later.key)
 
 
+Unit = tuple[Hashable, Callable[[Plan, Target, str], list[Evidence]]]
+
+
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
-    """All pin obligations over the plan's claims."""
+    """All pin obligations over the plan's claims: the resources', then each operation's."""
+    found = _resources(plan, target, framework)
+    for index in range(len(plan.operations)):
+        found += _operation(index, plan, target, framework)
+    return found
+
+
+def plan_units() -> list[Unit]:
+    """:func:`check` as units (``obligations.incremental``): the resources' claims…"""
+    return [(("pins", "resources"), _resources)]
+
+
+def operation_units(index: int, op: Operation) -> list[Unit]:
+    """…and each operation's."""
+    return [(("pins", index, op.op), partial(_operation, index))]
+
+
+def _resources(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    return _judge(plan, target, -1, resource_claims(plan))
+
+
+def _operation(index: int, plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    return _judge(plan, target, index, operation_claims(plan, target, index, plan.operations[index]))
+
+
+def _judge(plan: Plan, target: Target, position: int, uses: list[Claim]) -> list[Evidence]:
+    """The claims made at ``position`` against the chip's pins and against the claim each is judged
+    against on its pin (``claims.pin_partners``)."""
     found: list[Evidence] = []
-    uses = claims(plan, target)
-    taken = {c.pin for c in uses}
-    owners: dict[str, Claim] = {}
-    drivers: dict[str, Claim] = {}
-    for claim in uses:
+    taken = taken_pins(plan, target) if uses and proposing() else set()
+    for rank, claim in enumerate(uses):
         pin = target.pins.get(claim.pin)
         if pin is None and not claim.declared:
             continue  # an operation driving a declared pin: the declaration is where it is reported
@@ -128,7 +163,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
             if claim.signal == "ANALOG":
                 options = _analog_moves(plan, target, claim, taken)
             else:
-                usable = {p.name: p for p in free_pins(target, taken, claim.signal)}
+                usable = {p.name: p for p in free_pins(target, taken, claim.signal)} if proposing() else {}
                 close = difflib.get_close_matches(claim.pin, list(usable), n=3, cutoff=0.6)
                 close += [name for name in usable if name not in close][: max(0, 4 - len(close))]
                 options = [
@@ -145,12 +180,9 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
                 )
             )
             continue
-        first = owners.setdefault(claim.pin, claim)
-        if claim.driver is not None:
-            first = drivers.get(claim.pin, first)
-            drivers.setdefault(claim.pin, claim)
+        first = pin_partners(plan, target)[(claim.pin, position, rank)]
         two_drivers = first.driver is not None and first.driver != claim.driver
-        if first is not claim and (first.key != claim.key or two_drivers) and not _shared(first, claim):
+        if first != claim and (first.key != claim.key or two_drivers) and not _shared(first, claim):
             what = f"{claim.owner} ({claim.signal})"
             if first.key == claim.key:
                 what = f"operations[{claim.driver}] too: one output, two drivers"
@@ -182,7 +214,7 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     return found
 
 
-def _availability(target: Target, pin: Pin, claim: Claim, taken: set[str]) -> list[Evidence]:
+def _availability(target: Target, pin: Pin, claim: Claim, taken: AbstractSet[str]) -> list[Evidence]:
     """Reserved, board-wired, strapping and NFC pins chosen by the plan."""
     signal = claim.signal
     wiring = board_wiring(target, pin.name)

@@ -1,6 +1,7 @@
 """Names: no duplicates, and every name an operation uses refers to something that exists.
 
 E_DUPLICATE_NAME: two resources/operations share a name (they become one C symbol).
+E_THREAD_UNUSED: a declared thread no operation or block names.
 E_UNKNOWN_RESOURCE: an operation names a buffer, device, thread, LED, button, operation, memory region
 or DMA controller that neither the plan nor the target facts have, or one of the wrong kind.
 """
@@ -8,10 +9,13 @@ or DMA controller that neither the plan nor the target facts have, or one of the
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable
+from collections.abc import Set as AbstractSet
+from functools import partial
+from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
-from rac_fw.domains.firmware.claims import claims
+from rac_fw.domains.firmware.claims import taken_pins
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     ambiguous_board_name,
@@ -22,51 +26,124 @@ from rac_fw.domains.firmware.facts.query import (
     normalized,
 )
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
+from rac_fw.domains.firmware.obligations.views import unwrap
 from rac_fw.domains.firmware.placement import (
     buffer_controller,
     buffer_regions,
     controller_named,
 )
-from rac_fw.domains.firmware.plan.evidence import Path, add, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.derived import keyed
+from rac_fw.domains.firmware.plan.evidence import Path, add, names_in, proposing, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.registry import section_values, spec
 
 CODE_DUPLICATE = "E_DUPLICATE_NAME"
 CODE_UNKNOWN = "E_UNKNOWN_RESOURCE"
+CODE_UNUSED_THREAD = "E_THREAD_UNUSED"
 
 
-def _named_things(plan: Plan) -> Iterable[tuple[str, Path, str]]:
+Owner = tuple[str, Any]
+"""What holds a name: its kind (``buffer``, ``operation``…) and which one (a resource by its place in the
+resources, an operation as itself: an operation keeps its entry when others before it are removed)."""
+
+
+def _resource_owners(plan: Plan) -> dict[str, list[Owner]]:
+    found: dict[str, list[Owner]] = {}
     for kind in ("buffers", "pins", "devices", "threads"):
         for i, item in enumerate(getattr(plan.resources, kind)):
-            yield item.name, ["resources", kind, i, "name"], kind[:-1]
-    for i, op in enumerate(plan.operations):
-        if op.name is not None:
-            yield op.name, ["operations", i, "name"], "operation"
-
-
-def _duplicates(plan: Plan) -> list[Evidence]:
-    found: list[Evidence] = []
-    seen: dict[str, str] = {}
-    taken = {name for name, _, _ in _named_things(plan)}
-    for name, path, kind in _named_things(plan):
-        if name not in seen:
-            seen[name] = kind
-            continue
-        suffix = 2
-        while f"{name[:28]}_{suffix}" in taken:
-            suffix += 1
-        fresh = f"{name[:28]}_{suffix}"
-        taken.add(fresh)
-        found.append(
-            violation(
-                CODE_DUPLICATE,
-                f"name {name!r} is used by a {seen[name]} and a {kind}; names become C symbols and must be unique",
-                path,
-                [name],
-                relaxations=[relax(f"rename this {kind} to {fresh!r}", replace(path, fresh))],
-            )
-        )
+            found.setdefault(item.name, []).append((kind[:-1], ("resources", kind, i)))
     return found
+
+
+class Names(dict[str, tuple[Owner, ...]]):
+    """Name → what holds it, in plan order (resources first, then operations): a name held twice is one C symbol
+    for two things. Kept per part, so a patch of the resources or of some operations updates it (:func:`_renamed`)."""
+
+    def __init__(self, resources: dict[str, list[Owner]], operations: dict[int, tuple[str, Operation]]):
+        super().__init__()
+        self.resources, self.operations = resources, operations
+        self.changed: set[str] | None = None
+        """The entries that may differ from the index this one was brought up from (None: any)."""
+        by_name: dict[str, list[Owner]] = {}
+        for _, (name, op) in sorted(operations.items(), key=lambda item: item[0]):
+            by_name.setdefault(name, []).append(("operation", op))
+        for name in resources.keys() | by_name.keys():
+            self[name] = (*resources.get(name, ()), *by_name.get(name, ()))
+
+
+def _renamed(value: Names, plan: Plan, target: Target, changed: set[tuple[Any, ...]]) -> Names | None:
+    """``value`` for ``plan`` given what changed: the resources' names taken again when they changed, an
+    operation's name when it changed; an operation removed or inserted moves every later one (rebuilt)."""
+    if any(w[0] == "shift" or (w[0] == "o" and len(w) == 2) for w in changed):
+        return None
+    operations = dict(value.operations)
+    touched: set[str] = set()
+    for write in changed:
+        if write[0] == "o" and len(write) == 3 and isinstance(write[1], int):
+            old = operations.pop(write[1], None)  # any field: the entry holds the operation itself
+            op = unwrap(plan.operations[write[1]])
+            if op.name is not None:
+                operations[write[1]] = (op.name, op)
+            touched |= {n for n in (old[0] if old else None, op.name) if n is not None}
+    resources = value.resources
+    if any(w[0] == "r" for w in changed):
+        resources = _resource_owners(plan)
+        touched |= value.resources.keys() | resources.keys()
+    fresh = Names(resources, operations)
+    fresh.changed = touched
+    return fresh
+
+
+@keyed(update=_renamed)
+def name_owners(plan: Plan, target: Target) -> Names:
+    """The names index of the plan (:class:`Names`), read by name."""
+    named = {i: (op.name, unwrap(op)) for i, op in enumerate(plan.operations) if op.name is not None}
+    return Names(_resource_owners(plan), named)
+
+
+def _duplicate(plan: Plan, target: Target, name: str, owner: Owner, path: Path) -> list[Evidence]:
+    """E_DUPLICATE_NAME when ``owner`` (at ``path``) is not the first holder of ``name``."""
+    holders = name_owners(plan, target)[name]
+    if holders[0][0] == owner[0] and holders[0][1] is owner[1]:
+        return []
+    kind = owner[0]
+    options = []
+    if proposing():
+        taken = set(name_owners(plan, target))
+        rank, suffix = next(i for i, h in enumerate(holders) if h[1] is owner[1]), 1
+        for _ in range(rank):
+            suffix += 1
+            while f"{name[:28]}_{suffix}" in taken:
+                suffix += 1
+        fresh = f"{name[:28]}_{suffix}"
+        options.append(relax(f"rename this {kind} to {fresh!r}", replace(path, fresh)))
+    return [
+        violation(
+            CODE_DUPLICATE,
+            f"name {name!r} is used by a {holders[0][0]} and a {kind}; names become C symbols and must be unique",
+            path,
+            [name],
+            relaxations=options,
+        )
+    ]
+
+
+def _duplicates(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """E_DUPLICATE_NAME for the resources' names (each operation's name: :func:`_operation_name`)."""
+    found: list[Evidence] = []
+    for kind in ("buffers", "pins", "devices", "threads"):
+        for i, item in enumerate(getattr(plan.resources, kind)):
+            owner = next(h for h in name_owners(plan, target)[item.name] if h[1] == ("resources", kind, i))
+            found += _duplicate(plan, target, item.name, owner, ["resources", kind, i, "name"])
+    return found
+
+
+def _operation_name(index: int, plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    op = plan.operations[index]
+    if op.name is None:
+        return []
+    return _duplicate(plan, target, op.name, ("operation", unwrap(op)), ["operations", index, "name"])
 
 
 def _choices(wanted: str, candidates: list[str], path: Path, what: str) -> list[Relaxation]:
@@ -84,7 +161,11 @@ class References:
     def __init__(self, plan: Plan, target: Target, framework: str):
         self.plan, self.target, self.framework = plan, target, framework
         self.found: list[Evidence] = []
-        self.taken = {c.pin for c in claims(plan, target)}
+
+    @property
+    def taken(self) -> AbstractSet[str]:
+        """The pins the plan claims (asked only when relaxations are proposed)."""
+        return taken_pins(self.plan, self.target) if proposing() else set()
 
     def unknown(self, message: str, path: Path, objects: list[str], relaxations: list[Relaxation]) -> None:
         self.found.append(violation(CODE_UNKNOWN, message, path, objects, relaxations=relaxations))
@@ -111,7 +192,7 @@ class References:
         labels = [normalized(x.dt_label or x.name) for x in items]
         labels += [p.name for p in self.plan.resources.pins if p.function == "GPIO"]
         options = _choices(name, labels, path, what)
-        free = free_pins(self.target, self.taken, "GPIO")
+        free = free_pins(self.target, self.taken, "GPIO") if proposing() else []
         if free:
             declared = {"name": name, "pin": free[0].name, "function": "GPIO"}
             options.append(
@@ -215,14 +296,77 @@ class References:
 
 def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     """E_DUPLICATE_NAME and E_UNKNOWN_RESOURCE for every name the plan uses."""
+    found = _duplicates(plan, target, framework)
+    for index in range(len(plan.operations)):
+        found += _operation_name(index, plan, target, framework)
+    found += _regions(plan, target, framework)
+    found += _unused_threads(plan, target, framework)
+    for index in range(len(plan.operations)):
+        found += _operation(index, plan, target, framework)
+    return found
+
+
+Unit = tuple[Hashable, Callable[[Plan, Target, str], list[Evidence]]]
+
+
+def plan_units() -> list[Unit]:
+    """:func:`check` as units (``obligations.incremental``): duplicate names, buffers' regions and DMA…"""
+    return [
+        (("names", "duplicates"), _duplicates),
+        (("names", "regions"), _regions),
+        (("names", "threads"), _unused_threads),
+    ]
+
+
+def _unused_threads(plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    """E_THREAD_UNUSED: a declared thread no operation or block names would run nothing (the lowerings start
+    a thread only for the work placed on it), so the declaration would silently vanish."""
+    if not plan.resources.threads:
+        return []
+    used = {s for op in plan.operations for s in names_in(op.model_dump(exclude={"name"}))}
+    used |= {s for _, value in section_values(plan) for s in names_in(getattr(value, "model_dump", dict)())}
+    found: list[Evidence] = []
+    for i, thread in enumerate(plan.resources.threads):
+        if thread.name in used:
+            continue
+        path: Path = ["resources", "threads", i]
+        found.append(
+            violation(
+                CODE_UNUSED_THREAD,
+                f"thread {thread.name!r} runs nothing: no operation names it (threads run the work operations place "
+                "on them: a handoff's receiver, a queue's consumer, a watchdog's feeder …)",
+                path,
+                [thread.name],
+                relaxations=[relax(f"drop thread {thread.name!r}", remove(path))],
+            )
+        )
+    return found
+
+
+
+
+def operation_units(index: int, op: Operation) -> list[Unit]:
+    """…and the names each operation uses."""
+    return [
+        (("names", index, op.op), partial(_operation, index)),
+        (("name", index, op.op), partial(_operation_name, index)),
+    ]
+
+
+def _regions(plan: Plan, target: Target, framework: str) -> list[Evidence]:
     refs = References(plan, target, framework)
     refs.regions_and_controllers()
-    for i, op in enumerate(plan.operations):
-        base: Path = ["operations", i]
-        for field_name, role in spec(op.op).endpoints.items():
-            if getattr(op, field_name) is not None:  # optional endpoints may be unset
-                refs.endpoint(getattr(op, field_name), [*base, field_name], output=role == "led")
-        device = getattr(op, "device", None)
-        if spec(op.op).family == "sensor" and isinstance(device, str):
-            refs.device(device, [*base, "device"], None)  # a devicetree sensor node or a declared device
-    return _duplicates(plan) + refs.found
+    return refs.found
+
+
+def _operation(index: int, plan: Plan, target: Target, framework: str) -> list[Evidence]:
+    refs = References(plan, target, framework)
+    op = plan.operations[index]
+    base: Path = ["operations", index]
+    for field_name, role in spec(op.op).endpoints.items():
+        if getattr(op, field_name) is not None:  # optional endpoints may be unset
+            refs.endpoint(getattr(op, field_name), [*base, field_name], output=role == "led")
+    device = getattr(op, "device", None)
+    if spec(op.op).family == "sensor" and isinstance(device, str):
+        refs.device(device, [*base, "device"], None)  # a devicetree sensor node or a declared device
+    return refs.found

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from rac_fw.contract import Evidence, Relaxation
-from rac_fw.domains.firmware.claims import claims
+from rac_fw.domains.firmware.claims import taken_pins
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import (
     TIMER_CHANNEL,
@@ -30,7 +30,7 @@ from rac_fw.domains.firmware.facts.query import (
 from rac_fw.domains.firmware.obligations.frameworks import FRAMEWORKS
 from rac_fw.domains.firmware.obligations.refs import endpoint_pin
 from rac_fw.domains.firmware.plan.clocks import plan_clocks
-from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, replace, violation
+from rac_fw.domains.firmware.plan.evidence import Path, add, measure, proposing, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
 
 #: Largest relative error between the requested and the produced period.
@@ -254,14 +254,14 @@ def _no_pwm_channel(plan: Plan, clocks: Clocks, op: Any, base: Path, pin: str | 
     if facts is None or facts.routing != "af":
         return []
     options: list[Relaxation] = []
-    for led in target.board.leds:
+    for led in target.board.leds if proposing() else ():
         if led.pin != pin and pwm_unit(clocks, led.pin) is not None:
             label = normalized(led.dt_label or led.name)
             options.append(
                 relax(f"use board LED {label} on {led.pin} (has a timer channel)", replace([*base, "output"], label))
             )
-    taken = {c.pin for c in claims(plan, target)}
-    for candidate in free_pins(target, taken, "GPIO", near=pin):
+    taken = taken_pins(plan, target) if proposing() else frozenset()
+    for candidate in free_pins(target, taken, "GPIO", near=pin) if proposing() else ():
         channel = next((f for f in candidate.functions if TIMER_CHANNEL.match(f.signal)), None)
         if channel is not None and pwm_unit(clocks, candidate.name) is not None:
             name = f"pwm_{candidate.name.lower()}"

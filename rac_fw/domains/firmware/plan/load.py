@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -18,13 +18,14 @@ from rac_fw.documents import DocumentError, read_document
 from rac_fw.domains.firmware.plan.behaviour.model import TRIGGER_FIELDS, TRIGGER_KEYS
 from rac_fw.domains.firmware.plan.behaviour.spec import step_kinds
 from rac_fw.domains.firmware.plan.channels import AdcDtChannel, AdcPinChannel
+from rac_fw.domains.firmware.plan.fields import PinName
 from rac_fw.domains.firmware.plan.model import OPERATION_KINDS, OPERATION_MODELS, Plan, op_kind
 from rac_fw.domains.firmware.plan.paths import PathPart, format_path
-from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
+from rac_fw.domains.firmware.plan.resources import Buffer, I2cDevice, Key, PinUse, Resources, SpiDevice, Thread
 from rac_fw.limits import LimitExceeded, NumberOutOfRange, check_count, check_document
 
-#: Union tags pydantic inserts into error locations (operation kinds, ADC channel kinds).
-_TAGS = frozenset(OPERATION_KINDS) | {"pin", "dt"} | frozenset(step_kinds()) | frozenset(TRIGGER_KEYS)
+#: Union tags pydantic inserts into error locations (operation kinds, ADC channel kinds, device buses, behaviour steps).
+_TAGS = frozenset(OPERATION_KINDS) | {"pin", "dt", "i2c", "spi"} | frozenset(step_kinds()) | frozenset(TRIGGER_KEYS)
 
 
 class PlanError(ValueError):
@@ -63,9 +64,10 @@ def _child(container: Any, part: PathPart) -> Any:
 _RESOURCE_MODELS: dict[str, type[BaseModel]] = {
     "buffers": Buffer,
     "pins": PinUse,
-    "devices": Device,
     "threads": Thread,
+    "keys": Key,
 }
+_DEVICE_MODELS: dict[str, type[BaseModel]] = {"i2c": I2cDevice, "spi": SpiDevice}
 
 
 def _model_at(data: Any, path: list[PathPart]) -> type[BaseModel] | None:
@@ -74,6 +76,9 @@ def _model_at(data: Any, path: list[PathPart]) -> type[BaseModel] | None:
         return Plan
     if path == ["resources"]:
         return Resources
+    if len(path) == 3 and path[0] == "resources" and path[1] == "devices":
+        item = _child(_child(_child(data, "resources"), "devices"), path[2])
+        return _DEVICE_MODELS.get(str(item.get("bus"))) if isinstance(item, dict) else None
     if len(path) == 3 and path[0] == "resources" and isinstance(path[1], str):
         return _RESOURCE_MODELS.get(path[1])
     if path[0] == "operations" and len(path) >= 2 and isinstance(path[1], int):
@@ -93,6 +98,21 @@ def _looks_dt(data: Any, path: list[PathPart]) -> bool:
     for part in path:
         current = _child(current, part)
     return isinstance(current, dict) and ("path" in current or "channel_index" in current)
+
+
+def _renames(data: Any, path: list[PathPart], field: str, known: list[str]) -> list[str]:
+    """What an unknown field may have meant: a required field the object lacks (by closeness, the first only
+    when several are missing and none is close), else the closest field it does not already set — never a
+    field it has (renaming onto it would drop a value or fail)."""
+    parent: Any = data
+    for part in path[:-1]:
+        parent = _child(parent, part)
+    present = set(parent) if isinstance(parent, dict) else set()
+    model = _model_at(data, path[:-1])
+    required = [f for f in known if model is not None and model.model_fields[f].is_required() and f not in present]
+    if required:
+        return difflib.get_close_matches(field, required, n=1, cutoff=0.0)
+    return difflib.get_close_matches(field, [f for f in known if f not in present], n=1, cutoff=0.6)
 
 
 def _evidence(data: Any, error: Any, where: str | None) -> Evidence:
@@ -119,7 +139,7 @@ def _evidence(data: Any, error: Any, where: str | None) -> Evidence:
         model = _model_at(data, path[:-1]) if path else None
         known = sorted(model.model_fields) if model is not None else []
         message = f"unknown field {field!r}" + (f"; fields here: {', '.join(known)}" if known else "")
-        for near in difflib.get_close_matches(field, known, n=1, cutoff=0.6):
+        for near in _renames(data, path, field, known):
             relaxations.append(
                 Relaxation(
                     description=f"rename {field!r} to {near!r}",
@@ -135,7 +155,50 @@ def _evidence(data: Any, error: Any, where: str | None) -> Evidence:
         return _behaviour_tag(data, path, location, error)
     got = error.get("input")
     shown = "" if kind == "missing" or isinstance(got, dict | list) else f" (got {got!r})"
-    return Evidence(code="E_PLAN_FIELD", message=f"{error['msg']}{shown}", location=location, objects=[text])
+    if kind == "missing" and path:
+        relaxations = _pin_choices(data, path)
+    message = f"{error['msg']}{shown}"
+    return Evidence(code="E_PLAN_FIELD", message=message, location=location, objects=[text], relaxations=relaxations)
+
+
+def _is_pin(model: type[BaseModel] | None, field: object) -> bool:
+    """Whether ``model.field`` holds a physical pin (typed :data:`PinName`)."""
+    info = model.model_fields.get(str(field)) if model is not None else None
+    return info is not None and any(getattr(m, "pattern", None) == _PIN_PATTERN for m in info.metadata)
+
+
+_PIN_PATTERN = next(m.pattern for m in get_args(PinName)[1:] if getattr(m, "pattern", None))
+
+
+def _pin_choices(data: Any, path: list[PathPart]) -> list[Relaxation]:
+    """A missing pin field (an SPI device's ``chip_select``): the plan's target's first free GPIO pins, when the
+    plan names a known target (the pin rules judge the choice like any other)."""
+    if not _is_pin(_model_at(data, path[:-1]), path[-1]):
+        return []
+    from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target
+    from rac_fw.domains.firmware.facts.query import free_pins
+
+    target_id = data.get("target") if isinstance(data, dict) else None
+    try:
+        target = load_target(target_id) if isinstance(target_id, str) else None
+    except UnknownTarget:
+        target = None
+    if target is None:
+        return []
+    taken = {str(v) for v in _strings(data.get("resources"))}
+    return [
+        Relaxation(description=f"use free pin {pin.name}", patch=[{"op": "add", "path": path, "value": pin.name}])
+        for pin in free_pins(target, taken, "GPIO")[:3]
+    ]
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a document subtree (pins already named there are not offered again)."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
 
 
 #: What a behaviour discriminator expects, by the function that reads the tag.

@@ -8,12 +8,18 @@ this module; none keeps its own list.
 
 from __future__ import annotations
 
+from rac_fw.domains.firmware.facts.memo import per_target
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.plan.registry import spec, specs
 
 
 def realizes(framework: str, kind: str, target: Target, feature: str | None = None) -> bool:
     """Whether ``framework`` realizes operation ``kind`` (and, if given, its ``feature``) on ``target``."""
+    return _realizes(target, framework, kind, feature)
+
+
+@per_target
+def _realizes(target: Target, framework: str, kind: str, feature: str | None) -> bool:
     if framework not in target.frameworks:
         return False
     try:
@@ -26,6 +32,22 @@ def realizes(framework: str, kind: str, target: Target, feature: str | None = No
         return True
     check = realization.features.get(feature)
     return check is not None and check(target)
+
+
+def elsewhere(kind: str, target: Target, feature: str | None = None) -> list[tuple[str, str]]:
+    """``(target id, framework)`` of the other shipped targets realizing ``kind`` (its ``feature``), each
+    target once with its first such framework, in target order: where a plan using it can go instead."""
+    from rac_fw.domains.firmware.facts.load import load_target, target_ids
+
+    found = []
+    for other in target_ids():
+        if other == target.id:
+            continue
+        facts = load_target(other)
+        fit = next((f for f in facts.frameworks if realizes(f, kind, facts, feature)), None)
+        if fit is not None:
+            found.append((other, fit))
+    return found
 
 
 def frameworks_for(kind: str, target: Target) -> list[str]:

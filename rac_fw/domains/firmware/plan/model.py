@@ -8,13 +8,13 @@ lives in its op module (``ops/<family>/<op>.py``) with a docstring stating its m
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Annotated, Literal, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, ModelWrapValidatorHandler, PrivateAttr, StringConstraints, model_validator
 
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.behaviour.model import Behaviour
-from rac_fw.domains.firmware.plan.registry import flagged, specs
+from rac_fw.domains.firmware.plan.registry import flagged, section_values, sections, specs
 from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
 from rac_fw.domains.firmware.plan.sections.bootloader import Bootloader
 from rac_fw.domains.firmware.plan.sections.config import Config
@@ -49,12 +49,20 @@ TargetId = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
 Framework = Literal["zephyr", "espidf", "hal", "baremetal"]
 
 
+def _content_schema(schema: dict[str, Any]) -> None:
+    """The published schema says what :meth:`Plan._has_content` checks: operations, or a plan-level block."""
+    blocks = [{"required": [s.name], "properties": {s.name: {"type": "object"}}} for s in sections()]
+    schema["anyOf"] = [{"required": ["operations"], "properties": {"operations": {"minItems": 1}}}, *blocks]
+
+
 class Plan(PlanModel):
     """A firmware plan: what to run on which target, over which named resources.
 
     Lowering derives every API call, Kconfig symbol, devicetree node, register value, DMA placement and
     cache operation from these fields plus the target facts; the plan itself never holds any of them.
     """
+
+    model_config = ConfigDict(**PlanModel.model_config, json_schema_extra=_content_schema)
 
     target: TargetId | None = Field(
         default=None,
@@ -77,7 +85,12 @@ class Plan(PlanModel):
         "instead to set its fields.",
     )
     bootloader: Bootloader | None = None
-    operations: list[AnyOperation] = Field(min_length=1, max_length=64)
+    operations: list[AnyOperation] = Field(
+        default_factory=list,
+        max_length=64,
+        description="What the firmware does. May be empty only when a plan-level block (bootloader, config, …) "
+        "is the plan's content.",
+    )
     config: Config | None = None
     devicetree: Devicetree | None = None
     network: Network | None = None
@@ -89,20 +102,38 @@ class Plan(PlanModel):
         "trace and checks a run against it.",
     )
 
-    @model_validator(mode="before")
+    _shorthand: int | None = PrivateAttr(default=None)
+    """The position of the station ``wifi: true`` appended (None: the plan declared its operations itself)."""
+
+    @model_validator(mode="wrap")
     @classmethod
-    def _wifi_shorthand(cls, data: object) -> object:
-        """``wifi: true`` becomes a ``wifi_station`` operation (the flag once did nothing)."""
-        if not isinstance(data, dict) or data.get("wifi") is not True:
-            return data
-        operations = data.get("operations")
-        if not isinstance(operations, list):
-            return data
+    def _wifi_shorthand(cls, data: object, handler: ModelWrapValidatorHandler[Plan]) -> Plan:
+        """``wifi: true`` becomes a ``wifi_station`` operation (the flag once did nothing), and the plan remembers
+        where (:attr:`shorthand`), so what is said about the plan can be said about the document its author wrote."""
+        operations = data.get("operations", []) if isinstance(data, dict) else None
+        if not isinstance(data, dict) or data.get("wifi") is not True or not isinstance(operations, list):
+            return handler(data)
         station = min(flagged(Flag.WIFI_RADIO))
         if any(isinstance(o, dict) and o.get("op") in flagged(Flag.WIFI_RADIO) for o in operations):
             raise ValueError(f"wifi: true is the shorthand for a {station} operation: drop it when declaring one")
         # Normalized: the station is the truth from here on, so the parsed plan round-trips.
-        return {**data, "wifi": False, "operations": [*operations, {"op": station}]}
+        plan = handler({**data, "wifi": False, "operations": [*operations, {"op": station}]})
+        plan._shorthand = len(operations)
+        return plan
+
+    @model_validator(mode="after")
+    def _has_content(self) -> Plan:
+        """A plan does something: at least one operation or one plan-level block (the section registry says
+        which fields are blocks, so a new block counts without changing this rule)."""
+        if not self.operations and not section_values(self):
+            names = ", ".join(s.name for s in sections())
+            raise ValueError(f"a plan needs at least one operation or one plan-level block ({names})")
+        return self
+
+    @property
+    def shorthand(self) -> int | None:
+        """The position of the operation ``wifi: true`` stands for, if the plan was written with it."""
+        return self._shorthand
 
     # --- look-ups used by obligations and lowerings ----------------------------------------------
     def buffer(self, name: str) -> Buffer | None:

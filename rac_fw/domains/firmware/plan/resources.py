@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from rac_fw.domains.firmware.plan.base import PlanModel
 from rac_fw.domains.firmware.plan.fields import FactName, Name, PeripheralName, PinName, SignalName
@@ -45,25 +45,38 @@ class PinUse(PlanModel):
     )
 
 
-class Device(PlanModel):
-    """An external chip on a bus: I2C (7-bit device address) or SPI (chip-select pin)."""
+class I2cDevice(PlanModel):
+    """An external chip on an I2C bus, answering at a 7-bit device address."""
 
     name: Name
-    bus: Literal["i2c", "spi"]
-    controller: PeripheralName = Field(description="Bus controller instance, e.g. I2C1, SPI2, TWIM0.")
-    address: int | None = Field(
-        default=None, ge=0, le=0x7F, description="7-bit I2C device address on the bus (I2C only)."
-    )
-    chip_select: PinName | None = Field(default=None, description="Chip-select GPIO (SPI only).")
+    bus: Literal["i2c"]
+    controller: PeripheralName = Field(description="Bus controller instance, e.g. I2C1, TWIM0.")
+    address: int = Field(ge=0, le=0x7F, description="7-bit I2C device address on the bus.")
     frequency_hz: int = Field(default=100_000, ge=1_000, le=50_000_000, description="Bus clock for this device in Hz.")
 
-    @model_validator(mode="after")
-    def _bus_fields(self) -> Device:
-        if self.bus == "i2c" and (self.address is None or self.chip_select is not None):
-            raise ValueError("an i2c device needs 'address' (7-bit) and no 'chip_select'")
-        if self.bus == "spi" and (self.chip_select is None or self.address is not None):
-            raise ValueError("an spi device needs 'chip_select' and no 'address'")
-        return self
+    @property
+    def chip_select(self) -> None:
+        """An I2C device is selected by its address: it has no chip-select pin."""
+        return None
+
+
+class SpiDevice(PlanModel):
+    """An external chip on an SPI bus, selected by its chip-select pin."""
+
+    name: Name
+    bus: Literal["spi"]
+    controller: PeripheralName = Field(description="Bus controller instance, e.g. SPI2, SPIM1.")
+    chip_select: PinName = Field(description="Chip-select GPIO (driven low to select the device).")
+    frequency_hz: int = Field(default=100_000, ge=1_000, le=50_000_000, description="Bus clock for this device in Hz.")
+
+    @property
+    def address(self) -> None:
+        """An SPI device is selected by its chip-select pin: it has no bus address."""
+        return None
+
+
+#: An external chip on a bus; the schema says per bus what it needs (I2C: ``address``, SPI: ``chip_select``).
+Device = Annotated[I2cDevice | SpiDevice, Field(discriminator="bus")]
 
 
 class Thread(PlanModel):

@@ -82,6 +82,9 @@ class Realization:
     """Builds the view; None when the framework's generic code needs nothing operation-specific."""
     available: Callable[[Target], bool] = always
     """Whether the target's facts allow this realization (the board has the node, the chip the unit)."""
+    why_unavailable: Callable[[Target], str] | None = None
+    """What the target lacks when ``available`` is False (``native_sim has no Bluetooth LE radio``), for the
+    support rule's E_TARGET_UNSUPPORTED (which also names where the operation is realized)."""
     admits: Callable[[Plan, Target, int, Any], list[Evidence]] | None = None
     """What this realization needs of one operation beyond the target having it (Zephyr PWM: the output
     must be an LED a ``pwm-leds`` node dims): violations with relaxations, asked by the support rule."""
@@ -93,6 +96,10 @@ class Realization:
     sector-sized buffers LittleFS does not): the RAM-budget obligation asks it first."""
     ram_relief: Callable[[Any, int], Any] | None = None
     """The relief matching this realization's ``ram`` (see :attr:`OpSpec.ram_relief`)."""
+    unrealized: Mapping[str, str] = field(default_factory=dict)
+    """Fields of the operation this framework cannot honour → why (Zephyr's I2C API takes no per-transfer
+    timeout). A plan that gives one another value than its default is refused (E_TARGET_UNSUPPORTED at the field,
+    naming the frameworks that honour it); at its default it does nothing there, and the schema says so."""
     behaviour: frozenset[str] = frozenset()
     """What a behaviour may use of the operation under this framework: ``event:<name>`` (its template calls
     the behaviour's hook where the event happens), ``action:<name>`` (its template has ``act_<name>``),
@@ -198,6 +205,11 @@ class OpSpec:
     """The clock domains the operation sets when ``framework`` realizes it (a ``core_clock`` request: the PLL's
     system, bus and timer clocks): ``plan.clocks.plan_clocks`` lays them over the framework's defaults, and every
     clock-derived rule and lowering asks that view (the clock rule is asked, not copied)."""
+    value: Callable[[Any], bool] | None = None
+    """With ``Flag.VALUE``: whether this use of the operation produces a value (a bus transfer reading no
+    bytes has none); None: every use does. Whatever prints or sends a value asks :meth:`produces_value`."""
+    value_fix: tuple[str, Any] | None = None
+    """The field setting that gives a use without a value one (``("read_bytes", 1)``), offered as a relaxation."""
     console_lines: Callable[[Any], list[str]] | None = None
     """Regexes of the console lines the op's set-up prints before its ``rac: <label> ok`` line (``{label}``
     stands for its label): the predicted trace and the run judge ask this instead of a list of op kinds."""
@@ -222,6 +234,11 @@ class OpSpec:
 
     def has(self, flag: Flag) -> bool:
         return flag in self.flags
+
+    def produces_value(self, op: Any) -> bool:
+        """Whether ``op`` (a use of this operation) produces a value a ``log``, GATT characteristic or MQTT
+        publish can carry."""
+        return Flag.VALUE in self.flags and (self.value is None or self.value(op))
 
     def realization(self, framework: str) -> Realization | None:
         return self.realizations.get(framework)

@@ -12,7 +12,7 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.radio import ble, ble_stack
 from rac_fw.domains.firmware.ops.ble import payload
 from rac_fw.domains.firmware.ops.ble.bonding import bond_check, espidf_bonding, zephyr_bonding
-from rac_fw.domains.firmware.ops.ble.common import central_links, has_host, host_links, label, no_radio
+from rac_fw.domains.firmware.ops.ble.common import central_links, has_host, host_links, label, why_no_host
 from rac_fw.domains.firmware.ops.ble.payload import DeviceName, HexBytes, Placement, Uuid
 from rac_fw.domains.firmware.ops.ble.sources import value_source
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
@@ -212,9 +212,6 @@ def _connections(plan: Plan, target: Target, framework: str, index: int, op: Ble
     ]  # fmt: skip
 
 
-def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
-    return no_radio(target, index, op)
-
 
 def _single(plan: Plan, target: Target, framework: str, index: int, op: BleAdvertise) -> list[Evidence]:
 
@@ -389,6 +386,7 @@ SPEC = OpSpec(
             template="ble",
             view=_zephyr,
             available=has_host("zephyr"),
+            why_unavailable=why_no_host("zephyr"),
             admits=_needs_extended,
             features={"extended": _extended},
         ),
@@ -396,10 +394,11 @@ SPEC = OpSpec(
             template="ble_advertise",
             view=_espidf,
             available=has_host("espidf"),
+            why_unavailable=why_no_host("espidf"),
             admits=_needs_extended,
             features={"extended": _extended},
         ),
     },
-    checks=(_radio, _single, _budget, _interval, _connections, _value, _bond),
+    checks=(_single, _budget, _interval, _connections, _value, _bond),
     codes=("E_BLE_ADV_BUDGET", "E_BLE_INTERVAL", "E_BLE_CONNECTIONS", "E_BLE_ADV_SETS"),
 )

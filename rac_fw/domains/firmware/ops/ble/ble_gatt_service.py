@@ -12,7 +12,7 @@ from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.radio import ble, ble_stack
 from rac_fw.domains.firmware.ops.ble import payload
 from rac_fw.domains.firmware.ops.ble.ble_advertise import BleAdvertise
-from rac_fw.domains.firmware.ops.ble.common import has_host, no_radio
+from rac_fw.domains.firmware.ops.ble.common import has_host, why_no_host
 from rac_fw.domains.firmware.ops.ble.payload import Uuid
 from rac_fw.domains.firmware.ops.ble.sources import producers, value_source
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
@@ -180,14 +180,11 @@ def _notify(plan: Plan, target: Target, framework: str, index: int, op: BleGattS
     return found
 
 
-def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
-    return no_radio(target, index, op)
-
 
 def _security(plan: Plan, target: Target, framework: str, index: int, op: BleGattService) -> list[Evidence]:
 
     found: list[Evidence] = []
-    if ble(target) is None:  # _radio answers: no advertiser could run here either
+    if ble(target) is None:  # the support rule answers: no advertiser could run here either
         return found
     advertiser = _advertiser(plan)
     path: Path = ["operations", index, "security"]
@@ -337,10 +334,14 @@ SPEC = OpSpec(
     model=BleGattService,
     family="ble",
     realizations={
-        "zephyr": Realization(template="ble", view=_zephyr, available=has_host("zephyr")),
-        "espidf": Realization(template="ble_gatt", view=_espidf, available=has_host("espidf")),
+        "zephyr": Realization(
+            template="ble", view=_zephyr, available=has_host("zephyr"), why_unavailable=why_no_host("zephyr")
+        ),
+        "espidf": Realization(
+            template="ble_gatt", view=_espidf, available=has_host("espidf"), why_unavailable=why_no_host("espidf")
+        ),
     },
-    checks=(_radio, _mtu, _notify, _security),
+    checks=(_mtu, _notify, _security),
     codes=("E_BLE_MTU", "E_BLE_CCC", "E_BLE_NOTIFY_SOURCE", "E_BLE_CHARACTERISTIC", "E_BLE_SECURITY",
            "E_BLE_NO_ADVERTISER"),
 )  # fmt: skip

@@ -16,13 +16,23 @@ from rac_fw.domains.firmware.ops.ble.common import (
     has_host,
     host_links,
     label,
-    no_radio,
     peripheral_links,
+    why_no_host,
 )
 from rac_fw.domains.firmware.ops.ble.payload import DeviceName, HexBytes, Uuid
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.escape import c_string
-from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import (
+    UNUSED,
+    Path,
+    add,
+    measure,
+    relax,
+    remove,
+    replace,
+    unused_field,
+    violation,
+)
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -101,8 +111,12 @@ class BleScan(Operation):
 
 
 # --- obligations --------------------------------------------------------------------------------
-def _radio(plan: Plan, target: Target, framework: str, index: int, op: BleScan) -> list[Evidence]:
-    return no_radio(target, index, op)
+def _peer_value(plan: Plan, target: Target, framework: str, index: int, op: BleScan) -> list[Evidence]:
+    """A peer's ``value`` is what a ``write`` sends: with another action it would do nothing."""
+    if op.peer is None or op.peer.action == "write":
+        return []
+    return unused_field(op.peer, ["operations", index, "peer", "value"], f"a {op.peer.action} sends no bytes")
+
 
 
 def _single(plan: Plan, target: Target, framework: str, index: int, op: BleScan) -> list[Evidence]:
@@ -375,9 +389,13 @@ SPEC = OpSpec(
     model=BleScan,
     family="ble",
     realizations={
-        "zephyr": Realization(template="ble_scan", view=_zephyr, available=has_host("zephyr")),
-        "espidf": Realization(template="ble_scan", view=_espidf, available=has_host("espidf")),
+        "zephyr": Realization(
+            template="ble_scan", view=_zephyr, available=has_host("zephyr"), why_unavailable=why_no_host("zephyr")
+        ),
+        "espidf": Realization(
+            template="ble_scan", view=_espidf, available=has_host("espidf"), why_unavailable=why_no_host("espidf")
+        ),
     },
-    checks=(_radio, _single, _timing, _central, _connections, _bond, _security),
-    codes=("E_BLE_SCANNERS", "E_BLE_SCAN_WINDOW", "E_BLE_SCAN_FILTER", "E_BLE_PEER", "E_BLE_BOND_PAIRING"),
+    checks=(_single, _timing, _central, _connections, _bond, _security, _peer_value),
+    codes=("E_BLE_SCANNERS", "E_BLE_SCAN_WINDOW", "E_BLE_SCAN_FILTER", "E_BLE_PEER", "E_BLE_BOND_PAIRING", UNUSED),
 )

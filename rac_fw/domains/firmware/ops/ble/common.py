@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rac_fw.contract import Evidence
-from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.radio import ble, ble_stack
-from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.plan.model import Plan
@@ -24,22 +21,6 @@ def label(op: Any, index: int) -> str:
     return op.name or f"operations[{index}]"
 
 
-def no_radio(target: Target, index: int, op: Any) -> list[Evidence]:
-    """BLE on a chip without a Bluetooth LE radio: E_TARGET_UNSUPPORTED naming the targets that have one."""
-    if ble(target) is not None:
-        return []
-    others = [t for t in target_ids() if ble(load_target(t)) is not None]
-    return [
-        violation(
-            "E_TARGET_UNSUPPORTED",
-            f"{target.id} has no Bluetooth LE radio (targets with one: {', '.join(others) or 'none'})",
-            ["operations", index],
-            [target.id, *others],
-            relaxations=[relax(f"drop this {op.op}", remove(["operations", index]))],
-        )
-    ]
-
-
 def has_host(framework: str) -> Any:
     """An ``available`` test: the chip's radio has a Bluetooth host for ``framework``."""
 
@@ -47,6 +28,17 @@ def has_host(framework: str) -> Any:
         return ble_stack(target, framework) is not None
 
     return test
+
+
+def why_no_host(framework: str) -> Any:
+    """The ``why_unavailable`` matching :func:`has_host` (the support rule names where BLE is realized)."""
+
+    def why(target: Target) -> str:
+        if ble(target) is None:
+            return f"{target.id} has no Bluetooth LE radio"
+        return f"the {target.id} radio has no Bluetooth host for {framework}"
+
+    return why
 
 
 def _is(op: Any, kind: str, flag: str) -> bool:

@@ -11,7 +11,15 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.plan.spec import Action, ActionParam, Output
 
-Timeout = Annotated[int, Field(ge=1, le=10_000, description="Per-attempt bus timeout in milliseconds.")]
+Timeout = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=10_000,
+        description="Per-attempt bus timeout in ms, where the framework's bus call takes one (STM32 HAL; ESP-IDF "
+        "I2C); Zephyr's drivers bound each transfer themselves, so setting it there is refused.",
+    ),
+]
 
 
 Retries = Annotated[int, Field(ge=0, le=10, description="Extra attempts after a bus error/NACK/timeout.")]

@@ -40,6 +40,11 @@ class I2cTransfer(Operation):
     interval_ms: int | None = Field(default=None, ge=1, le=3_600_000, description="Repeat period, or once.")
 
 
+#: Zephyr: the pause before another attempt after a NACK or bus error. A device busy in its internal write
+#: cycle (an I2C EEPROM: at most 5 ms, 24xx datasheets) NACKs until it is done.
+RETRY_PAUSE_MS = 5
+
+
 def _zephyr(b: ZephyrBuilder, index: int, op: I2cTransfer) -> dict[str, Any]:
     device, label = b.bus_device(index, op, "i2c")
     b.app.includes.add("zephyr/drivers/i2c.h")
@@ -50,7 +55,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: I2cTransfer) -> dict[str, Any]:
         "write_bytes": op.write_bytes,
         "read_bytes": op.read_bytes,
         "attempts": op.retries + 1,
-        "timeout_ms": op.timeout_ms,
+        "pause_ms": RETRY_PAUSE_MS,
         "setup": True,
         "step": {"period_ms": op.interval_ms},
         "outputs": {"rx": f"{b.ids[index]}_rx"},
@@ -90,11 +95,23 @@ SPEC = OpSpec(
     model=I2cTransfer,
     family="bus",
     flags=frozenset({Flag.VALUE}),
+    value=lambda op: op.read_bytes > 0,
+    value_fix=("read_bytes", 1),
     outputs=OUTPUTS,
     actions=ACTIONS,
     realizations={
-        "zephyr": Realization(template="i2c", view=_zephyr, available=lambda t: has_dt_label(t, r"i2c\d*"),
-                              quiet=True, behaviour=ZEPHYR_BEHAVIOUR),
+        "zephyr": Realization(
+            template="i2c",
+            view=_zephyr,
+            available=lambda t: has_dt_label(t, r"i2c\d*"),
+            why_unavailable=lambda t: f"the {t.id} board devicetree enables no i2c controller node (i2cN)",
+            unrealized={
+                "timeout_ms": "Zephyr's I2C API takes no per-transfer timeout (i2c_write_read_dt): the "
+                "controller driver bounds each transfer itself"
+            },
+            quiet=True,
+            behaviour=ZEPHYR_BEHAVIOUR,
+        ),
         "espidf": Realization(template="bus", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },

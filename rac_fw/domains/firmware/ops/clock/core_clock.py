@@ -42,7 +42,7 @@ from rac_fw.domains.firmware.facts.clock import (
 )
 from rac_fw.domains.firmware.facts.query import clock_hz, core_clock_hz
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import drop_operation, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: CoreClock
         ]
     limit = core_limit_hz(target)
     if limit is not None and asked > limit:
-        options = reachable_mhz(target, framework, limit // 1_000_000, limit)[:2]
+        options = list(reachable_mhz(target, framework, limit // 1_000_000, limit)[:2])
         return [
             violation(
                 LIMIT,
@@ -130,7 +130,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: CoreClock
         return []  # the framework's oscillator is not stated: no judgement on what its PLL can reach
     if pll_setting(target, framework, asked) is not None:
         return []
-    options = reachable_mhz(target, framework, op.mhz, limit or asked)[:3]
+    options = list(reachable_mhz(target, framework, op.mhz, limit or asked)[:3])
     return [
         violation(
             UNREACHABLE,
@@ -147,7 +147,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: CoreClock
 def _one(plan: Plan, target: Target, framework: str, index: int, op: CoreClock) -> list[Evidence]:
     """One clock request per plan: two would contradict each other."""
     first = next(i for i, o in enumerate(plan.operations) if isinstance(o, CoreClock))
-    if first == index:
+    if plan.operations[first] is op:  # by identity, not position: the verdict moves with the operation
         return []
     return [
         violation(
@@ -155,7 +155,7 @@ def _one(plan: Plan, target: Target, framework: str, index: int, op: CoreClock) 
             f"operations[{first}] already requests the core clock; a plan requests it once",
             ["operations", index],
             [op.name or "core_clock"],
-            relaxations=[relax(f"drop operations[{index}]", remove(["operations", index]))],
+            relaxations=[drop_operation(plan, index)],
         )
     ]
 

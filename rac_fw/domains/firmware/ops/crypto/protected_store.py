@@ -307,6 +307,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: ProtectedStore) -> dict[str, Any]:
     return {
         "id": b.ids[index],
         "uid": record_uids(b.plan)[op.record],
+        "record": op.record,  # a plan Name (lowercase identifier): safe in the comment that maps it to its UID
         "bytes": op.size_bytes,
         "random": op.content == "random",
         "flags": " | ".join(flags),

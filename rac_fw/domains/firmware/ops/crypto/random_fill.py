@@ -9,7 +9,7 @@ from pydantic import Field
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.crypto import Accelerator, accelerators, backend
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import clock_hz, has_registers
+from rac_fw.domains.firmware.facts.query import clock_hz, entropy_source, has_registers
 from rac_fw.domains.firmware.ops.crypto import policy
 from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
@@ -100,7 +100,13 @@ SPEC = OpSpec(
     model=RandomBytes,
     family="crypto",
     realizations={
-        "zephyr": Realization(template="crypto", view=_zephyr, available=policy.has_backend("zephyr")),
+        "zephyr": Realization(
+            template="crypto",
+            view=_zephyr,
+            available=lambda t: policy.has_backend("zephyr")(t) and entropy_source(t) is not None,
+            why_unavailable=lambda t: f"the {t.id} board devicetree has no entropy source (zephyr,entropy) to seed "
+            "PSA's generator",
+        ),
         "espidf": Realization(template="crypto", view=_espidf, available=policy.has_backend("espidf")),
         "hal": Realization(template="crypto", view=_hal, available=policy.has_backend("hal"), admits=_hal_admits),
         "baremetal": Realization(template="ops/random_nrf", view=_baremetal, available=_nrf_rng),

@@ -33,3 +33,11 @@ def zephyr_dma_node(b: ZephyrBuilder, label: str) -> None:
     b.app.need("dma", *(f"CONFIG_{symbol}" for symbol in controller.zephyr_kconfig))
     if controller.zephyr_request_slots:
         b.app.okay(label, f"dma-channels = <{controller.channels}>;", f"dma-requests = <{controller.zephyr_blocks}>;")
+
+
+#: Zephyr (and ESP-IDF's async memcpy) take a DMA interrupt's priority from the controller, not per transfer: a
+#: realization that cannot honour an operation's ``irq_priority`` lists this (``Realization.unrealized``).
+PRIORITY_FROM_CONTROLLER = {
+    "irq_priority": "the driver takes the DMA interrupt priority from the controller's devicetree node, not per "
+    "transfer"
+}

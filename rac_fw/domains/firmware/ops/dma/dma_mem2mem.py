@@ -8,7 +8,7 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.query import dt_labels, has_registers, memory_to_memory_controllers
-from rac_fw.domains.firmware.ops.dma import zephyr_dma_node
+from rac_fw.domains.firmware.ops.dma import PRIORITY_FROM_CONTROLLER, zephyr_dma_node
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name
@@ -188,8 +188,13 @@ SPEC = OpSpec(
             template="dma",
             view=_zephyr,
             available=lambda t: any(d.name.lower() in dt_labels(t) for d in memory_to_memory_controllers(t)),
+            unrealized=PRIORITY_FROM_CONTROLLER,
         ),
-        "espidf": Realization(template="dma", view=_espidf),
+        "espidf": Realization(
+            template="dma",
+            view=_espidf,
+            unrealized={"irq_priority": "esp_async_memcpy takes no interrupt priority: the GDMA driver sets it"},
+        ),
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/dma_mem2mem", view=_baremetal, available=_stream_registers),
     },

@@ -14,6 +14,7 @@ from rac_fw.domains.firmware.facts.query import (
     request_instance,
     serving_controllers,
 )
+from rac_fw.domains.firmware.ops.dma import PRIORITY_FROM_CONTROLLER
 from rac_fw.domains.firmware.ops.uart import UART_ASYNC_KCONFIG, UART_DRAIN_MS, UART_RX_IDLE_CHARS, zephyr_uart_mode
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import FactName, IrqPriority, Name, SignalName
@@ -187,6 +188,7 @@ SPEC = OpSpec(
             view=_zephyr,
             admits=zephyr_uart_mode("async"),
             available=lambda t: console_uart_known(t) and console_rx_dma(t) is not None,
+            unrealized=PRIORITY_FROM_CONTROLLER,
         ),
         "hal": Realization(template="ops", view=_hal),
     },

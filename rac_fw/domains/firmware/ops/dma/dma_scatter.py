@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import dt_labels, memory_to_memory_controllers
-from rac_fw.domains.firmware.ops.dma import zephyr_controller, zephyr_dma_node
+from rac_fw.domains.firmware.ops.dma import PRIORITY_FROM_CONTROLLER, zephyr_controller, zephyr_dma_node
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import DmaMem2Mem
 from rac_fw.domains.firmware.ops.dma.dma_mem2mem import _hal as _mem2mem_hal
+from rac_fw.domains.firmware.ops.dma.dma_mem2mem import _names as _mem2mem_names
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
@@ -195,9 +196,10 @@ SPEC = OpSpec(
             template="dma_scatter",
             view=_zephyr,
             available=lambda t: any(d.name.lower() in dt_labels(t) for d in memory_to_memory_controllers(t)),
+            unrealized=PRIORITY_FROM_CONTROLLER,
         ),
         "hal": Realization(template="dma_scatter", view=_hal),
     },
-    checks=(_check,),
-    codes=("E_DMA_BLOCKS", "E_DMA_STATUS"),
+    checks=(_mem2mem_names, _check),  # the copy's buffers and controller, named as a dma_mem2mem's
+    codes=("E_DMA_BLOCKS", "E_DMA_STATUS", "E_UNKNOWN_RESOURCE"),
 )

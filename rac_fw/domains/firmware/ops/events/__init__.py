@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.evidence import Path, relax, replace, violation
+from rac_fw.domains.firmware.plan.evidence import Path, drop_operation, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.registry import spec, specs
 from rac_fw.domains.firmware.plan.spec import Flag
@@ -146,7 +146,8 @@ def check_source(plan: Plan, target: Target, framework: str, index: int, op: Rea
                 f"{label} reacts to {op.source!r}, but no operation has that name",
                 [*base, "source"],
                 [op.source, label],
-                relaxations=[relax(f"react to {n}", replace([*base, "source"], n)) for n in fitting],
+                relaxations=[relax(f"react to {n}", replace([*base, "source"], n)) for n in fitting]
+                + [drop_operation(plan, index)],
             )
         ]
     published = spec(source.op).events
@@ -154,6 +155,7 @@ def check_source(plan: Plan, target: Target, framework: str, index: int, op: Rea
         return []
     options = [relax(f"react to {op.source}'s {e} event", replace([*base, "event"], e)) for e in published]
     options += [relax(f"react to {n}'s {op.event} event", replace([*base, "source"], n)) for n in fitting]
+    options.append(drop_operation(plan, index))
     publishers = sorted(s.kind for s in specs() if op.event in s.events)
     return [
         violation(

@@ -9,7 +9,7 @@ from pydantic import Field
 from rac_fw.domains.firmware.ops.handoff import RING_POLL_MS
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.escape import c_format, c_string
-from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -37,7 +37,9 @@ class IsrHandoff(Operation):
     mechanism: Literal["msgq", "semaphore", "ring_atomic"]
     thread: Name = Field(description="Receiving thread (resources.threads).")
     depth: int = Field(default=8, ge=1, le=256, description="Queue/ring capacity in items.")
-    item_bytes: int = Field(default=4, ge=1, le=64, description="Payload per event (msgq, ring_atomic).")
+    item_bytes: int = Field(
+        default=4, ge=1, le=64, description="Bytes per queued item (msgq, ring_atomic; a semaphore has none)."
+    )
     put_timeout_ms: int = Field(
         default=0, ge=0, le=10_000, description="How long the ISR may wait for room: must be 0."
     )
@@ -90,6 +92,30 @@ def _put_never_blocks(plan: Plan, target: Target, framework: str, index: int, op
         )
     ]
 
+def _payload(plan: Plan, target: Target, framework: str, index: int, op: IsrHandoff) -> list[Evidence]:
+    """E_HANDOFF_PAYLOAD: a semaphore carries no payload, so an ``item_bytes`` the plan sets would do nothing."""
+    if op.mechanism != "semaphore" or op.item_bytes == IsrHandoff.model_fields["item_bytes"].default:
+        return []
+    path: Path = ["operations", index, "item_bytes"]
+    return [
+        violation(
+            PAYLOAD,
+            f"a semaphore hands {op.thread} a count, not {op.item_bytes}-byte items: item_bytes applies to msgq and "
+            "ring_atomic",
+            path,
+            [op.name or op.source, "item_bytes"],
+            [measure("item", op.item_bytes, "bytes")],
+            [
+                relax("drop item_bytes", remove(path)),
+                relax("pass items through a msgq", replace(["operations", index, "mechanism"], "msgq")),
+            ],
+        )
+    ]
+
+
+PAYLOAD = "E_HANDOFF_PAYLOAD"
+
+
 def _names(plan: Plan, target: Target, framework: str, index: int, op: IsrHandoff) -> list[Evidence]:
     """E_UNKNOWN_RESOURCE: ``source`` names an interrupt-context operation, ``thread`` a declared thread."""
     from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
@@ -109,6 +135,6 @@ SPEC = OpSpec(
         "zephyr": Realization(template="handoff", view=_zephyr),
         "espidf": Realization(template="handoff", view=_espidf),
     },
-    checks=(_put_never_blocks, _names),
-    codes=("E_ISR_BLOCKING", "E_UNKNOWN_RESOURCE"),
+    checks=(_put_never_blocks, _payload, _names),
+    codes=("E_ISR_BLOCKING", PAYLOAD, "E_UNKNOWN_RESOURCE"),
 )

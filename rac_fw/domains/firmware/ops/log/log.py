@@ -12,7 +12,7 @@ from rac_fw.domains.firmware.plan.escape import c_format, c_string
 from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
 from rac_fw.domains.firmware.plan.registry import spec
-from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.facts.model import Target
@@ -76,7 +76,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: Log) -> dict[str, Any]:
 
 
 def _espidf(b: EspIdfBuild, index: int, op: Log) -> dict[str, Any]:
-    producing = [v for v in op.values if (o := b.plan.operation(v)) is not None and spec(o.op).has(Flag.VALUE)]
+    producing = [v for v in op.values if (o := b.plan.operation(v)) is not None and spec(o.op).produces_value(o)]
     return {
         "format": c_format(op.message),
         "fields": [(c_format(f" {v}="), v) for v in producing],
@@ -89,7 +89,7 @@ def _hal(b: HalBuild, index: int, op: Log) -> dict[str, Any]:
     view = b.base_view(index, op)
     view["uart"] = b.uart(None, None, f"operations[{index}]")
     view["format"] = c_format(op.message)
-    names = [v for v in op.values if (o := b.plan.operation(v)) is not None and spec(o.op).has(Flag.VALUE)]
+    names = [v for v in op.values if (o := b.plan.operation(v)) is not None and spec(o.op).produces_value(o)]
     view["fields"] = [(c_format(f" {name}="), name) for name in names]
     # Sized for the longest text: every value printed as a 32-bit "%ld" (11 characters with sign).
     view["text_bytes"] = len(op.message) + sum(len(f" {n}=") + 11 for n in names) + len("\r\n") + 1
@@ -115,15 +115,15 @@ def _not_in_an_isr(plan: Plan, target: Target, framework: str, index: int, op: L
 def _names(plan: Plan, target: Target, framework: str, index: int, op: Log) -> list[Evidence]:
     """E_UNKNOWN_RESOURCE: each value names a value-producing operation, ``in_isr_of`` an interrupt-context one."""
     from rac_fw.domains.firmware.obligations.references import References  # runs after the plan model exists
-    from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS, VALUE_OPERATIONS
+    from rac_fw.domains.firmware.ops.ble.sources import value_source
+    from rac_fw.domains.firmware.plan.model import ISR_OPERATIONS
 
     refs = References(plan, target, framework)
     base: Path = ["operations", index]
-    for j, name in enumerate(op.values):
-        refs.operation(name, [*base, "values", j], VALUE_OPERATIONS, "a value-producing")
+    found = [e for j, name in enumerate(op.values) for e in value_source(plan, name, [*base, "values", j], "print")]
     if op.in_isr_of is not None:
         refs.operation(op.in_isr_of, [*base, "in_isr_of"], ISR_OPERATIONS, "an interrupt-context")
-    return refs.found
+    return found + refs.found
 
 SPEC = OpSpec(
     model=Log,

@@ -155,7 +155,9 @@ def _zephyr(b: ZephyrBuilder, index: int, op: CoapRequest) -> dict[str, Any]:
 SPEC = OpSpec(
     model=CoapRequest,
     family="net",
-    realizations={"zephyr": Realization(template="net_app", view=_zephyr, available=common.available("zephyr"))},
+    realizations={"zephyr": Realization(template="net_app", view=_zephyr, available=common.available("zephyr"),
+            why_unavailable=common.why_no_interface("zephyr"),
+        )},
     checks=(*common.CHECKS, _token, _buffer),
     codes=(*common.CODES, TOKEN, "E_NET_BUFFER"),
     ram=_ram,

@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from rac_fw.contract import Evidence
-from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.network import NetInterface, interfaces, net_stack
 from rac_fw.domains.firmware.ops.wifi.wifi_station import credentials_kconfig, plan_credentials
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
-from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -92,6 +91,15 @@ def available(framework: str) -> Any:
     return test
 
 
+def why_no_interface(framework: str) -> Any:
+    """The ``why_unavailable`` matching :func:`available`."""
+
+    def why(target: Target) -> str:
+        return f"{target.id} has no IP interface under {framework} (no PHY, radio or offloaded sockets on the board)"
+
+    return why
+
+
 def check_interface(plan: Plan, target: Target, framework: str, index: int, op: Operation) -> list[Evidence]:
     """The interface exists on that board (naming the targets that have one), and a Wi-Fi interface has
     its station in the plan."""
@@ -99,19 +107,7 @@ def check_interface(plan: Plan, target: Target, framework: str, index: int, op: 
     path: Path = ["operations", index]
     found = interface(target, framework)
     if found is None:
-        others = sorted({f"{t}/{fw}" for t in target_ids() for fw in load_target(t).frameworks
-                         if interfaces(load_target(t), fw)})  # fmt: skip
-        options = [relax(f"drop this {op.op}", remove(path))] if len(plan.operations) > 1 else []
-        return [
-            violation(
-                "E_TARGET_UNSUPPORTED",
-                f"{op.op} needs an IP interface, and {target.id} has none under {framework} (no PHY, radio or "
-                f"offloaded sockets on the board); boards with one: {', '.join(others)}",
-                path,
-                [op.op, target.id, *others],
-                relaxations=options,
-            )
-        ]
+        return []  # the support rule refuses the operation (``why_no_interface``), naming the boards with one
     if found.kind == "wifi" and station_index(plan) is None:
         return [
             violation(
@@ -223,8 +219,12 @@ def socket_spec(model: type[Operation], view: Callable[[Any], dict[str, Any]], *
         model=model,
         family="net",
         realizations={
-            "zephyr": Realization(template="net", view=zephyr, available=available("zephyr")),
-            "espidf": Realization(template="net", view=espidf, available=available("espidf")),
+            "zephyr": Realization(
+                template="net", view=zephyr, available=available("zephyr"), why_unavailable=why_no_interface("zephyr")
+            ),
+            "espidf": Realization(
+                template="net", view=espidf, available=available("espidf"), why_unavailable=why_no_interface("espidf")
+            ),
         },
         checks=CHECKS,
         codes=CODES,

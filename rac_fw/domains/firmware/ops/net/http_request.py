@@ -39,9 +39,12 @@ if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
+#: RFC 3986 §3.3/§3.4 (origin-form, RFC 9112 §3.2.1): an absolute path of pchar segments, then an optional
+#: query of pchar, '/' and '?'; '%' only as a percent-encoded octet.
+_PCHAR = r"[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2}"
 UrlPath = Annotated[
     str,
-    StringConstraints(pattern=r"^/[A-Za-z0-9._~!$&'()*+,;=:@/%-]{0,255}$"),
+    StringConstraints(pattern=rf"^(/({_PCHAR})*)+(\?({_PCHAR}|[/?])*)?$", max_length=256),
     Field(description="Request target: an absolute path with an optional query (/api/v1/status?id=3)."),
 ]
 
@@ -228,8 +231,12 @@ SPEC = OpSpec(
     model=HttpRequest,
     family="net",
     realizations={
-        "zephyr": Realization(template="net_app", view=_zephyr, available=common.available("zephyr")),
-        "espidf": Realization(template="net_app", view=_espidf, available=common.available("espidf")),
+        "zephyr": Realization(template="net_app", view=_zephyr, available=common.available("zephyr"),
+            why_unavailable=common.why_no_interface("zephyr"),
+        ),
+        "espidf": Realization(template="net_app", view=_espidf, available=common.available("espidf"),
+            why_unavailable=common.why_no_interface("espidf"),
+        ),
     },
     checks=(*common.CHECKS, _tls, _stack, _buffer),
     codes=(*common.CODES, TLS_REF, "E_NET_STACK", "E_NET_BUFFER"),

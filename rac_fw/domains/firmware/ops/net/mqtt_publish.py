@@ -43,7 +43,14 @@ TopicFilter = Annotated[
     StringConstraints(pattern=r"^([A-Za-z0-9_.-]+|\+)(/([A-Za-z0-9_.-]+|\+))*(/#)?$|^#$"),
     Field(description="Subscription filter: topic levels, '+' for one level, a final '/#' for the rest."),
 ]
-ClientId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9]{1,23}$")]
+#: MQTT 3.1.1 §3.1.3.1: the Client Identifier is any UTF-8 string without U+0000; every server must accept 1-23
+#: characters of [0-9a-zA-Z] and may accept others (Mosquitto, EMQX and HiveMQ accept '_', '-', ':' …). Printable
+#: ASCII, as plan text everywhere; 1-128 characters.
+ClientId = Annotated[
+    str,
+    StringConstraints(pattern=r"^[\x21-\x7e][\x20-\x7e]{0,127}$"),
+    Field(description="Client identifier (printable ASCII, 1-128; brokers must accept 1-23 letters/digits)."),
+]
 
 #: MQTT 3.1.1 §2.2: fixed header (1 byte + up to 4 length bytes), topic length prefix, packet identifier.
 PUBLISH_OVERHEAD = 5 + 2 + 2
@@ -254,8 +261,12 @@ SPEC = OpSpec(
     model=MqttPublish,
     family="net",
     realizations={
-        "zephyr": Realization(template="net", view=_zephyr, available=common.available("zephyr")),
-        "espidf": Realization(template="net", view=_espidf, available=common.available("espidf")),
+        "zephyr": Realization(template="net", view=_zephyr, available=common.available("zephyr"),
+            why_unavailable=common.why_no_interface("zephyr"),
+        ),
+        "espidf": Realization(template="net", view=_espidf, available=common.available("espidf"),
+            why_unavailable=common.why_no_interface("espidf"),
+        ),
     },
     checks=(*common.CHECKS, _qos, _will_topic, _buffer, _keep_alive, _value),
     codes=(*common.CODES, "E_NET_MQTT_QOS", "E_NET_MQTT_WILL", "E_NET_BUFFER"),

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 STATE = "E_POWER_STATE"
 WAKE = "E_POWER_WAKE_SOURCE"
 RAM_LOST = "E_POWER_RAM_LOST"
+RESUME = "E_POWER_RESUME"
 RESET_LAST = "E_POWER_RESET_LAST"
 WAKE_TIME = "E_POWER_WAKE_TIME"
 #: Fields whose value makes an operation repeat (it reports on its first pass, after the once-only ones).
@@ -211,6 +212,13 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: Sleep) ->
         ))  # fmt: skip
     if "rtc" in op.wake and op.after_ms is not None and state.wakes("rtc") is not None:
         found.extend(_wake_time(target, framework, state, op, index))
+    if not state.wake_resets and op.resume == "restart":
+        found.append(ev.violation(
+            RESUME, f"{state.name} keeps RAM and returns from the sleep call: resume: restart would do nothing",
+            ["operations", index, "resume"], [state.name, op.name or op.op],
+            relaxations=[ev.relax("continue after waking (resume: continue)", ev.replace([*where[:2], "resume"],
+                                                                                   "continue"))],
+        ))  # fmt: skip
     if state.wake_resets and op.resume == "restart":
         found.extend(_reset_last(plan, target, state, op, index, other_states))
     if state.wake_resets and op.resume == "continue":
@@ -539,5 +547,5 @@ SPEC = OpSpec(
         "hal": Realization(template="power", view=_hal, available=_enters("hal"), admits=_super_loop_admits("hal")),
     },
     checks=(_check,),
-    codes=(STATE, WAKE, RAM_LOST, RESET_LAST, WAKE_TIME),
+    codes=(STATE, WAKE, RAM_LOST, RESET_LAST, WAKE_TIME, RESUME),
 )

@@ -9,7 +9,7 @@ from pydantic import Field
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.query import has_dt_label
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.sections.devicetree import DeviceNode, node_label, node_of
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -122,6 +122,22 @@ def _external(b: ZephyrBuilder, op: SensorRead, node: DeviceNode, facts: Binding
     }
 
 
+def served_channel(device: str, node: DeviceNode, facts: Binding, channel: str, path: Path) -> list[Evidence]:
+    """E_SENSOR_CHANNEL: the one rule for a channel of an external sensor, whatever reads it (``sensor_read``,
+    ``sensor_trigger``): its driver must fill it (binding facts)."""
+    if channel in facts.channels:
+        return []
+    return [
+        violation(
+            CHANNEL,
+            f"the {node.compatible} driver fills {', '.join(facts.channels)}, not {channel}",
+            path,
+            [device, node.compatible, channel],
+            relaxations=[relax(f"read {c}", replace(path, c)) for c in facts.channels],
+        )
+    ]
+
+
 def _served(plan: Plan, target: Target, framework: str, index: int, op: SensorRead) -> list[Evidence]:
     """An external sensor's channel and sampling frequency must be what its driver serves."""
 
@@ -140,17 +156,7 @@ def _served(plan: Plan, target: Target, framework: str, index: int, op: SensorRe
             )
         ]
     node, facts = external
-    found = []
-    if op.channel not in facts.channels:
-        found.append(
-            violation(
-                CHANNEL,
-                f"the {node.compatible} driver fills {', '.join(facts.channels)}, not {op.channel}",
-                [*where, "channel"],
-                [op.device, node.compatible, op.channel],
-                relaxations=[relax(f"read {c}", replace([*where, "channel"], c)) for c in facts.channels],
-            )
-        )
+    found = served_channel(op.device, node, facts, op.channel, [*where, "channel"])
     asked = op.sampling_hz
     if asked is not None and asked not in facts.sampling_hz:
         rates = facts.sampling_hz if "sampling_frequency" in facts.attributes else ()

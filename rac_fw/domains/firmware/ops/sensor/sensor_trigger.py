@@ -19,7 +19,7 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.facts.devicetree import bindings
 from rac_fw.domains.firmware.facts.query import free_pins, has_dt_label
-from rac_fw.domains.firmware.ops.sensor.sensor_read import SensorRead
+from rac_fw.domains.firmware.ops.sensor.sensor_read import CHANNEL, SensorRead, served_channel
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import add, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
@@ -83,6 +83,8 @@ def _wired(plan: Plan, target: Target, framework: str, index: int, op: SensorTri
     poll = SensorRead(op="sensor_read", name=op.name, device=op.device, channel=op.channel, sampling_hz=op.sampling_hz)
     instead = relax("read it periodically instead", replace(where, poll.model_dump(exclude_none=True)))
     external = node_of(plan, op.device)
+    if external is None and plan.devicetree is not None and any(n.device == op.device for n in plan.devicetree.nodes):
+        return []  # the block has its node, with a compatible rac-fw has no facts for: E_DT_BINDING_UNKNOWN says so
     if external is None:
         device = plan.device(op.device)
         pin = _free_gpio(plan, target)
@@ -147,6 +149,15 @@ def _wired(plan: Plan, target: Target, framework: str, index: int, op: SensorTri
             )
         ]
     return _threshold(op, node.compatible, facts, where)
+
+
+def _channel(plan: Plan, target: Target, framework: str, index: int, op: SensorTrigger) -> list[Evidence]:
+    """The channel kept on each trigger is one the driver fills (the same rule as ``sensor_read``'s)."""
+    external = node_of(plan, op.device)
+    if external is None:
+        return []
+    node, facts = external
+    return served_channel(op.device, node, facts, op.channel, ["operations", index, "channel"])
 
 
 def _threshold(op: SensorTrigger, compatible: str, facts: Binding, where: list[str | int]) -> list[Evidence]:
@@ -220,6 +231,6 @@ SPEC = OpSpec(
             template="sensor", view=_zephyr, available=lambda t: has_dt_label(t, r"i2c\d*", r"spi\d*")
         )
     },
-    checks=(_wired,),
-    codes=(TRIGGER, THRESHOLD),
+    checks=(_wired, _channel),
+    codes=(TRIGGER, THRESHOLD, CHANNEL),
 )

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
@@ -36,7 +36,6 @@ from rac_fw.domains.firmware.ops.storage.area import (
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
-from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.partitions import idf_partition_table
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -127,6 +126,15 @@ def fat_layout(partition_bytes: int, unit_bytes: int) -> FatLayout:
     return FatLayout(own, volume, system, max(0, (volume - system) // unit), unit)
 
 
+#: POSIX's portable filename characters (IEEE 1003.1 §3.282), not starting with '.': a name both Zephyr's LittleFS
+#: (LFS_NAME_MAX 255) and ESP-IDF's FAT with long names (the realization sets FATFS_LFN_HEAP) store as written.
+FileName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"),
+    Field(description="File name in the volume's root: letters, digits, '.', '_', '-' (not first '.'); ≤ 64."),
+]
+
+
 class FsFile(Operation, AddsPartitions):
     """Mount a file system on the storage partition and write ``file_bytes`` bytes to ``<mount>/<file>``
     in cache-sized chunks, close it, open it again and compare what reads back.
@@ -140,7 +148,7 @@ class FsFile(Operation, AddsPartitions):
     partition_roles: ClassVar[tuple[str, ...]] = (ROLE,)
 
     op: Literal["fs_file"]
-    file: Name
+    file: FileName
     file_bytes: int = Field(ge=1, le=1 << 20, description="Bytes written and read back.")
     cache_bytes: int = Field(
         default=64, ge=16, le=4096,

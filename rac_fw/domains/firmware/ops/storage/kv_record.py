@@ -27,7 +27,7 @@ from rac_fw.domains.firmware.ops.storage.area import (
 )
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.escape import c_string
-from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import UNUSED, measure, relax, remove, replace, unused_field, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
@@ -249,12 +249,17 @@ def _endurance(plan: Plan, target: Target, framework: str, index: int, op: Recor
     """saves/day × lifetime ≤ endurance × sectors × records per sector erase."""
 
     facts, geometry = storage(target), _sector(op, target, framework, plan)
-    if op.save_period_ms is None or facts is None or geometry is None:
+    if op.save_period_ms is None:
+        why = "without save_period_ms nothing is saved again"
+        return unused_field(op, ["operations", index, "lifetime_years"], why)
+    if facts is None or geometry is None:
         return []
     sector, count = geometry
     entry = _entry_bytes(op, target, framework)
     per_erase = max(1, sector // entry)
     capacity = facts.flash.endurance_cycles * count * per_erase
+    if capacity <= 0:
+        return []  # no sector to wear: the sector rule (_sectors) reports the missing room
     per_day = DAY_MS / op.save_period_ms
     days = op.lifetime_years * 365.25
     needed = per_day * days
@@ -360,5 +365,5 @@ SPEC = OpSpec(
         "espidf": Realization(template="storage", view=_espidf, available=has_partition("espidf", "storage")),
     },
     checks=(_partition, _sectors, _record, _endurance, _key_length),
-    codes=("E_PARTITION_MISSING", TOO_SMALL, SECTOR, RECORD, ENDURANCE, "E_KEY_TOO_LONG"),
+    codes=("E_PARTITION_MISSING", TOO_SMALL, SECTOR, RECORD, ENDURANCE, "E_KEY_TOO_LONG", UNUSED),
 )

@@ -27,7 +27,7 @@ from rac_fw.domains.firmware.ops.storage.area import (
     zephyr_flash_writer,
 )
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import UNUSED, measure, relax, remove, replace, unused_field, violation
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -112,11 +112,16 @@ def _record(plan: Plan, target: Target, framework: str, index: int, op: RingLog)
 
 def _endurance(plan: Plan, target: Target, framework: str, index: int, op: RingLog) -> list[Evidence]:
     facts, geometry = storage(target), uniform_blocks(plan, target, "zephyr", "storage")
-    if framework != "zephyr" or op.append_period_ms is None or facts is None or geometry is None:
+    if op.append_period_ms is None:
+        why = "without append_period_ms nothing is appended again"
+        return unused_field(op, ["operations", index, "lifetime_years"], why)
+    if framework != "zephyr" or facts is None or geometry is None:
         return []
     block, count = geometry
     per_sector = max(1, (block - FCB_SECTOR_HEADER) // _entry_bytes(op, target))
     capacity = facts.flash.endurance_cycles * count * per_sector
+    if capacity <= 0:
+        return []  # no sector to wear: the sector rule reports the missing room
     per_day = DAY_MS / op.append_period_ms
     days = op.lifetime_years * 365.25
     needed = per_day * days
@@ -155,5 +160,5 @@ SPEC = OpSpec(
         "zephyr": Realization(template="storage", view=_zephyr, available=has_partition("zephyr", "storage")),
     },
     checks=(_exists, _sectors, _record, _endurance),
-    codes=("E_PARTITION_MISSING", SECTOR, RECORD, ENDURANCE),
+    codes=("E_PARTITION_MISSING", SECTOR, RECORD, ENDURANCE, UNUSED),
 )

@@ -163,5 +163,6 @@ SPEC = OpSpec(
         ENDURANCE,
         "E_PARTITION_SHARED",
         "E_KEY_TOO_LONG",
+        "E_FIELD_UNUSED",
     ),
 )

@@ -19,7 +19,7 @@ from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.ops.uart import UART_ASYNC_KCONFIG, zephyr_uart_mode
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.escape import c_string
-from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
+from rac_fw.domains.firmware.plan.evidence import drop_operation, violation
 from rac_fw.domains.firmware.plan.fields import Message
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -71,7 +71,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: UartTxAsy
             continue  # the earlier sender reports the pair
         later = max(index, other_index)
         name = other.name or f"operations[{other_index}]"
-        dropped = plan.operations[later].name or f"operations[{later}]"
+        options = [drop_operation(plan, later), drop_operation(plan, min(index, other_index))]
         found.append(
             violation(
                 "E_UART_CALLBACK_SHARED",
@@ -79,7 +79,7 @@ def _check(plan: Plan, target: Target, framework: str, index: int, op: UartTxAsy
                 "callback per UART (uart_callback_set) and is off where the UART is interrupt-driven",
                 ["operations", later],
                 [label, name],
-                relaxations=[relax(f"drop {dropped}", remove(["operations", later]))],
+                relaxations=options,
             )
         )
     return found

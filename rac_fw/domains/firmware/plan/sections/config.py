@@ -22,7 +22,7 @@ from pydantic import Field
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import has_dt_label
+from rac_fw.domains.firmware.facts.query import entropy_source, has_dt_label
 from rac_fw.domains.firmware.plan.base import PlanModel
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.spec import SectionSpec
@@ -100,11 +100,6 @@ def _usb_device(target: Target, framework: str) -> bool:
     if framework == "espidf":
         return target.board.idf_target in IDF_USB_CDC_TARGETS
     return has_dt_label(target, "zephyr_udc0")
-
-
-def _entropy(target: Target) -> bool:
-    """The board has an entropy source (``STACK_CANARIES`` depends on ``ENTROPY_GENERATOR``, kernel/Kconfig)."""
-    return "zephyr,entropy" in target.board.dt_chosen or has_dt_label(target, "rng", "trng0")
 
 
 #: ESP-IDF chips whose console can be USB CDC (components/esp_system/Kconfig, ESP_CONSOLE_USB_CDC).
@@ -261,7 +256,7 @@ def _hardening(config: Config, target: Target, framework: str) -> list[Evidence]
                     ],
                 )
             )
-    if hard.stack_canaries and framework == "zephyr" and not _entropy(target):
+    if hard.stack_canaries and framework == "zephyr" and entropy_source(target) is None:
         found.append(
             violation(
                 UNSUPPORTED,

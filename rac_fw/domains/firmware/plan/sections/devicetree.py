@@ -253,7 +253,8 @@ def _node(plan: Plan, target: Target, index: int, node: DeviceNode) -> list[Evid
                 f"{node.compatible} has {why}; {device.name} is an {device.bus} device",
                 [*where, "compatible"],
                 [node.compatible, device.name, device.bus],
-                relaxations=[relax(f"describe it as {c}", replace([*where, "compatible"], c)) for c in fitting[:4]],
+                relaxations=[relax(f"describe it as {c}", replace([*where, "compatible"], c)) for c in fitting[:4]]
+                + [relax(f"drop the node for {device.name}", remove(where))],
             )
         ]
     found: list[Evidence] = []
@@ -330,8 +331,13 @@ def _taken_pins(plan: Plan, block: Devicetree, group: int) -> dict[str, str]:
     return taken
 
 
-def _usable(target: Target, pin: str, signal: str) -> bool:
-    """Free by the one free-pin rule, or wired by the board to this very signal (its console TX)."""
+def _usable(target: Target, pin: str, signal: str, peripheral: str, role: str) -> bool:
+    """Free by the one free-pin rule, or wired by the board to this very signal: the board console's own pin for
+    this role of its UART (nRF52840-DK UARTE0 TX on P0.06), or a wiring naming the signal (STM32 ``USART2_TX``)."""
+    console = target.board.console
+    own = console is not None and console.uart.upper() == peripheral.upper()
+    if own and console is not None and {"tx": console.tx, "rx": console.rx}.get(role) == pin:
+        return True
     return pin_free(target, pin) or signal in (board_wiring(target, pin) or "")
 
 
@@ -380,7 +386,7 @@ def _group(plan: Plan, target: Target, index: int, group: PinGroup, block: Devic
             problem = f"{target.id} has no pin {pin}"
         elif not facts.can_carry(stm32_signal if routing != "psel" else signal):
             problem = f"{pin} cannot carry {stm32_signal} (no alternate function routes it there)"
-        elif not _usable(target, pin, stm32_signal):
+        elif not _usable(target, pin, stm32_signal, group.peripheral, role):
             problem = f"{pin} is not free: {board_wiring(target, pin) or facts.reserved or 'strapping or NFC pin'}"
         elif pin in others:
             problem = f"{pin} is already used by {taken.get(pin) or group.peripheral}"
