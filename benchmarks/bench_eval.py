@@ -1,6 +1,6 @@
 """Evaluation harness: Ray speedup on 2 workers and harness overhead per model call (scripted agents).
 
-Runs the same ≥ 200 scripted episodes (default: the repairing agent on scheduling LA01–LA30 × 7 seeds,
+Runs the same ≥ 200 scripted episodes (default: the repairing agent on scheduling LA01–LA40 × 7 seeds,
 two model calls each) locally and as Ray tasks on a local 2-CPU Ray instance, checks both give the
 same results (outcome, proposals, token counts per call), and prints the wall-time speedup. Worker
 start-up is excluded (one warm-up task per worker first). The harness overhead per model call is

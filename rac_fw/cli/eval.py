@@ -102,7 +102,3 @@ def eval_command(
                       f"[{comparison['low']:+.3f}, {comparison['high']:+.3f}] over {comparison['tasks']} tasks "
                       f"({comparison['resamples']} paired resamples)")
     console.print(f"report: {escape(outcome.summary['report'])}  plot: {escape(outcome.summary['plot'])}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("eval")(eval_command)

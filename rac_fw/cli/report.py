@@ -41,7 +41,7 @@ def report(
     force: Annotated[bool, typer.Option("--force", help="Replace an existing report.html in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print {status, page, figures} as JSON.")] = False,
 ) -> None:
-    """Draw a plan's memory map, DMA reach, pinout, DMA routes and verdicts (or a schedule's Gantt chart)."""
+    """Draw a plan's memory map, DMA reach, pinout, DMA routes and verdicts, a schedule's Gantt chart or a board."""
     from rac_fw.report.page import PAGE_NAME, ReportError, artifact_page, plan_page, render, scheduling_page
 
     existing = out / PAGE_NAME
@@ -71,7 +71,3 @@ def report(
     else:
         console.print(f"{page.status}: wrote {written} ({len(page.figures)} figures)")
     raise typer.Exit({"pass": EXIT_PASS, "fail": EXIT_FAIL}.get(page.status, EXIT_INVALID))
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(report)

@@ -56,7 +56,3 @@ def serve_mcp(
         serve_http(server, host, port, token)
     else:
         server.run("stdio")
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(serve_app, name="serve")
