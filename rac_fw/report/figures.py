@@ -130,7 +130,8 @@ def memory_map(regions: Sequence[RegionBox]) -> str:
         end = x_of(max(region.size, 1))
         fill = "url(#cached)" if region.cacheable else "#f7f7f7"
         fig.rect(left, y, end - left, 18, fill=fill, stroke="#555",
-                 tip=f"{region.name}: {size_text(region.size)} at 0x{region.address:08X}")
+                 tip=f"{region.name}: {size_text(region.size)} at 0x{region.address:08X}",
+                 data={"region": region.name, "bytes": str(region.size)})
         fig.text(left - 8, y + 9, region.name, size=12, anchor="end", weight="bold")
         fig.text(left - 8, y + 27, f"0x{region.address:08X} · {size_text(region.size)}", size=10, anchor="end",
                  fill="#555")
@@ -327,7 +328,8 @@ def gantt(bars: Sequence[Bar], machines: int, makespan: int, marks: GanttMarks) 
         if a in where and b in where:
             first, then = where[a], where[b]
             fig.arrow(left + first.end * scale, top + first.machine * row_h + row_h / 2,
-                      left + then.start * scale, top + then.machine * row_h + row_h / 2, stroke="#000", width=1.6)
+                      left + then.start * scale, top + then.machine * row_h + row_h / 2, stroke="#000", width=1.6,
+                      data={"pair": f"{a}>{b}"})
             fig.circle(left + first.end * scale, top + first.machine * row_h + row_h / 2, 3, fill="#000",
                        tip=f"hard pair: {a} ends before {b} starts")
     ly = axis_y + 46

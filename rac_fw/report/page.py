@@ -52,6 +52,8 @@ class Page:
     """(id, caption, svg)."""
     verdicts: list[Verdict] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
+    tables: list[tuple[str, str, list[str], list[list[str]]]] = field(default_factory=list)
+    """(id, caption, header, rows): data a figure cannot hold (a board's relations and measured values)."""
 
 
 TEMPLATE = """<!doctype html>
@@ -71,6 +73,13 @@ figcaption { font-size: 13px; color: #555; }
 {% for id, caption, svg in page.figures %}
 <h2>{{ caption }}</h2>
 <figure class="svgfig" id="{{ id }}">{{ svg }}<figcaption>{{ caption }}</figcaption></figure>
+{% endfor %}
+{% for id, caption, header, rows in page.tables %}
+<h2>{{ caption }}</h2>
+<table id="{{ id }}"><tr>{% for h in header %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for row in rows %}<tr>{% for cell in row %}
+<td class="{{ {'✗': 'bad', '✓': 'ok'}.get(cell, '') }}">{{ cell }}</td>{% endfor %}</tr>
+{% endfor %}</table>
 {% endfor %}
 <h2>Verification summary</h2>
 <table><tr><th></th><th>predicate</th><th>measured</th><th>limit</th><th>detail</th></tr>

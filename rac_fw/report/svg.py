@@ -44,14 +44,14 @@ class Svg:
                                   "fill": fill, "stroke": stroke, **attrs}, data)
 
     def line(self, x1: float, y1: float, x2: float, y2: float, stroke: str = "#555", width: float = 1,
-             tip: str | None = None, **attrs: object) -> None:
+             tip: str | None = None, data: dict[str, str] | None = None, **attrs: object) -> None:
         self._shape("line", tip, {"x1": _num(x1), "y1": _num(y1), "x2": _num(x2), "y2": _num(y2), "stroke": stroke,
-                                  "stroke_width": _num(width), **attrs})
+                                  "stroke_width": _num(width), **attrs}, data)
 
     def circle(self, cx: float, cy: float, r: float, fill: str = "none", stroke: str | None = "#555",
-               tip: str | None = None, **attrs: object) -> None:
+               tip: str | None = None, data: dict[str, str] | None = None, **attrs: object) -> None:
         self._shape("circle", tip, {"cx": _num(cx), "cy": _num(cy), "r": _num(r), "fill": fill, "stroke": stroke,
-                                    **attrs})
+                                    **attrs}, data)
 
     def path(self, d: str, fill: str = "none", stroke: str | None = "#555", tip: str | None = None,
              **attrs: object) -> None:
@@ -71,10 +71,11 @@ class Svg:
         self.parts.append(f"<text{head}>{tip_text}{spans}</text>")
 
     def arrow(self, x1: float, y1: float, x2: float, y2: float, stroke: str = "#333", width: float = 1.4,
-              head: float = 7) -> None:
+              head: float = 7, data: dict[str, str] | None = None) -> None:
         """A line with a filled head at (x2, y2)."""
         angle = math.atan2(y2 - y1, x2 - x1)
-        self.line(x1, y1, x2 - head * 0.8 * math.cos(angle), y2 - head * 0.8 * math.sin(angle), stroke, width)
+        self.line(x1, y1, x2 - head * 0.8 * math.cos(angle), y2 - head * 0.8 * math.sin(angle), stroke, width,
+                  data=data)
         left = (x2 - head * math.cos(angle - 0.4), y2 - head * math.sin(angle - 0.4))
         right = (x2 - head * math.cos(angle + 0.4), y2 - head * math.sin(angle + 0.4))
         self.path(f"M{_num(x2)},{_num(y2)} L{_num(left[0])},{_num(left[1])} L{_num(right[0])},{_num(right[1])} Z",

@@ -35,9 +35,13 @@ class Offers:
         self.taken = taken
         self.offered: dict[str, set[str]] = {}
 
+    def elsewhere(self, claim: Claim) -> set[str]:
+        """Pins already offered to another claim."""
+        return {pin for key, pins in self.offered.items() if key != claim.key for pin in pins}
+
     def excluded(self, claim: Claim) -> set[str]:
-        """Pins a repair of ``claim`` must not propose: taken, or offered to another claim."""
-        return self.taken | {pin for key, pins in self.offered.items() if key != claim.key for pin in pins}
+        """Free pins a repair of ``claim`` must not propose: taken, or offered to another claim."""
+        return self.taken | self.elsewhere(claim)
 
     def note(self, claim: Claim, pins: Iterable[str]) -> None:
         self.offered.setdefault(claim.key, set()).update(pins)
@@ -58,10 +62,10 @@ def _moves(target: Target, claim: Claim, offers: Offers, signal: str, limit: int
     signal, then free pins (nearest first)."""
     if not claim.declared:
         return []
-    excluded = offers.excluded(claim)
-    pins = [p for p in _wired_to(target, signal) if p.name != claim.pin and p.name not in excluded
+    elsewhere = offers.elsewhere(claim)  # the board's own pin for the signal may be taken by that very use
+    pins = [p for p in _wired_to(target, signal) if p.name != claim.pin and p.name not in elsewhere
             and carries(p, signal)]
-    pins = (pins + free_pins(target, excluded, signal, near=claim.pin))[:limit]
+    pins = (pins + free_pins(target, offers.excluded(claim), signal, near=claim.pin))[:limit]
     offers.note(claim, (pin.name for pin in pins))
     return [relax(f"use {describe_pin(pin, signal)} instead of {claim.pin}", replace(claim.path, pin.name))
             for pin in pins]
