@@ -56,14 +56,14 @@ OPTIONAL_VALUES = {"--build": "auto"}
 
 
 def generic_entries() -> dict[str, Lazy]:
-    from rac_fw.cli.lazy import command_of, unavailable
+    from rac_fw.cli.lazy import command_of, not_installed, unavailable
     from rac_fw.domain import missing_requirements
 
     def entry(command: Command) -> Lazy:
         missing = missing_requirements(DISTRIBUTION, command.extra) if command.extra else ()
         if missing:
             install = f"pip install '{DISTRIBUTION}[{command.extra}]'"
-            return Lazy(f"{command.summary} [not installed: {install}]", lambda: unavailable(
+            return Lazy(not_installed(command.summary, install), lambda: unavailable(
                 command.name, f"`rac-fw {command.name}` needs {', '.join(missing)}", install))
         return Lazy(command.summary, lambda: command_of(command.name, command.load()))
 

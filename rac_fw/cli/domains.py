@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rac_fw.cli.lazy import Lazy, LazyGroup, command_of, unavailable
+from rac_fw.cli.lazy import Lazy, LazyGroup, command_of, not_installed, unavailable
 from rac_fw.domain import Command, domain_class, domain_names, domain_status
 
 
@@ -47,7 +47,7 @@ def _entry(domain: str, command: Command) -> Lazy:
     status = domain_status(domain)
     if status.install is not None:
         install = status.install
-        return Lazy(f"{command.summary} [not installed: {install}]", lambda: unavailable(
+        return Lazy(not_installed(command.summary, install), lambda: unavailable(
             command.name, f"the {domain} domain needs {', '.join(status.missing)}", install))
     return Lazy(command.summary, lambda: command_of(command.name, command.load()))
 

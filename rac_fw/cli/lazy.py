@@ -65,6 +65,14 @@ def command_of(name: str, target: Any) -> Any:
     return typer.main.get_command(app)
 
 
+def not_installed(summary: str, install: str) -> str:
+    """A listed command's summary marked with the line that installs it (bracketed text escaped: the
+    help is rendered as Rich markup, where ``[pcb]`` would be read as a style tag)."""
+    from rich.markup import escape
+
+    return escape(f"{summary} [not installed: {install}]")
+
+
 def unavailable(name: str, message: str, install: str) -> Any:
     """A command standing in for one whose requirements are missing: whatever its arguments, it prints
     the located error with the install line and exits 2 (invalid input: nothing ran)."""
