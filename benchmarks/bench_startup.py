@@ -54,7 +54,10 @@ def main() -> None:
     parser.add_argument("--rac-fw", help="an installed rac-fw script (default: this interpreter -m rac_fw.cli)")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.setdefault("PYTHONPATH", str(REPO))
+    if args.rac_fw is None:  # this checkout's code, whatever this interpreter has installed
+        env["PYTHONPATH"] = str(REPO)
+    else:  # the installed script and its own package
+        env.pop("PYTHONPATH", None)
     rac_fw = [args.rac_fw] if args.rac_fw else [sys.executable, "-m", "rac_fw.cli"]
     with tempfile.TemporaryDirectory(prefix="rac-fw-startup-") as tmp:
         cwd = Path(tmp)

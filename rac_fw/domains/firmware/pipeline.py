@@ -15,6 +15,7 @@ plan gives the same bytes; stage timings are kept separately (``timings_ms``) fo
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import functools
 import re
 import time
@@ -238,9 +239,11 @@ class Resolved:
 
 
 @stage("resolve")
-def resolve(plan: Plan, target: str | None = None, framework: str | None = None, source: str = "<plan>") -> Resolved:
-    """Bind ``plan`` to a target (``target`` retargets a plan written for another chip) and a framework
-    (explicit, else the plan's unless retargeted to a chip without it, else the target's default)."""
+def resolve(plan: Plan, target: str | None = None, framework: str | None = None, source: str = "<plan>",
+            zephyr_version: str | None = None) -> Resolved:
+    """Bind ``plan`` to a target (``target`` retargets a plan written for another chip), a framework
+    (explicit, else the plan's unless retargeted to a chip without it, else the target's default) and the
+    Zephyr release the output is written for (``zephyr_version``, default the release ``facts.sdk`` names)."""
     target_id = target or plan.target
     if target_id is None:
         raise StageError([Evidence(code="E_PLAN_FIELD", message="the plan names no target; give `target:` or "
@@ -254,6 +257,7 @@ def resolve(plan: Plan, target: str | None = None, framework: str | None = None,
             relaxations=[Relaxation(description=f"use target {near}",
                                     patch=[{"op": "replace", "path": ["target"], "value": near}])
                          for near in exc.near])]) from None
+    facts = _with_release(facts, zephyr_version)
     retargeted = plan.target is not None and plan.target != target_id
     chosen = _resolve_framework(plan, facts, framework, retargeted)
     update: dict[str, Any] = {}
@@ -262,6 +266,18 @@ def resolve(plan: Plan, target: str | None = None, framework: str | None = None,
     if plan.framework is not None and plan.framework != chosen:
         update["framework"] = chosen
     return Resolved(plan.model_copy(update=update) if update else plan, facts, chosen)
+
+
+def _with_release(facts: Target, zephyr_version: str | None) -> Target:
+    """The target facts for the Zephyr release asked for (an unknown release is invalid input)."""
+    from rac_fw.domains.firmware.facts.sdk import UnknownSdkVersion, for_release
+
+    try:
+        return for_release(facts, "zephyr", zephyr_version)
+    except UnknownSdkVersion as exc:
+        raise StageError([Evidence(
+            code="E_SDK_VERSION", message=f"{exc}: give --zephyr-version {' or '.join(exc.known)}",
+            location="--zephyr-version", objects=[exc.version, *exc.known])]) from None
 
 
 @dataclass(frozen=True)
@@ -284,12 +300,28 @@ def check(resolved: Resolved) -> list[Evidence]:
 def lower(resolved: Resolved) -> Lowered:
     """The generated source tree (a lowerer's refusal is ``StageError`` with its evidence)."""
     try:
-        return lower_plan(resolved.plan, resolved.target, resolved.framework)
+        lowered = lower_plan(resolved.plan, resolved.target, resolved.framework)
     except (LoweringError, UnknownFramework) as exc:
         evidence = getattr(exc, "evidence", None) or [
             Evidence(code="E_TARGET_UNSUPPORTED", message=str(exc), location="framework",
                      objects=[resolved.framework])]
         raise StageError(evidence) from None
+    return _with_prediction(lowered, resolved)
+
+
+def _with_prediction(lowered: Lowered, resolved: Resolved) -> Lowered:
+    """The receipt states the behaviour's predicted console and its placement decisions (kept as evidence:
+    the run judge derives the same trace from the plan again, never from the receipt)."""
+    if resolved.plan.behaviour is None:
+        return lowered
+    from rac_fw.domains.firmware.plan.behaviour.console import predicted, receipt_notes
+
+    guess = predicted(resolved.plan, resolved.target, resolved.framework)
+    receipt = lowered.receipt.model_copy(update={
+        "trace": guess.to_json() if guess is not None else None,
+        "notes": [*lowered.receipt.notes, *receipt_notes(resolved.plan, resolved.target, resolved.framework)],
+    })  # fmt: skip
+    return dataclasses.replace(lowered, receipt=receipt)
 
 
 @stage("verify")
@@ -324,6 +356,7 @@ def run_plan(
     run_timeout_s: float = 30.0,
     force: bool = False,
     runners: Callable[[str], Backend] | None = None,
+    zephyr_version: str | None = None,
 ) -> PlanResult:
     """Run the stages for a plan (object, dict or YAML/JSON path).
 
@@ -332,12 +365,14 @@ def run_plan(
     ``out_dir`` writes the artifact (required by ``build``); ``build`` names a builder (``auto``,
     ``west``, ``gcc`` …) and ``run`` a runner, resolved by ``runners`` (default: the registered runners
     by name, ``qemu`` …; the bench layer's ``hil.board.runner_for`` adds ``board:ID``). ``force`` lets
-    the artifact overwrite files rac-fw did not write or that were edited since.
+    the artifact overwrite files rac-fw did not write or that were edited since. ``zephyr_version`` (``3.7``,
+    ``4.1``, ``3.7.1``…) is the Zephyr release a Zephyr artifact is written for (default: ``facts.sdk``'s).
     """
     source = str(plan) if isinstance(plan, Path | str) else "<plan>"
     result = PlanResult(status=Status.INVALID, source=source)
     with stage_log() as log:
-        _run_stages(result, plan, target, framework, out_dir, build, run, run_timeout_s, force, runners)
+        _run_stages(result, plan, target, framework, out_dir, build, run, run_timeout_s, force, runners,
+                    zephyr_version)
     for record in log:
         result.timings_ms[record.stage] = result.timings_ms.get(record.stage, 0.0) + record.ms
     result.timings_ms["total"] = sum(r.ms for r in log)
@@ -346,14 +381,15 @@ def run_plan(
 
 def _run_stages(result: PlanResult, plan: Plan | dict[str, Any] | Path | str, target: str | None,
                 framework: str | None, out_dir: Path | str | None, build: str | None, run: str | None,
-                run_timeout_s: float, force: bool, runners: Callable[[str], Backend] | None) -> None:
+                run_timeout_s: float, force: bool, runners: Callable[[str], Backend] | None,
+                zephyr_version: str | None = None) -> None:
     if (build is not None or run is not None) and out_dir is None:
         _invalid(result, [Evidence(code="E_USAGE", message="--build/--run need --out DIR to write the artifact to",
                                    location="--out")])
         return
     try:
         parsed = parse(plan)
-        resolved = resolve(parsed, target, framework, result.source)
+        resolved = resolve(parsed, target, framework, result.source, zephyr_version)
     except (PlanError, StageError) as exc:
         _invalid(result, exc.evidence)
         return
@@ -389,6 +425,8 @@ def console_expectations(plan: Plan, facts: Target, framework: str) -> tuple[str
     Bare-metal firmware runs a self-test that reports every operation (``rac: <label> ok``) and ends
     with ``rac: done``; other frameworks are held to the text of each print operation.
     """
+    if plan.behaviour is not None:  # the run is judged line for line against the predicted trace (run_stage)
+        return (r"^rac: boot\b",)
     if framework == "baremetal":
         from rac_fw.domains.firmware.verify.console import plan_expectations
 
@@ -475,6 +513,7 @@ def run_stage(result: PlanResult, facts: Target, plan: Plan, backend: Backend, t
         timeout_s=timeout_s,
         output_dir=result.out_dir,
         forbid=("HardFault", "FATAL ERROR"),
+        exit_status=_exit_status(plan, facts, result.framework or ""),
     )
     ran = backend.run(request)
     result.run = {"backend": ran.backend, "ok": ran.ok, "log": str(ran.log) if ran.log else None,
@@ -483,3 +522,21 @@ def run_stage(result: PlanResult, facts: Target, plan: Plan, backend: Backend, t
     if not ran.ok:
         result.status = Status.FAIL
         result.evidence.extend(ran.evidence)
+    if plan.behaviour is not None:
+        from rac_fw.domains.firmware.plan.behaviour.console import judge
+
+        verdicts, evidence = judge(plan, facts, result.framework or "", ran.output or "")
+        result.verdicts.extend(verdicts)
+        if evidence:
+            result.status = Status.FAIL
+            result.evidence.extend(evidence)
+
+
+def _exit_status(plan: Plan, facts: Target, framework: str) -> int:
+    """The exit status a run of ``plan`` ends with: 1 when its behaviour is predicted to exit non-zero."""
+    if plan.behaviour is None:
+        return 0
+    from rac_fw.domains.firmware.plan.behaviour.console import predicted
+
+    guess = predicted(plan, facts, framework)
+    return 1 if guess is not None and guess.prediction.exit_code != 0 else 0

@@ -73,6 +73,9 @@ class BuildRequest:
     board: str | None = None
     """Overrides the builder's board name (e.g. ``native_sim/native/64`` for CI compile checks)."""
     timeout_s: float = 900.0
+    sdk_version: str | None = None
+    """The framework release the artifact was written for (its manifest's ``sdk_version``), which a builder
+    with a versioned workspace (west) compares with the workspace's."""
 
 
 @dataclass
@@ -138,6 +141,9 @@ class RunRequest:
     output_dir: Path
     forbid: tuple[str, ...] = ()
     """Regexes that fail the run at once (``HardFault``, ``panic``)."""
+    exit_status: int = 0
+    """The exit status the run must end with where the runner sees one (a behaviour's ``exit: N`` ends a QEMU
+    run through semihosting with status 1)."""
     port: str | None = None
     baud: int = 115200
     port_wait_s: float = 5.0
