@@ -16,7 +16,7 @@ server iterate the registered domains and never import a domain's modules themse
 Loading a domain *class* is cheap by contract: the CLI imports every registered class to list its
 commands on each start, so a domain module imports its action model (:class:`ModelRef`), solvers and
 facts inside the methods that use them. A domain whose solvers ship in an extra of its distribution
-names it (:attr:`Domain.extra`); :func:`domain_status` reports it unavailable, with its install line,
+names it (:attr:`Domain.install_extra`); :func:`domain_status` reports it unavailable, with its install line,
 when that extra's requirements are not installed, and :func:`load_domain` refuses it the same way.
 """
 
@@ -58,15 +58,15 @@ class Command:
     the command runs or shows its own help, so listing the commands (``rac-fw --help``) imports no
     command module. ``summary`` is the line ``rac-fw --help`` shows; the target's docstring (or the
     group's help) is the command's own help. ``group`` names a group several domains share
-    (``calibrate``). ``extra`` names the extra of the distribution the command needs beyond the core
-    (a domain's commands need the domain's :attr:`Domain.extra` without saying so).
+    (``calibrate``). ``install_extra`` names the extra of the distribution the command needs beyond the
+    core (a domain's commands need the domain's :attr:`Domain.install_extra` without saying so).
     """
 
     name: str
     target: str
     summary: str
     group: str | None = None
-    extra: str | None = None
+    install_extra: str | None = None
 
     @property
     def path(self) -> str:
@@ -152,7 +152,7 @@ class Domain(ABC):
     action_model: ClassVar[type[BaseModel]]
     #: The extra of the domain's distribution that holds its solvers (``pip install 'rac-fw[pcb]'``);
     #: None when the distribution's own requirements are all it needs.
-    extra: ClassVar[str | None] = None
+    install_extra: ClassVar[str | None] = None
 
     @abstractmethod
     def tasks(self) -> list[str]:
@@ -319,7 +319,7 @@ class DomainStatus:
 
 
 def domain_status(name: str) -> DomainStatus:
-    """Availability of a registered domain: its class imports and its :attr:`Domain.extra` (if any) is
+    """Availability of a registered domain: its class imports and its :attr:`Domain.install_extra` (if any) is
     installed. Never raises for a registered name (a broken plugin reports its error)."""
     entry = _registry().get(name)
     if entry is None:
@@ -328,12 +328,13 @@ def domain_status(name: str) -> DomainStatus:
         cls = domain_class(name)
     except Exception as exc:  # a broken third-party plugin must not hide the others
         return DomainStatus(name, error=f"{type(exc).__name__}: {exc}")
-    if cls.extra is None or entry.dist is None:
+    extra = cls.install_extra
+    if extra is None or entry.dist is None:
         return DomainStatus(name)
-    missing = missing_requirements(entry.dist.name, cls.extra)
+    missing = missing_requirements(entry.dist.name, extra)
     if not missing:
         return DomainStatus(name)
-    return DomainStatus(name, install=f"pip install '{entry.dist.name}[{cls.extra}]'", missing=missing)
+    return DomainStatus(name, install=f"pip install '{entry.dist.name}[{extra}]'", missing=missing)
 
 
 class DomainUnavailable(LookupError):

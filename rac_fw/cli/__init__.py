@@ -44,7 +44,7 @@ GENERIC = (
             "Check a trace's hash chain and episode structure, re-execute it and report every divergence."),
     Command("eval", "rac_fw.cli.eval:eval_command",
             "Evaluate a model through an interface: results in SQLite (resumable), HTML + PNG report.",
-            extra="eval"),
+            install_extra="eval"),
     Command("report", "rac_fw.cli.report:report",
             "Draw a plan's memory map, DMA reach, pinout, DMA routes and verdicts, a schedule's Gantt chart or a "
             "board."),
@@ -60,9 +60,10 @@ def generic_entries() -> dict[str, Lazy]:
     from rac_fw.domain import missing_requirements
 
     def entry(command: Command) -> Lazy:
-        missing = missing_requirements(DISTRIBUTION, command.extra) if command.extra else ()
+        extra = command.install_extra
+        missing = missing_requirements(DISTRIBUTION, extra) if extra else ()
         if missing:
-            install = f"pip install '{DISTRIBUTION}[{command.extra}]'"
+            install = f"pip install '{DISTRIBUTION}[{extra}]'"
             return Lazy(not_installed(command.summary, install), lambda: unavailable(
                 command.name, f"`rac-fw {command.name}` needs {', '.join(missing)}", install))
         return Lazy(command.summary, lambda: command_of(command.name, command.load()))

@@ -40,7 +40,7 @@ class PcbDomain(Domain):
 
     name: ClassVar[str] = "pcb"
     action_model = model_ref("rac_fw.domains.pcb.model:PcbAction")
-    extra: ClassVar[str | None] = "pcb"
+    install_extra: ClassVar[str | None] = "pcb"
 
     @classmethod
     def commands(cls) -> list[Command]:

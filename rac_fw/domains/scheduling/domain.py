@@ -61,7 +61,7 @@ class SchedulingDomain(Domain):
 
     name: ClassVar[str] = "scheduling"
     action_model = model_ref("rac_fw.domains.scheduling.relations:SchedulingPayload")
-    extra: ClassVar[str | None] = "scheduling"
+    install_extra: ClassVar[str | None] = "scheduling"
 
     @classmethod
     def commands(cls) -> list[Command]:
