@@ -278,11 +278,13 @@ def domain_class(name: str) -> type[Domain]:
     return cast("type[Domain]", cls)
 
 
+@cache
 def missing_requirements(distribution: str, extra: str) -> tuple[str, ...]:
     """The requirements ``distribution`` declares for ``extra`` that are not installed. Presence is what
     is checked (pip enforced the versions when it installed them); an extra the installed metadata does
     not declare needs nothing. Read from the metadata with a pattern, not a requirements parser, because
-    every ``rac-fw`` start asks (``rac-fw --help`` marks the commands of a missing extra)."""
+    every ``rac-fw`` start asks (``rac-fw --help`` marks the commands of a missing extra); once per
+    process (what is installed does not change under a running command)."""
     from importlib.metadata import requires
 
     marker = re.compile(rf"""extra\s*==\s*["']{re.escape(extra)}["']""")
