@@ -6,7 +6,8 @@ import copy
 
 from rac_fw.contract import Action, Status
 from rac_fw.domain import load_domain
-from rac_fw.domains.pcb.baselines import CANDIDATES, reference_policy
+from rac_fw.domains.pcb.baseline_actions import CANDIDATES
+from rac_fw.domains.pcb.baselines import reference_policy
 from rac_fw.runtime import Episode
 
 TASK = "route_fanout_01"

@@ -30,7 +30,7 @@ def act(task: str, **payload: object) -> Action:
 
 
 def test_entry_point_and_tasks(domain: SchedulingDomain) -> None:
-    assert domain.tasks() == [f"la{i:02d}" for i in range(1, 31)]
+    assert domain.tasks() == [f"la{i:02d}" for i in range(1, 41)]
     with pytest.raises(UnknownTask):
         domain.observe("la99")
 

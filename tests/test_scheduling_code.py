@@ -120,9 +120,9 @@ def test_cli_code_exit_codes(tmp_path: Path) -> None:
 def test_cli_calibrate_bounded_prints_all_instances() -> None:
     result = CliRunner().invoke(app, ["calibrate", "scheduling"])
     lines = result.output.strip().splitlines()
-    assert lines[-1] == "30 passed, 0 failed", result.output
+    assert lines[-1] == "40 passed, 0 failed", result.output
     assert result.exit_code == 0
-    assert sum(line.startswith("la") for line in lines) == 30
+    assert sum(line.startswith("la") for line in lines) == 40
     assert "mean gap" in lines[-2]
 
 

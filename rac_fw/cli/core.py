@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -24,7 +24,16 @@ from rac_fw.console.output import (
 )
 from rac_fw.contract import Action, Evidence, Feedback, Status
 from rac_fw.documents import DocumentError, read_document
-from rac_fw.domain import Domain, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
+from rac_fw.domain import (
+    Domain,
+    DomainUnavailable,
+    UnknownDomain,
+    UnknownTask,
+    domain_names,
+    domain_status,
+    load_domain,
+    schema_for,
+)
 from rac_fw.limits import LimitExceeded, check_count
 from rac_fw.runtime import DEFAULT_BUDGET, Episode, TraceError, replay_report
 from rac_fw.trace import load_key
@@ -32,12 +41,18 @@ from rac_fw.trace import load_key
 JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output (versioned JSON).")]
 KeyOption = Annotated[Path | None, typer.Option(
     "--key", help="Key file: sign the trace (HMAC-SHA256) when writing, check the signatures when replaying.")]
+def domain_error(exc: UnknownDomain | DomainUnavailable) -> Evidence:
+    """Evidence for a domain that cannot be loaded: not registered, or its extra not installed."""
+    if isinstance(exc, DomainUnavailable):
+        return Evidence(code="E_NOT_INSTALLED", message=str(exc), location="DOMAIN", objects=[exc.name, exc.install])
+    return Evidence(code="E_UNKNOWN_DOMAIN", message=str(exc), location="DOMAIN", objects=[exc.name])
+
+
 def _domain(name: str, as_json: bool = False) -> Domain:
     try:
         return load_domain(name)
-    except UnknownDomain as exc:
-        fail_with([Evidence(code="E_UNKNOWN_DOMAIN", message=str(exc), location="DOMAIN", objects=[name])],
-                  as_json=as_json)
+    except (UnknownDomain, DomainUnavailable) as exc:
+        fail_with([domain_error(exc)], as_json=as_json)
 
 
 def _unknown_task(exc: UnknownTask, as_json: bool) -> None:
@@ -46,14 +61,39 @@ def _unknown_task(exc: UnknownTask, as_json: bool) -> None:
     )
 
 
-def domains() -> None:
-    """List the registered domains (from the ``rac_fw.domains`` entry points)."""
-    table = Table("domain", "tasks")
+def domains(as_json: JsonFlag = False) -> None:
+    """List the registered domains, with the install line of any whose extra is missing.
+
+    A domain registered through the ``rac_fw.domains`` entry points is listed with its task count when
+    it can be used here; one whose extra is not installed is listed with the command that installs it
+    (and what is missing); a plugin that fails to load is listed with its error.
+    """
+    rows: list[dict[str, Any]] = []
     for name in domain_names():
-        try:
-            table.add_row(name, str(len(load_domain(name).tasks())))
-        except Exception as exc:  # a broken third-party plugin must not hide the others
-            table.add_row(name, f"[red]unavailable: {escape(str(exc))}[/]")
+        status = domain_status(name)
+        row: dict[str, Any] = {"domain": name, "available": status.available}
+        if status.install is not None:
+            row.update(install=status.install, missing=list(status.missing))
+        elif status.error is not None:
+            row["error"] = status.error
+        else:
+            try:
+                row["tasks"] = len(load_domain(name).tasks())
+            except Exception as exc:  # a broken third-party plugin must not hide the others
+                row.update(available=False, error=f"{type(exc).__name__}: {exc}")
+        rows.append(row)
+    if as_json:
+        console.print_json(json.dumps({"domains": rows}))
+        return
+    table = Table("domain", "tasks", "status")
+    for row in rows:
+        if "tasks" in row:
+            table.add_row(row["domain"], str(row["tasks"]), "available")
+        elif "install" in row:
+            table.add_row(row["domain"], "—", f"[yellow]not installed[/] (missing {escape(', '.join(row['missing']))})"
+                          f": {escape(row['install'])}")
+        else:
+            table.add_row(row["domain"], "—", f"[red]unavailable: {escape(row['error'])}[/]")
     console.print(table)
 
 
@@ -68,6 +108,8 @@ def schema(
     """Print a JSON Schema: a domain's action payload (its index, or one operation), or a protocol message."""
     try:
         console.print_json(json.dumps(schema_for(name, part=op, index=index)))
+    except DomainUnavailable as exc:
+        fail_with([domain_error(exc)])
     except LookupError as exc:
         where, obj = ("--op", str(op)) if op is not None and name in domain_names() else ("NAME", name)
         fail_with([Evidence(code="E_UNKNOWN_SCHEMA", message=str(exc), location=where, objects=[obj])])
@@ -129,8 +171,8 @@ def submit(
         invalid([exc.evidence()])
     try:
         dom = load_domain(domain)
-    except UnknownDomain as exc:
-        invalid([Evidence(code="E_UNKNOWN_DOMAIN", message=str(exc), location="DOMAIN", objects=[domain])])
+    except (UnknownDomain, DomainUnavailable) as exc:
+        invalid([domain_error(exc)])
     try:
         secret = load_key(key) if key is not None else None
     except TraceError as exc:
@@ -187,13 +229,3 @@ def replay_command(trace: Path, key: KeyOption = None, budget: Annotated[int, ty
         console.print(f"[red]divergence[/] {escape(f'{trace}:{div.line}')} {escape(div.field)}: {escape(detail)}")
     console.print(f"replayed {done.turns} turn(s): {len(done.divergences)} divergence(s); {escape(done.signatures)}")
     raise typer.Exit(1 if done.divergences else 0)
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(domains)
-    app.command()(schema)
-    app.command()(tasks)
-    app.command()(observe)
-    app.command()(submit)
-    app.command("replay")(replay_command)
-

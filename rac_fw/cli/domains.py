@@ -1,18 +1,18 @@
-"""Every registered domain's own commands, added to the ``rac-fw`` app (``Domain.commands()``).
+"""Every registered domain's own commands, as lazy entries of the ``rac-fw`` app (``Domain.commands()``).
 
 Domains are iterated through the entry-point registry; nothing here names one. A domain registered
 under several names (PCB's baselines share the PCB class's commands) adds its commands once; two
 domains claiming the same command keep the first in name order and the clash is reported by
-:func:`contributions` (a test pins that there is none).
+:func:`contributions` (a test pins that there is none). A domain whose extra is missing keeps its
+commands in the listing, marked with the install line, and each answers with it when run.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import typer
-
-from rac_fw.domain import Command, domain_class, domain_names
+from rac_fw.cli.lazy import Lazy, LazyGroup, command_of, not_installed, unavailable
+from rac_fw.domain import Command, domain_class, domain_names, domain_status
 
 
 @dataclass
@@ -43,19 +43,31 @@ def contributions() -> Contributions:
     return found
 
 
-def register(app: typer.Typer) -> None:
+def _entry(domain: str, command: Command) -> Lazy:
+    status = domain_status(domain)
+    if status.install is not None:
+        install = status.install
+        return Lazy(not_installed(command.summary, install), lambda: unavailable(
+            command.name, f"the {domain} domain needs {', '.join(status.missing)}", install))
+    return Lazy(command.summary, lambda: command_of(command.name, command.load()))
+
+
+def domain_entries() -> dict[str, Lazy]:
+    """Each domain command as a lazy entry; commands of a shared group (``calibrate``) under one entry."""
     from rac_fw.cli import SHARED_GROUPS
 
-    groups: dict[str, typer.Typer] = {}
-    for commands in contributions().by_domain.values():
+    top: dict[str, Lazy] = {}
+    grouped: dict[str, dict[str, Lazy]] = {}
+    for domain, commands in contributions().by_domain.items():
         for command in commands:
-            parent = app
-            if command.group is not None:
-                if command.group not in groups:
-                    groups[command.group] = typer.Typer(help=SHARED_GROUPS.get(command.group), no_args_is_help=True)
-                    app.add_typer(groups[command.group], name=command.group)
-                parent = groups[command.group]
-            if isinstance(command.target, typer.Typer):
-                parent.add_typer(command.target, name=command.name)
+            entry = _entry(domain, command)
+            if command.group is None:
+                top[command.name] = entry
             else:
-                parent.command(command.name)(command.target)
+                grouped.setdefault(command.group, {})[command.name] = entry
+
+    def group(name: str, members: dict[str, Lazy]) -> Lazy:
+        help_text = SHARED_GROUPS.get(name, "")
+        return Lazy(help_text, lambda: LazyGroup(name=name, help=help_text, no_args_is_help=True, entries=members))
+
+    return {**top, **{name: group(name, members) for name, members in grouped.items()}}

@@ -132,7 +132,3 @@ def _print_run(summary: dict, ran: int) -> None:
         if comparison["warning"]:
             err_console.print(f"[yellow]warning:[/] {escape(comparison['warning'])}")
     console.print(f"report: {escape(summary['report'])}  plot: {escape(summary['plot'])}")
-
-
-def register(app: typer.Typer) -> None:
-    app.command("eval")(eval_command)

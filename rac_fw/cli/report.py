@@ -1,5 +1,5 @@
-"""``rac-fw report``: write a self-contained HTML page with SVG figures for a plan, an artifact or a
-scheduling task (see :mod:`rac_fw.report`).
+"""``rac-fw report``: write a self-contained HTML page with SVG figures for a plan, an artifact, a
+scheduling task or a PCB task (see :mod:`rac_fw.report`).
 
 Exit codes follow the protocol: 0 the reported work passes, 1 it fails verification (the page shows
 why), 2 invalid input (no page when nothing could be drawn; an invalid plan still gets its page, with
@@ -23,11 +23,12 @@ from rac_fw.contract import Evidence
 class ReportDomain(StrEnum):
     firmware = "firmware"
     scheduling = "scheduling"
+    pcb = "pcb"
 
 
 def report(
     source: Annotated[
-        str, typer.Argument(help="Plan file or generated artifact dir; a task id with --domain scheduling.")
+        str, typer.Argument(help="Plan file or generated artifact dir; a task id with --domain scheduling|pcb.")
     ],
     out: Annotated[Path, typer.Option("--out", help="Directory to write report.html into.")],
     domain: Annotated[
@@ -36,12 +37,13 @@ def report(
     target: Annotated[str | None, typer.Option("--target", help="Retarget the plan (firmware).")] = None,
     framework: Annotated[str | None, typer.Option("--framework", help="Framework to lower with (firmware).")] = None,
     action: Annotated[
-        Path | None, typer.Option("--action", help="Scheduling action file (default: the model-free control).")
+        Path | None, typer.Option("--action", help="Scheduling action (default: the model-free control) or PCB "
+                                  "bundle (default: the task's own) file.")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing report.html in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print {status, page, figures} as JSON.")] = False,
 ) -> None:
-    """Draw a plan's memory map, DMA reach, pinout, DMA routes and verdicts (or a schedule's Gantt chart)."""
+    """Draw a plan's memory map, DMA reach, pinout, DMA routes and verdicts, a schedule's Gantt chart or a board."""
     from rac_fw.report.page import PAGE_NAME, ReportError, artifact_page, plan_page, render, scheduling_page
 
     existing = out / PAGE_NAME
@@ -59,6 +61,10 @@ def report(
         with progress(f"report {source}", quiet=as_json):
             if domain is ReportDomain.scheduling:
                 page = scheduling_page(source, action)
+            elif domain is ReportDomain.pcb:
+                from rac_fw.report.pcb import pcb_page
+
+                page = pcb_page(source, action)
             else:
                 page = artifact_page(path) if path.is_dir() else plan_page(path, target, framework)
     except ReportError as exc:
@@ -71,7 +77,3 @@ def report(
     else:
         console.print(f"{page.status}: wrote {written} ({len(page.figures)} figures)")
     raise typer.Exit({"pass": EXIT_PASS, "fail": EXIT_FAIL}.get(page.status, EXIT_INVALID))
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(report)

@@ -59,7 +59,3 @@ def serve_mcp(
         serve_http(server, host, port, tokens)
     else:
         server.run("stdio")
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(serve_app, name="serve")

@@ -34,7 +34,17 @@ from mcp_types import Tool as MCPTool
 from pydantic import Field, ValidationError, WithJsonSchema
 
 from rac_fw.contract import Action, Evidence, Feedback, Status, evidence_from_validation_error
-from rac_fw.domain import Domain, Tool, UnknownDomain, UnknownTask, domain_names, load_domain, schema_for
+from rac_fw.domain import (
+    Domain,
+    DomainUnavailable,
+    Tool,
+    UnknownDomain,
+    UnknownTask,
+    domain_names,
+    domain_status,
+    load_domain,
+    schema_for,
+)
 from rac_fw.limits import LimitExceeded, check_size, current_limits
 from rac_fw.mcp import worker
 from rac_fw.mcp.sessions import CALLER, Caller, ForeignSession, ServerConfig, Session, SessionStore
@@ -62,6 +72,8 @@ def guarded(fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except UnknownDomain as exc:
             return error_result("E_UNKNOWN_DOMAIN", str(exc), "domain", [exc.name])
+        except DomainUnavailable as exc:
+            return error_result("E_NOT_INSTALLED", str(exc), "domain", [exc.name, exc.install])
         except UnknownTask as exc:
             return error_result("E_UNKNOWN_TASK", str(exc), "task", [exc.task])
         except ForeignSession as exc:
@@ -113,8 +125,11 @@ class Tools:
         self.store = store
 
     def list_domains(self) -> dict[str, Any]:
-        """List the registered domains and how many tasks each offers."""
-        return {"domains": {name: len(load_domain(name).tasks()) for name in domain_names()}}
+        """List the registered domains and how many tasks each offers (and any not installed here, with the
+        command that installs it)."""
+        statuses = [domain_status(name) for name in domain_names()]
+        return {"domains": {s.name: len(load_domain(s.name).tasks()) for s in statuses if s.available},
+                "not_installed": {s.name: s.install or s.error for s in statuses if not s.available}}
 
     def list_tasks(self, domain: Annotated[str, Field(description="Domain name, e.g. logic, scheduling")]) -> dict:
         """List the tasks of a domain (for firmware: the target ids)."""

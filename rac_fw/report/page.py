@@ -2,10 +2,12 @@
 
 The firmware page reads the pipeline (:func:`~rac_fw.domains.firmware.pipeline.run_plan`: verdicts and
 evidence), the target's facts, :func:`~rac_fw.domains.firmware.placement.placement` /
-``buffer_needs`` / ``buffer_controller`` (where each buffer lives and who moves it) and the pin claims
-the pin obligations judge (:func:`~rac_fw.domains.firmware.obligations.refs.claims`); a pin is red when
-the verdicts carry evidence naming it. The scheduling page runs the domain's own validate → realize →
-verify turn and draws the verified start times. No rule is re-derived here.
+``buffer_needs`` / ``transfers`` (where each buffer lives, who moves it, on which channel) and the pin
+claims the pin obligations judge (:func:`~rac_fw.domains.firmware.obligations.refs.claims`); a pin is
+red when the evidence names it, and its cell names every claim on it. An invalid plan's summary lists
+each violation (verification did not run). The scheduling page runs the domain's own validate →
+realize → verify turn and draws the verified start times with the action's hard pairs; the PCB page
+(:mod:`.pcb`) does the same for a board. No rule is re-derived here.
 
 A page is one self-contained HTML file (inline SVG and CSS, nothing fetched) written into ``--out``;
 an existing ``report.html`` there is never overwritten silently: the caller chooses the directory.
@@ -15,19 +17,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jinja2 import Environment, select_autoescape
 from markupsafe import Markup
 
 from rac_fw.contract import Evidence, Verdict
 from rac_fw.report import figures
-from rac_fw.report.figures import Bar, PinCell, RegionBox, Route
+from rac_fw.report.figures import Bar, GanttMarks, PinCell, RegionBox, Route
 
 if TYPE_CHECKING:
-    from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.facts.model import DmaController, Target
 
 PAGE_NAME = "report.html"
+D = TypeVar("D")
 
 
 class ReportError(Exception):
@@ -49,6 +52,8 @@ class Page:
     """(id, caption, svg)."""
     verdicts: list[Verdict] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
+    tables: list[tuple[str, str, list[str], list[list[str]]]] = field(default_factory=list)
+    """(id, caption, header, rows): data a figure cannot hold (a board's relations and measured values)."""
 
 
 TEMPLATE = """<!doctype html>
@@ -68,6 +73,13 @@ figcaption { font-size: 13px; color: #555; }
 {% for id, caption, svg in page.figures %}
 <h2>{{ caption }}</h2>
 <figure class="svgfig" id="{{ id }}">{{ svg }}<figcaption>{{ caption }}</figcaption></figure>
+{% endfor %}
+{% for id, caption, header, rows in page.tables %}
+<h2>{{ caption }}</h2>
+<table id="{{ id }}"><tr>{% for h in header %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for row in rows %}<tr>{% for cell in row %}
+<td class="{{ {'✗': 'bad', '✓': 'ok'}.get(cell, '') }}">{{ cell }}</td>{% endfor %}</tr>
+{% endfor %}</table>
 {% endfor %}
 <h2>Verification summary</h2>
 <table><tr><th></th><th>predicate</th><th>measured</th><th>limit</th><th>detail</th></tr>
@@ -102,6 +114,22 @@ def render(page: Page, out_dir: Path) -> Path:
     return path
 
 
+def installed(name: str, kind: type[D]) -> D:
+    """The registered domain ``name`` (of the class the page draws), or the located reason it is not
+    installed here (its extra missing)."""
+    from rac_fw.domain import DomainUnavailable, UnknownDomain, load_domain
+
+    try:
+        domain = load_domain(name)
+    except (DomainUnavailable, UnknownDomain) as exc:
+        raise ReportError([Evidence(code="E_NOT_INSTALLED", message=str(exc), location="--domain",
+                                    objects=[name])]) from None
+    if not isinstance(domain, kind):
+        raise ReportError([Evidence(code="E_NOT_INSTALLED", location="--domain", objects=[name],
+                                    message=f"the domain registered as {name!r} is not {kind.__name__}")])
+    return domain
+
+
 # --- firmware ---------------------------------------------------------------------------------------
 
 
@@ -120,24 +148,62 @@ def _regions(facts: Target, placed: dict[str, str], sizes: dict[str, int]) -> li
     ]  # fmt: skip
 
 
-def _pins(facts: Target, claimed: dict[str, str], evidence: list[Evidence]) -> list[PinCell]:
-    """Every pin: claimed (the plan's signal), reserved (chip or board use), free; red where evidence
-    names the pin. ``claimed`` maps pin → signal."""
+def _pins(facts: Target, claimed: dict[str, list[str]], evidence: list[Evidence]) -> list[PinCell]:
+    """Every pin: claimed (what the plan uses it for), reserved (chip or board use), free; red where
+    evidence names the pin, labelled with every claim on it (and the board's use) and the evidence in
+    its tooltip. ``claimed`` maps pin → "owner: signal" of each claim, in plan order."""
     from rac_fw.domains.firmware.facts.observe import board_usage
 
     board = board_usage(facts)
     cells = []
     for name, pin in facts.pins.items():
-        against = bool(_mentions(evidence, name))
-        if name in claimed:
-            cells.append(PinCell(name, "conflict" if against else "claimed", claimed[name]))
-        elif pin.reserved or name in board:
-            cells.append(PinCell(name, "conflict" if against else "reserved", board.get(name, pin.reserved or "")))
+        against = _mentions(evidence, name)
+        detail = " ".join(e.message for e in against)
+        uses = list(claimed.get(name, []))
+        board_use = board.get(name) or pin.reserved or ""
+        if against:
+            label = " ✕ ".join([*uses, *([f"board: {board_use}"] if board_use and len(uses) < 2 else [])])
+            cells.append(PinCell(name, "conflict", label or board_use, detail))
+        elif uses:
+            cells.append(PinCell(name, "claimed", " + ".join(uses)))
+        elif board_use:
+            cells.append(PinCell(name, "reserved", board_use))
         else:
-            cells.append(PinCell(name, "conflict" if against else "free", ""))
+            cells.append(PinCell(name, "free", ""))
     # An unknown pin is still drawn, in red, with its evidence in the table below.
-    cells += [PinCell(name, "conflict", signal) for name, signal in claimed.items() if name not in facts.pins]
+    cells += [PinCell(name, "conflict", " ✕ ".join(uses), " ".join(e.message for e in _mentions(evidence, name)))
+              for name, uses in claimed.items() if name not in facts.pins]
     return cells
+
+
+def _violations(evidence: list[Evidence]) -> list[Verdict]:
+    """The summary rows of an invalid plan: one failed check per violation (with its magnitude), then
+    the verification that could not run."""
+    rows = []
+    for e in evidence:
+        first = e.magnitudes[0] if e.magnitudes else None
+        rows.append(Verdict(predicate=f"plan valid: {e.code}", passed=False, detail=e.message,
+                            measured=first.value if first else None, unit=first.unit if first else None))
+    rows.append(Verdict(predicate="independent verification", passed=False,
+                        detail="not run: the plan is invalid (each violation above carries its repairs)"))
+    return rows
+
+
+def _channel(facts: Target, controller: DmaController, request: str | None) -> str:
+    """Where a transfer runs on its controller: the fixed stream/channel of its request, the request
+    multiplexer's line, or (memory to memory) any free stream."""
+    from rac_fw.domains.firmware.facts.query import dmamux_line
+
+    if request is None:
+        return "any free stream"
+    fixed = controller.routes(request)
+    if fixed:
+        stream, channel = fixed[0]
+        return f"stream {stream} · channel {channel}"
+    line = dmamux_line(facts, request)
+    if line is not None:
+        return f"{line.mux} line {line.line} · any stream"
+    return "the peripheral's own DMA" if controller.channels == 0 else "any free stream"
 
 
 def _facts_rows(facts: Target, framework: str) -> list[tuple[str, str]]:
@@ -154,9 +220,8 @@ def plan_page(source: Path, target: str | None = None, framework: str | None = N
     DMA routes on the target."""
     from rac_fw.domains.firmware.facts.load import load_target
     from rac_fw.domains.firmware.obligations.refs import claims
-    from rac_fw.domains.firmware.ops.dma.dma_periph_rx import DmaPeriphRx
     from rac_fw.domains.firmware.pipeline import run_plan
-    from rac_fw.domains.firmware.placement import buffer_controller, buffer_needs, placement
+    from rac_fw.domains.firmware.placement import buffer_needs, placement, transfers
     from rac_fw.domains.firmware.plan.load import PlanError, load_plan
 
     try:
@@ -175,29 +240,29 @@ def plan_page(source: Path, target: str | None = None, framework: str | None = N
     placed = placement(plan, facts)
     sizes = {b.name: b.size_bytes for b in plan.resources.buffers}
     regions = _regions(facts, placed, sizes)
-    claimed = {c.pin: c.signal for c in claims(plan, facts)}
+    claimed: dict[str, list[str]] = {}
+    for claim in claims(plan, facts):
+        use = f"{claim.owner}: {claim.signal}"
+        if use not in claimed.setdefault(claim.pin, []):
+            claimed[claim.pin].append(use)
     routes = []
-    for buffer in plan.resources.buffers:
-        controller = buffer_controller(plan, facts, buffer.name)
-        if controller is None:
+    for transfer in transfers(plan, facts):
+        if transfer.controller is None:
             continue
-        feeder = next(
-            (op.peripheral for op in plan.operations if isinstance(op, DmaPeriphRx) and op.buffer == buffer.name),
-            "memory",
-        )
-        streams = ", ".join(f"stream {s} ch {c}" for s, c in controller.routes(feeder)[:2])
-        needs = buffer_needs(plan, facts, chosen, buffer.name)
-        where = placed.get(buffer.name) or "unplaced"
+        where = placed.get(transfer.sink) or placed.get(transfer.source) or "unplaced"
+        needs = buffer_needs(plan, facts, chosen, transfer.sink)
         if needs is not None:
             care = "clean/invalidate" if needs.cache_maintenance else "no cache care"
-            where += f"\nalign {needs.alignment_bytes} B, {care}"
-        routes.append(Route(feeder, controller.name, streams, buffer.name, where))
+            where += f", align {needs.alignment_bytes} B, {care}"
+        routes.append(Route(transfer.direction, transfer.source, transfer.controller.name,
+                            _channel(facts, transfer.controller, transfer.request), transfer.request, transfer.sink,
+                            where))
     page = Page(
         title=f"rac-fw report: {source.name} on {facts.id}",
         status=result.status.value,
         facts=[("plan", str(source)), *_facts_rows(facts, chosen),
                ("placement", ", ".join(f"{b} → {r}" for b, r in placed.items()) or "no buffers")],
-        verdicts=result.verdicts,
+        verdicts=result.verdicts or (_violations(evidence) if result.status.value == "invalid" else []),
         evidence=evidence,
     )  # fmt: skip
     page.figures = [
@@ -265,7 +330,7 @@ def scheduling_page(task: str, action: Path | None = None, backend: str = "bound
     from rac_fw.domains.scheduling.domain import SchedulingDomain
     from rac_fw.domains.scheduling.instance import known_optimum
 
-    domain = SchedulingDomain()
+    domain = installed("scheduling", SchedulingDomain)
     try:
         inst = domain.instance(task)
     except UnknownTask as exc:
@@ -303,10 +368,9 @@ def scheduling_page(task: str, action: Path | None = None, backend: str = "bound
     )
     if verification.starts is not None and verification.makespan is not None:
         bars = [
-            Bar(op.machine, op.job, verification.starts[op.name], verification.starts[op.name] + op.duration)
+            Bar(op.machine, op.job, verification.starts[op.name], verification.starts[op.name] + op.duration, op.name)
             for op in inst.operations
         ]
-        page.figures = [
-            ("gantt", "Gantt chart", figures.gantt(bars, inst.num_machines, verification.makespan, optimum))
-        ]
+        marks = GanttMarks(optimum, [(a, b) for a, b in validation.action.before] if validation.action else [])
+        page.figures = [("gantt", "Gantt chart", figures.gantt(bars, inst.num_machines, verification.makespan, marks))]
     return page

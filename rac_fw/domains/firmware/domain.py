@@ -15,6 +15,9 @@
   source verifier and, for a suite task, its checks Φ: compile and QEMU console where the tools are present).
 
 A suite task fixes the framework: a plan naming another one is answered with E_FRAMEWORK_MISMATCH.
+
+The module stays cheap to import (the CLI lists its commands on every start, and the plan model is the
+largest pydantic model rac-fw builds): each operation imports the stages it runs.
 """
 
 from __future__ import annotations
@@ -24,20 +27,14 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
-from rac_fw.contract import Action, Evidence, Observation, Realization, Receipt, Relaxation, Verdict, sha256_of
-from rac_fw.domain import Command, Domain, Tool, UnknownTask, Validation, Verification
-from rac_fw.domains.firmware import pipeline
-from rac_fw.domains.firmware.facts import observe as facts_observe
-from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target, target_ids
-from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.plan import catalog
-from rac_fw.domains.firmware.plan.load import PlanError
-from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.tasks import get_task, suite
+from rac_fw.domain import Command, Domain, Tool, UnknownTask, Validation, Verification, model_ref
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from rac_fw.contract import Action, Evidence, Observation, Realization
+    from rac_fw.domains.firmware import pipeline
+    from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.mcp.server import Tools
 
 #: How many realized source trees the domain keeps for its verify step (one turn needs one; several
@@ -54,7 +51,7 @@ class FirmwareDomain(Domain):
     """Firmware plans for microcontroller targets, checked against each target's facts."""
 
     name = "firmware"
-    action_model = Plan
+    action_model = model_ref("rac_fw.domains.firmware.plan.model:Plan")
 
     def __init__(self) -> None:
         # The realized source trees by artifact hash, for the verify step of the same turn (and the MCP
@@ -63,15 +60,37 @@ class FirmwareDomain(Domain):
         self._files_lock = threading.Lock()
 
     def tasks(self) -> list[str]:
+        from rac_fw.domains.firmware.facts.load import target_ids
+        from rac_fw.domains.firmware.tasks import suite
+
         return [*suite(), *target_ids()]
 
     @classmethod
     def commands(cls) -> list[Command]:
-        from rac_fw.domains.firmware.cli import commands
-
-        return commands()
+        cli = "rac_fw.domains.firmware.cli"
+        return [
+            Command("plan", f"{cli}.plan:plan",
+                    "Validate → lower → verify a firmware plan (and optionally build and run it)."),
+            Command("build", f"{cli}.build:build", "Build a generated artifact directory."),
+            Command("verify", f"{cli}.verify:verify",
+                    "Judge sources with the independent verifier (and a task's checks). Exit 0 clean, 1 fail, "
+                    "2 invalid."),
+            Command("targets", f"{cli}.targets:targets_app",
+                    "Target fact packs: list, show (observation), import (SVD, ST pin data)."),
+            Command("hil", f"{cli}.hil:hil_app",
+                    "The bench: list boards, flash one, run console expectations on boards."),
+            Command("doctor", f"{cli}.doctor:doctor",
+                    "Report the toolchains, SDKs, emulators and probes present here, and what each enables."),
+            Command("firmware", f"{cli}.calibrate:calibrate_firmware",
+                    "Every expressible firmware task's reference plan, model-free: pipeline, then the task's "
+                    "checks Φ.", group="calibrate"),
+        ]
 
     def warm(self) -> None:
+        from rac_fw.contract import Action
+        from rac_fw.domains.firmware import pipeline
+        from rac_fw.domains.firmware.facts.load import load_target, target_ids
+        from rac_fw.domains.firmware.plan import catalog
         from rac_fw.domains.firmware.verify import artifact  # noqa: F401  (every verifier check)
 
         catalog.index()
@@ -93,12 +112,18 @@ class FirmwareDomain(Domain):
         return tools(host, self)
 
     def schema_index(self) -> dict[str, Any]:
+        from rac_fw.domains.firmware.plan import catalog
+
         return catalog.index()
 
     def part_schema(self, part: str) -> dict[str, Any]:
+        from rac_fw.domains.firmware.plan import catalog
+
         return catalog.op_schema(part)
 
     def tool_schema(self) -> dict[str, Any]:
+        from rac_fw.domains.firmware.plan import catalog
+
         return catalog.envelope_schema()
 
     def message_models(self) -> dict[str, type[BaseModel]]:
@@ -107,6 +132,9 @@ class FirmwareDomain(Domain):
         return {"plan-result": PlanReport}
 
     def _target(self, task: str) -> Target:
+        from rac_fw.domains.firmware.facts.load import UnknownTarget, load_target
+        from rac_fw.domains.firmware.tasks import get_task
+
         found = get_task(task)
         try:
             return load_target(found.target if found is not None else task)
@@ -114,6 +142,10 @@ class FirmwareDomain(Domain):
             raise UnknownTask(self.name, task, self.tasks()) from None
 
     def observe(self, task: str, detail: str | None = None) -> Observation:
+        from rac_fw.contract import Observation
+        from rac_fw.domains.firmware.facts import observe as facts_observe
+        from rac_fw.domains.firmware.tasks import get_task
+
         target = self._target(task)
         if detail:
             what, _, name = detail.replace(":", " ").strip().partition(" ")
@@ -139,6 +171,11 @@ class FirmwareDomain(Domain):
         return Observation(domain=self.name, task=task, summary=summary, data=data)
 
     def validate(self, task: str, action: Action) -> Validation:
+        from rac_fw.contract import Evidence, Relaxation
+        from rac_fw.domains.firmware import pipeline
+        from rac_fw.domains.firmware.plan.load import PlanError
+        from rac_fw.domains.firmware.tasks import get_task
+
         target = self._target(task)
         try:
             plan = pipeline.parse(action.payload)
@@ -175,6 +212,9 @@ class FirmwareDomain(Domain):
         return Validation(None if evidence else bound, evidence)
 
     def realize(self, task: str, action: Any, seed: int) -> Realization:
+        from rac_fw.contract import Realization, Receipt, sha256_of
+        from rac_fw.domains.firmware import pipeline
+
         target = self._target(task)
         framework = action.framework or target.frameworks[0]
         try:
@@ -204,6 +244,10 @@ class FirmwareDomain(Domain):
             return self._files.get(artifact_hash)
 
     def verify(self, task: str, action: Any, realization: Realization) -> Verification:
+        from rac_fw.contract import Evidence, Verdict, sha256_of
+        from rac_fw.domains.firmware import pipeline
+        from rac_fw.domains.firmware.tasks import get_task
+
         artifact = realization.artifact
         if artifact.get("error"):
             evidence = [Evidence.model_validate(e) for e in artifact["error"]]

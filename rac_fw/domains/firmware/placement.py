@@ -91,6 +91,40 @@ def buffer_controller(plan: Plan, target: Target, name: str) -> DmaController | 
     return None
 
 
+@dataclass(frozen=True)
+class Transfer:
+    """One DMA transfer a plan asks for: operation ``index`` moves data from ``source`` to ``sink`` (a
+    request name such as ``USART2_RX`` or a buffer), started by ``request`` (None: a memory-to-memory copy
+    the CPU starts), on ``controller`` (None: no controller serves it; the obligations say why)."""
+
+    index: int
+    source: str
+    sink: str
+    request: str | None
+    controller: DmaController | None
+
+    @property
+    def direction(self) -> str:
+        return "memory → memory" if self.request is None else "peripheral → memory"
+
+
+def transfers(plan: Plan, target: Target) -> list[Transfer]:
+    """Every DMA transfer of the plan, in operation order (what the report's DMA routes draw)."""
+    found = []
+    for index, op in enumerate(plan.operations):
+        if _receives(op):
+            found.append(Transfer(index, op.peripheral, op.buffer, op.peripheral,
+                                  buffer_controller(plan, target, op.buffer)))
+        elif _copies(op):
+            found.append(Transfer(index, op.src, op.dst, None, buffer_controller(plan, target, op.src)))
+        elif _scans(op) and op.buffer is not None:
+            controller = buffer_controller(plan, target, op.buffer)
+            if controller is not None:
+                request = scan_request(target, op)
+                found.append(Transfer(index, request, op.buffer, request, controller))
+    return found
+
+
 def receivers(plan: Plan, name: str) -> list[tuple[int, DmaPeriphRx]]:
     """The peripheral-to-memory requests (index, operation) that fill buffer ``name``."""
     return [(i, op) for i, op in enumerate(plan.operations) if _receives(op) and op.buffer == name]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 
 from rac_fw.console.output import console
-from rac_fw.domain import Command
 
 
 def calibrate_logic() -> None:
@@ -19,7 +18,3 @@ def calibrate_logic() -> None:
     passed = sum(r.ok for r in results)
     console.print(f"{passed} passed, {len(results) - passed} failed")
     raise typer.Exit(0 if passed == len(results) else 1)
-
-
-def commands() -> list[Command]:
-    return [Command("logic", calibrate_logic, group="calibrate")]

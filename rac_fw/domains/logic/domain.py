@@ -1,38 +1,43 @@
-"""The logic domain plugin: ports + truth table → minterms → SOPform gate network → exhaustive check."""
+"""The logic domain plugin: ports + truth table → minterms → sum-of-products gate network → exhaustive check.
+
+Imports only what listing its commands needs (``rac_fw.domain`` asks domain modules to stay cheap to
+import); each operation imports its part of the domain.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from rac_fw.domain import Command, Domain, Validation, Verification, model_ref
 
-from rac_fw.contract import Action, Evidence, Observation, Realization, Relaxation, evidence_from_validation_error
-from rac_fw.domain import Command, Domain, Validation, Verification
-from rac_fw.domains.logic import verify as verifier
-from rac_fw.domains.logic.model import LogicAction
-from rac_fw.domains.logic.tasks import all_tasks, get_task
-from rac_fw.limits import LimitExceeded, check_count
+if TYPE_CHECKING:
+    from rac_fw.contract import Action, Observation, Realization
 
 
 class LogicDomain(Domain):
     """Boolean logic synthesis over designs with at most eight inputs."""
 
     name = "logic"
-    action_model = LogicAction
+    action_model = model_ref("rac_fw.domains.logic.model:LogicAction")
 
     @classmethod
     def commands(cls) -> list[Command]:
-        from rac_fw.domains.logic.cli import commands
-
-        return commands()
+        return [Command("logic", "rac_fw.domains.logic.cli:calibrate_logic",
+                        "Four checks per logic design: correct, one-row change, forged artifact, repair trace.",
+                        group="calibrate")]
 
     def warm(self) -> None:
-        from rac_fw.domains.logic import realize  # noqa: F401  (sympy)
+        from rac_fw.domains.logic import realize, verify  # noqa: F401
 
     def tasks(self) -> list[str]:
+        from rac_fw.domains.logic.tasks import all_tasks
+
         return sorted(all_tasks())
 
     def observe(self, task: str, detail: str | None = None) -> Observation:
+        from rac_fw.contract import Observation
+        from rac_fw.domains.logic.tasks import get_task
+
         t = get_task(task)
         rows = []
         for row in range(t.rows):
@@ -48,6 +53,13 @@ class LogicDomain(Domain):
         )
 
     def validate(self, task: str, action: Action) -> Validation:
+        from pydantic import ValidationError
+
+        from rac_fw.contract import Evidence, Relaxation, evidence_from_validation_error
+        from rac_fw.domains.logic.model import LogicAction
+        from rac_fw.domains.logic.tasks import get_task
+        from rac_fw.limits import LimitExceeded, check_count
+
         t = get_task(task)
         outputs = action.payload.get("outputs")
         if isinstance(outputs, dict):  # bounded before typing: a million minterms is an answer, not a wait
@@ -93,9 +105,13 @@ class LogicDomain(Domain):
         return Validation(None if evidence else parsed, evidence)
 
     def realize(self, task: str, action: Any, seed: int) -> Realization:
-        from rac_fw.domains.logic import realize as realizer  # sympy: loaded by the first turn, not the CLI
+        from rac_fw.domains.logic import realize as realizer
+        from rac_fw.domains.logic.tasks import get_task
 
         return realizer.realize(get_task(task), action.outputs, seed)
 
     def verify(self, task: str, action: Any, realization: Realization) -> Verification:
+        from rac_fw.domains.logic import verify as verifier
+        from rac_fw.domains.logic.tasks import get_task
+
         return verifier.verify(get_task(task), action.outputs, realization)

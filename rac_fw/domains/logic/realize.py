@@ -1,6 +1,7 @@
-"""Realizer: minterms → an acyclic AND/OR/NOT/constant gate network, via SymPy's ``SOPform``.
+"""Realizer: minterms → an acyclic AND/OR/NOT/constant gate network, via a minimal sum of products
+(:mod:`.sop`).
 
-The network is plain JSON so that the verifier can judge it without SymPy::
+The network is plain JSON so that the verifier can judge it on its own::
 
     {"inputs": [...], "outputs": {"port": "node-id or input"},
      "gates": [{"id": "g0", "op": "NOT", "in": ["a"]}, ...]}
@@ -13,16 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sympy import Symbol
-from sympy.logic import SOPform
-from sympy.logic.boolalg import And, BooleanFalse, BooleanTrue, Not, Or
-
 from rac_fw.contract import Realization, Receipt, sha256_of
+from rac_fw.domains.logic.sop import Cube, minimal_cover
 from rac_fw.domains.logic.tasks import LogicTask
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, inputs: tuple[str, ...]) -> None:
+        self.inputs = inputs
         self.gates: list[dict[str, Any]] = []
         self._index: dict[tuple[str, tuple[str, ...]], str] = {}
 
@@ -34,26 +33,25 @@ class _Builder:
             self._index[key] = node
         return self._index[key]
 
-    def build(self, expr: Any) -> str:
-        if isinstance(expr, Symbol):
-            return expr.name
-        if isinstance(expr, BooleanTrue):
+    def product(self, cube: Cube) -> str:
+        """One product term: its literals ANDed (a single literal stands alone)."""
+        terms = [name if value else self.gate("NOT", (name,))
+                 for name, value in zip(self.inputs, cube, strict=True) if value is not None]
+        if not terms:
             return self.gate("CONST1", ())
-        if isinstance(expr, BooleanFalse):
+        return terms[0] if len(terms) == 1 else self.gate("AND", tuple(sorted(terms)))
+
+    def sum_of_products(self, cubes: list[Cube]) -> str:
+        if not cubes:
             return self.gate("CONST0", ())
-        if isinstance(expr, Not):
-            return self.gate("NOT", (self.build(expr.args[0]),))
-        if isinstance(expr, And | Or):
-            children = tuple(sorted(self.build(arg) for arg in expr.args))
-            return self.gate("AND" if isinstance(expr, And) else "OR", children)
-        raise TypeError(f"unexpected expression node {expr!r}")
+        products = [self.product(cube) for cube in cubes]
+        return products[0] if len(products) == 1 else self.gate("OR", tuple(sorted(products)))
 
 
 def realize(task: LogicTask, outputs: dict[str, list[int]], seed: int) -> Realization:
     """Build the network for the committed minterms; the receipt claims every output is realized."""
-    symbols = [Symbol(name) for name in task.inputs]
-    builder = _Builder()
-    drivers = {out: builder.build(SOPform(symbols, sorted(outputs[out]))) for out in task.outputs}
+    builder = _Builder(tuple(task.inputs))
+    drivers = {out: builder.sum_of_products(minimal_cover(len(task.inputs), outputs[out])) for out in task.outputs}
     artifact = {"inputs": list(task.inputs), "outputs": drivers, "gates": builder.gates}
     return Realization(
         artifact=artifact,

@@ -22,30 +22,17 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from rac_fw.contract import (
-    Action,
-    Evidence,
-    Observation,
-    Realization,
-    Receipt,
-    evidence_from_validation_error,
-    sha256_of,
-)
-from rac_fw.domain import Validation
-from rac_fw.domains.pcb.artifact import BoardArtifact
+from rac_fw.domain import Validation, model_ref
 from rac_fw.domains.pcb.domain import PcbDomain, PcbVerification
-from rac_fw.domains.pcb.model import PcbAction, Relation
-from rac_fw.domains.pcb.tasks import get_task
-from rac_fw.domains.pcb.validate import check_action
-from rac_fw.domains.pcb.verify import check_board
 from rac_fw.domains.scheduling.sandbox import Limits, run_python
 
-CANDIDATES = 3
-NO_RELATIONS = PcbAction(relations=[])
+if TYPE_CHECKING:
+    from rac_fw.contract import Action, Evidence, Observation, Realization
+    from rac_fw.domains.pcb.model import PcbAction
+
+
 #: Where the relational domain's summary states its action format (a baseline states its own there).
 _FORMAT_AT = " Submit {relations: [...]}"
 
@@ -57,32 +44,22 @@ def _restate(obs: Observation, action_format: str) -> Observation:
     return obs
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@cache
+def no_relations() -> PcbAction:
+    """The empty bundle: what the interfaces that state no relation are judged against (requirements only)."""
+    from rac_fw.domains.pcb.model import PcbAction
 
-
-class CoordPyAction(_Strict):
-    program: Annotated[str, Field(min_length=1, max_length=200_000,
-                                  description="Python 3 source; reads the observation JSON on stdin and prints "
-                                  "a pcb_coord payload as its last stdout line")]
-
-
-class CandidatesAction(_Strict):
-    choice: Annotated[int, Field(ge=0, lt=CANDIDATES, description="index into observation.data.candidates")]
-
-
-class SeqAction(_Strict):
-    history: Annotated[list[Relation], Field(max_length=64)] = []
-    relation: Relation
-
-
-class ReqOnlyAction(_Strict):
-    requirements: Annotated[list[int] | None, Field(description="indices of the requirements to honour (all when "
-                                                                "omitted)")] = None
+    return PcbAction(relations=[])
 
 
 def _coord_check(task_name: str, artifact: dict[str, Any]) -> list[Evidence]:
     """A coordinate artifact must place every part, keep placed parts where they are and name real nets."""
+    from pydantic import ValidationError
+
+    from rac_fw.contract import Evidence, evidence_from_validation_error
+    from rac_fw.domains.pcb.artifact import BoardArtifact
+    from rac_fw.domains.pcb.tasks import get_task
+
     task = get_task(task_name)
     try:
         art = BoardArtifact.model_validate(artifact)
@@ -107,7 +84,7 @@ class PcbCoordDomain(PcbDomain):
     """Coord: positions and copper in millimetres, straight from the agent."""
 
     name: ClassVar[str] = "pcb_coord"
-    action_model: ClassVar[type[BaseModel]] = BoardArtifact  # type: ignore[assignment]
+    action_model = model_ref("rac_fw.domains.pcb.artifact:BoardArtifact")
     action_format: ClassVar[str] = (
         "Submit the layout itself in millimetres: {placements: {REF: {x, y, rot}} for every part (placed parts "
         "stay where they are), tracks: [{net, layer, x1, y1, x2, y2, width}] (straight segments), vias: [{net, "
@@ -118,16 +95,23 @@ class PcbCoordDomain(PcbDomain):
         return obs if detail is not None else _restate(obs, self.action_format)
 
     def validate(self, task: str, action: Action) -> Validation:
+        from rac_fw.domains.pcb.artifact import BoardArtifact
+
         problems = _coord_check(task, action.payload)
         return Validation(action=None if problems else BoardArtifact.model_validate(action.payload), evidence=problems)
 
     def realize(self, task: str, action: Any, seed: int) -> Realization:
+        from rac_fw.contract import Realization, Receipt, sha256_of
+
         data = action.model_dump(mode="json")
         return Realization(artifact=data, artifact_hash=sha256_of(data), seed=seed,
                            receipt=Receipt(realized=["agent coordinates"], notes=["taken as given"]))
 
     def verify(self, task: str, action: Any, realization: Realization) -> PcbVerification:
-        check = check_board(get_task(task), NO_RELATIONS, realization.artifact)
+        from rac_fw.domains.pcb.tasks import get_task
+        from rac_fw.domains.pcb.verify import check_board
+
+        check = check_board(get_task(task), no_relations(), realization.artifact)
         return PcbVerification(verdicts=check.verdicts, evidence=check.evidence, action=None, seed=realization.seed)
 
 
@@ -135,7 +119,7 @@ class PcbCoordPyDomain(PcbCoordDomain):
     """Coord+Py: a sandboxed program computes the coordinates."""
 
     name: ClassVar[str] = "pcb_coord_py"
-    action_model: ClassVar[type[BaseModel]] = CoordPyAction
+    action_model = model_ref("rac_fw.domains.pcb.baseline_actions:CoordPyAction")
     action_format: ClassVar[str] = (
         "Submit {program: Python 3 source}; it runs sandboxed (10 s, no network) with this observation as JSON "
         "on stdin and must print, as its last stdout line, a layout in millimetres: {placements: {REF: {x, y, "
@@ -143,6 +127,12 @@ class PcbCoordPyDomain(PcbCoordDomain):
     limits = Limits(wall_s=10.0, cpu_s=10, memory_mb=512)
 
     def validate(self, task: str, action: Action) -> Validation:
+        from pydantic import ValidationError
+
+        from rac_fw.contract import evidence_from_validation_error
+        from rac_fw.domains.pcb.baseline_actions import CoordPyAction
+        from rac_fw.domains.pcb.tasks import get_task
+
         get_task(task)
         try:
             return Validation(action=CoordPyAction.model_validate(action.payload))
@@ -150,6 +140,8 @@ class PcbCoordPyDomain(PcbCoordDomain):
             return Validation(action=None, evidence=evidence_from_validation_error(exc, prefix="payload"))
 
     def realize(self, task: str, action: Any, seed: int) -> Realization:
+        from rac_fw.contract import Realization, Receipt, sha256_of
+
         obs = self.observe(task).model_dump(mode="json")
         result = run_python(action.program, json.dumps(obs), self.limits)
         lines = [ln for ln in result.stdout.splitlines() if ln.strip()]
@@ -166,6 +158,10 @@ class PcbCoordPyDomain(PcbCoordDomain):
                            receipt=Receipt(realized=["program output"], notes=[note]))
 
     def verify(self, task: str, action: Any, realization: Realization) -> PcbVerification:
+        from rac_fw.contract import Evidence
+        from rac_fw.domains.pcb.tasks import get_task
+        from rac_fw.domains.pcb.verify import check_board
+
         program = realization.artifact.get("program", {})
         if program.get("outcome") != "ok":
             ev = Evidence(code="E_PROGRAM", location="payload.program",
@@ -175,26 +171,30 @@ class PcbCoordPyDomain(PcbCoordDomain):
         problems = _coord_check(task, realization.artifact.get("board", {}))
         if problems:
             return PcbVerification(verdicts=[], evidence=problems)
-        check = check_board(get_task(task), NO_RELATIONS, realization.artifact["board"])
+        check = check_board(get_task(task), no_relations(), realization.artifact["board"])
         return PcbVerification(verdicts=check.verdicts, evidence=check.evidence, seed=realization.seed)
 
 
 @cache
 def candidates(task: str) -> tuple[dict[str, Any], ...]:
     """The toolchain's proposals: the relation-blind solver (placed and routed) with seeds 0..K-1."""
-    t = get_task(task)
+    from rac_fw.domains.pcb.baseline_actions import CANDIDATES
     from rac_fw.domains.pcb.realize import realize_board  # numba: loaded by use, not by listing domains
+    from rac_fw.domains.pcb.tasks import get_task
 
-    return tuple(realize_board(t, NO_RELATIONS, seed)[0].model_dump(mode="json") for seed in range(CANDIDATES))
+    t = get_task(task)
+    return tuple(realize_board(t, no_relations(), seed)[0].model_dump(mode="json") for seed in range(CANDIDATES))
 
 
 class PcbCandidatesDomain(PcbDomain):
     """Candidates: pick one of the toolchain's proposals."""
 
     name: ClassVar[str] = "pcb_candidates"
-    action_model: ClassVar[type[BaseModel]] = CandidatesAction  # type: ignore[assignment]
+    action_model = model_ref("rac_fw.domains.pcb.baseline_actions:CandidatesAction")
 
     def observe(self, task: str, detail: str | None = None) -> Observation:
+        from rac_fw.domains.pcb.baseline_actions import CANDIDATES
+
         obs = super().observe(task, detail)
         if detail is None:
             obs.data["candidates"] = [{"index": i, "placements": c["placements"], "tracks": len(c["tracks"]),
@@ -204,6 +204,12 @@ class PcbCandidatesDomain(PcbDomain):
         return obs
 
     def validate(self, task: str, action: Action) -> Validation:
+        from pydantic import ValidationError
+
+        from rac_fw.contract import evidence_from_validation_error
+        from rac_fw.domains.pcb.baseline_actions import CandidatesAction
+        from rac_fw.domains.pcb.tasks import get_task
+
         get_task(task)
         try:
             return Validation(action=CandidatesAction.model_validate(action.payload))
@@ -211,12 +217,17 @@ class PcbCandidatesDomain(PcbDomain):
             return Validation(action=None, evidence=evidence_from_validation_error(exc, prefix="payload"))
 
     def realize(self, task: str, action: Any, seed: int) -> Realization:
+        from rac_fw.contract import Realization, Receipt, sha256_of
+
         data = candidates(task)[action.choice]
         return Realization(artifact=data, artifact_hash=sha256_of(data), seed=seed,
                            receipt=Receipt(realized=[f"candidate {action.choice}"]))
 
     def verify(self, task: str, action: Any, realization: Realization) -> PcbVerification:
-        check = check_board(get_task(task), NO_RELATIONS, realization.artifact)
+        from rac_fw.domains.pcb.tasks import get_task
+        from rac_fw.domains.pcb.verify import check_board
+
+        check = check_board(get_task(task), no_relations(), realization.artifact)
         return PcbVerification(verdicts=check.verdicts, evidence=check.evidence, seed=realization.seed)
 
 
@@ -224,7 +235,7 @@ class PcbSeqDomain(PcbDomain):
     """Seq. Relations: one new relation per turn on top of the ones already stated."""
 
     name: ClassVar[str] = "pcb_seq"
-    action_model: ClassVar[type[BaseModel]] = SeqAction  # type: ignore[assignment]
+    action_model = model_ref("rac_fw.domains.pcb.baseline_actions:SeqAction")
 
     def observe(self, task: str, detail: str | None = None) -> Observation:
         obs = super().observe(task, detail)
@@ -234,6 +245,13 @@ class PcbSeqDomain(PcbDomain):
             "(tight/close/loose), never numbers."))
 
     def validate(self, task: str, action: Action) -> Validation:
+        from pydantic import ValidationError
+
+        from rac_fw.contract import evidence_from_validation_error
+        from rac_fw.domains.pcb.baseline_actions import SeqAction
+        from rac_fw.domains.pcb.tasks import get_task
+        from rac_fw.domains.pcb.validate import check_action
+
         try:
             step = SeqAction.model_validate(action.payload)
         except ValidationError as exc:
@@ -247,7 +265,7 @@ class PcbReqOnlyDomain(PcbDomain):
     """Req.-Only: the toolchain decides; the agent only picks which requirements to honour."""
 
     name: ClassVar[str] = "pcb_req"
-    action_model: ClassVar[type[BaseModel]] = ReqOnlyAction  # type: ignore[assignment]
+    action_model = model_ref("rac_fw.domains.pcb.baseline_actions:ReqOnlyAction")
 
     def observe(self, task: str, detail: str | None = None) -> Observation:
         obs = super().observe(task, detail)
@@ -256,6 +274,13 @@ class PcbReqOnlyDomain(PcbDomain):
             "them as relations, places and routes; you write no relation and no number."))
 
     def validate(self, task: str, action: Action) -> Validation:
+        from pydantic import ValidationError
+
+        from rac_fw.contract import Evidence, evidence_from_validation_error
+        from rac_fw.domains.pcb.baseline_actions import ReqOnlyAction
+        from rac_fw.domains.pcb.tasks import get_task
+        from rac_fw.domains.pcb.validate import check_action
+
         required = get_task(task).requirements
         try:
             step = ReqOnlyAction.model_validate(action.payload)
@@ -273,6 +298,10 @@ class PcbReqOnlyDomain(PcbDomain):
 
 def reference_policy(domain: str, task: str) -> list[dict[str, Any]]:
     """The payloads a scripted agent submits, in order, on ``task`` through interface ``domain``."""
+    from rac_fw.domains.pcb.baseline_actions import CANDIDATES
+    from rac_fw.domains.pcb.model import PcbAction
+    from rac_fw.domains.pcb.tasks import get_task
+
     t = get_task(task)
     bundle = t.start or t.reference
     if domain == "pcb":

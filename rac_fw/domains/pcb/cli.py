@@ -15,7 +15,7 @@ from rich.markup import escape
 from rac_fw.console.output import console, fail_with
 from rac_fw.contract import Evidence
 from rac_fw.documents import DocumentError, read_document
-from rac_fw.domain import Command, UnknownTask
+from rac_fw.domain import UnknownTask
 
 CATEGORIES = ("routing", "placement", "combined", "repair")
 
@@ -157,7 +157,3 @@ def robustness(
 
 pcb_app.command("export")(export)
 pcb_app.command("robustness")(robustness)
-
-
-def commands() -> list[Command]:
-    return [Command("pcb", calibrate_pcb, group="calibrate"), Command("pcb", pcb_app)]

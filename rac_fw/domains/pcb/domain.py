@@ -4,6 +4,9 @@ Feedback adds what the default lacks for a board: when relations fail it groups 
 for the same part or pin (``E_RELATION_CONFLICT``) and proposes relaxations — a looser class, another
 edge, dropping a relation — each *re-solved* with the same seed before it is offered, so a relaxation
 marked "re-solved: passes" is known to clear the verifier.
+
+The solvers and the DRC (numba kernels, shapely) come with the ``pcb`` extra. The module itself stays
+cheap to import (the CLI lists its commands on every start): each operation imports what it uses.
 """
 
 from __future__ import annotations
@@ -11,15 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rac_fw.contract import Action, Evidence, Feedback, Magnitude, Observation, Realization, Relaxation, Status
-from rac_fw.domain import Command, Domain, Validation, Verification
-from rac_fw.domains.pcb import classes
-from rac_fw.domains.pcb.model import PLACEMENT_KINDS, PcbAction
-from rac_fw.domains.pcb.observe import detail_of, observation_data, summary_of
-from rac_fw.domains.pcb.tasks import all_tasks, get_task
-from rac_fw.domains.pcb.validate import check_action
+from rac_fw.domain import Command, Domain, Validation, Verification, model_ref
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Action, Evidence, Feedback, Observation, Realization, Relaxation
+    from rac_fw.domains.pcb.model import PcbAction
     from rac_fw.domains.pcb.verify.oracles import RelationCheck
 
 MAX_TRIALS = 4
@@ -40,21 +39,32 @@ class PcbDomain(Domain):
     """PCB boards: the agent relates named parts, pins and nets; the toolchain places and routes."""
 
     name: ClassVar[str] = "pcb"
-    action_model: ClassVar[type[PcbAction]] = PcbAction
+    action_model = model_ref("rac_fw.domains.pcb.model:PcbAction")
+    install_extra: ClassVar[str | None] = "pcb"
 
     @classmethod
     def commands(cls) -> list[Command]:
-        from rac_fw.domains.pcb.cli import commands
-
-        return commands()
+        return [
+            Command("pcb", "rac_fw.domains.pcb.cli:calibrate_pcb",
+                    "Every task's reference bundle (repair tasks: fail → relaxation → pass) through the turn "
+                    "runtime.", group="calibrate"),
+            Command("pcb", "rac_fw.domains.pcb.cli:pcb_app",
+                    "PCB extras: export to KiCad and SVG, the robustness study."),
+        ]
 
     def warm(self) -> None:
         from rac_fw.domains.pcb import realize, verify  # noqa: F401  (numba kernels, shapely)
 
     def tasks(self) -> list[str]:
+        from rac_fw.domains.pcb.tasks import all_tasks
+
         return list(all_tasks())
 
     def observe(self, task: str, detail: str | None = None) -> Observation:
+        from rac_fw.contract import Observation
+        from rac_fw.domains.pcb.observe import detail_of, observation_data, summary_of
+        from rac_fw.domains.pcb.tasks import get_task
+
         t = get_task(task)
         if detail is not None:
             return Observation(domain=self.name, task=task, summary=f"{task}: detail of {detail}",
@@ -62,15 +72,20 @@ class PcbDomain(Domain):
         return Observation(domain=self.name, task=task, summary=summary_of(t), data=observation_data(t))
 
     def validate(self, task: str, action: Action) -> Validation:
+        from rac_fw.domains.pcb.tasks import get_task
+        from rac_fw.domains.pcb.validate import check_action
+
         typed, evidence = check_action(get_task(task), action.payload)
         return Validation(action=typed, evidence=evidence)
 
     def realize(self, task: str, action: Any, seed: int) -> Realization:
         from rac_fw.domains.pcb.realize import realize  # the numba kernels: loaded by the first turn
+        from rac_fw.domains.pcb.tasks import get_task
 
         return realize(get_task(task), action, seed)
 
     def verify(self, task: str, action: Any, realization: Realization) -> PcbVerification:
+        from rac_fw.domains.pcb.tasks import get_task
         from rac_fw.domains.pcb.verify import check_board  # shapely: loaded by the first turn
 
         check = check_board(get_task(task), action, realization.artifact)
@@ -79,6 +94,9 @@ class PcbDomain(Domain):
 
     # --- feedback ----------------------------------------------------------------------------------
     def feedback(self, task: str, validation: Validation, verification: Verification | None) -> Feedback:
+        from rac_fw.contract import Relaxation, Status
+        from rac_fw.domains.pcb.tasks import get_task
+
         fb = super().feedback(task, validation, verification)
         if fb.status is Status.FAIL and isinstance(verification, PcbVerification) and verification.action:
             fb.evidence = self._repair(task, verification) + fb.evidence
@@ -92,12 +110,18 @@ class PcbDomain(Domain):
 
     def passes(self, task: str, payload: dict[str, Any], seed: int) -> bool:
         """Re-solve ``payload`` and report whether the verifier accepts the result."""
+        from rac_fw.domains.pcb.tasks import get_task
+        from rac_fw.domains.pcb.validate import check_action
+
         typed, evidence = check_action(get_task(task), payload)
         if typed is None:
             return False
         return self.verify(task, typed, self.realize(task, typed, seed)).ok
 
     def _candidates(self, task: str, v: PcbVerification, idx: int) -> list[Relaxation]:
+        from rac_fw.contract import Relaxation
+        from rac_fw.domains.pcb import classes
+
         assert v.action is not None
         rel = v.action.relations[idx]
         out: list[Relaxation] = []
@@ -123,6 +147,9 @@ class PcbDomain(Domain):
 
     def _repair(self, task: str, v: PcbVerification) -> list[Evidence]:
         """Conflict sets and re-solved relaxations for the failed relations."""
+        from rac_fw.contract import Evidence, Magnitude
+        from rac_fw.domains.pcb.model import PLACEMENT_KINDS
+
         assert v.action is not None
         payload = v.action.model_dump(mode="json")
         failed = [rc for rc in v.relations if not rc.passed]

@@ -1,4 +1,4 @@
-"""Calibration: the model-free control (input job order, no hard pairs) on LA01–LA30.
+"""Calibration: the model-free control (input job order, no hard pairs) on LA01–LA40.
 
 This is the only place that reads the known optima. Each instance goes through the domain's own
 validate → realize → verify, so the makespan measured is the verifier's, not the backend's claim.

@@ -1,8 +1,11 @@
 """``SchedulingDomain``: job-shop scheduling on the five-operation contract.
 
-Tasks are the Lawrence instances ``la01``…``la30`` or a path to a JSPLIB/Taillard instance file; a
+Tasks are the Lawrence instances ``la01``…``la40`` or a path to a JSPLIB/Taillard instance file; a
 task id may end in ``@bounded`` or ``@cpsat`` to choose the backend for every action on it (an action's
 own ``backend`` field wins). The known optimum never enters this module.
+
+The solvers (numba kernels, OR-Tools) come with the ``scheduling`` extra. The module itself stays cheap
+to import (the CLI lists its commands on every start): each operation imports what it uses.
 """
 
 from __future__ import annotations
@@ -10,20 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from rac_fw.contract import Action, Feedback, Observation, Realization, Receipt, Status, sha256_of
-from rac_fw.domain import Command, Domain, UnknownTask, Validation, Verification
-from rac_fw.domains.scheduling.backends import BACKENDS, BackendResult, get_backend
-from rac_fw.domains.scheduling.instance import (
-    LAWRENCE,
-    Instance,
-    InstanceError,
-    load_benchmark,
-    load_file,
-)
-from rac_fw.domains.scheduling.relations import MAX_PAIRS, Relations, SchedulingPayload, check_relations
-from rac_fw.domains.scheduling.verify import check_schedule
+from rac_fw.domain import Command, Domain, UnknownTask, Validation, Verification, model_ref
+from rac_fw.domains.scheduling.backends import BACKENDS
+
+if TYPE_CHECKING:
+    from rac_fw.contract import Action, Feedback, Observation, Realization
+    from rac_fw.domains.scheduling.instance import Instance, InstanceError
+    from rac_fw.domains.scheduling.relations import Relations
 
 
 class InvalidTaskFile(UnknownTask):
@@ -53,6 +51,8 @@ class ScheduleVerification(Verification):
 
 @lru_cache(maxsize=64)
 def _file_instance(path: str, mtime_ns: int) -> Instance:
+    from rac_fw.domains.scheduling.instance import load_file
+
     return load_file(Path(path))
 
 
@@ -60,16 +60,22 @@ class SchedulingDomain(Domain):
     """Job-shop: the agent states relations, a backend builds the timetable, the verifier judges it."""
 
     name: ClassVar[str] = "scheduling"
-    action_model: ClassVar[type[SchedulingPayload]] = SchedulingPayload
+    action_model = model_ref("rac_fw.domains.scheduling.relations:SchedulingPayload")
+    install_extra: ClassVar[str | None] = "scheduling"
 
     @classmethod
     def commands(cls) -> list[Command]:
-        from rac_fw.domains.scheduling.cli import commands
-
-        return commands()
+        return [
+            Command("scheduling", "rac_fw.domains.scheduling.cli:calibrate_scheduling",
+                    "Model-free calibration on LA01–LA40; ends with 'N passed, M failed'.", group="calibrate"),
+            Command("scheduling", "rac_fw.domains.scheduling.cli:scheduling_app",
+                    "Job-shop scheduling extras: the Code baseline."),
+        ]
 
     def warm(self) -> None:
         """Compile the bounded search's kernels with one small solve (numba), so a turn does not."""
+        from rac_fw.contract import Action
+
         task = self.tasks()[0]
         order = list(range(len(self.instance(task).jobs)))
         checked = self.validate(task, Action(domain=self.name, task=task, payload={"priority": order}))
@@ -100,6 +106,8 @@ class SchedulingDomain(Domain):
         }
 
     def tasks(self) -> list[str]:
+        from rac_fw.domains.scheduling.instance import LAWRENCE
+
         return list(LAWRENCE)
 
     # --- task resolution -----------------------------------------------------------------------
@@ -112,6 +120,8 @@ class SchedulingDomain(Domain):
 
     def instance(self, task: str) -> Instance:
         """The instance behind a task id (benchmark name or file path), or :class:`UnknownTask`."""
+        from rac_fw.domains.scheduling.instance import LAWRENCE, InstanceError, load_benchmark
+
         base, _ = self.split_task(task)
         if base.lower() in LAWRENCE:
             return load_benchmark(base.lower())
@@ -125,6 +135,9 @@ class SchedulingDomain(Domain):
 
     # --- observe ---------------------------------------------------------------------------------
     def observe(self, task: str, detail: str | None = None) -> Observation:
+        from rac_fw.contract import Observation
+        from rac_fw.domains.scheduling.relations import MAX_PAIRS
+
         inst = self.instance(task)
         _, task_backend = self.split_task(task)
         if detail is not None:
@@ -156,6 +169,8 @@ class SchedulingDomain(Domain):
 
     def _detail(self, task: str, inst: Instance, detail: str) -> Observation:
         """Depth on one job (``j3``), machine (``m2``) or operation (``j3o4``)."""
+        from rac_fw.contract import Observation
+
         text = detail.strip().lower()
         if text in inst.index_of:
             op = inst.operations[inst.index_of[text]]
@@ -182,6 +197,8 @@ class SchedulingDomain(Domain):
 
     # --- validate / realize / verify -------------------------------------------------------------
     def validate(self, task: str, action: Action) -> Validation:
+        from rac_fw.domains.scheduling.relations import check_relations
+
         relations, evidence = check_relations(self.instance(task), action.payload)
         return Validation(action=relations, evidence=evidence)
 
@@ -189,10 +206,13 @@ class SchedulingDomain(Domain):
         return relations.backend or self.split_task(task)[1] or self.default_backend
 
     def realize(self, task: str, action: Any, seed: int) -> Realization:
+        from rac_fw.contract import Realization, Receipt, sha256_of
+        from rac_fw.domains.scheduling.backends import get_backend
+
         relations: Relations = action
         inst = self.instance(task)
         name = self.backend_for(task, relations)
-        result: BackendResult = get_backend(name, **self.options[name]).solve(inst, relations, seed)
+        result = get_backend(name, **self.options[name]).solve(inst, relations, seed)
         artifact: dict[str, Any] = {"backend": name, "starts": None, "ends": None}
         if result.starts is not None:
             artifact["starts"] = {op.name: t for op, t in zip(inst.operations, result.starts, strict=True)}
@@ -207,6 +227,8 @@ class SchedulingDomain(Domain):
         return Realization(artifact=artifact, artifact_hash=sha256_of(artifact), receipt=receipt, seed=seed)
 
     def verify(self, task: str, action: Any, realization: Realization) -> ScheduleVerification:
+        from rac_fw.domains.scheduling.verify import check_schedule
+
         relations: Relations = action
         artifact = realization.artifact
         check = check_schedule(self.instance(task), relations.before, artifact.get("starts"), artifact.get("ends"))
@@ -217,6 +239,8 @@ class SchedulingDomain(Domain):
     # --- feedback --------------------------------------------------------------------------------
     def feedback(self, task: str, validation: Validation, verification: Verification | None) -> Feedback:
         """Default feedback; for a valid schedule the observation carries its makespan and start times."""
+        from rac_fw.contract import Observation, Status
+
         fb = super().feedback(task, validation, verification)
         if fb.status is Status.PASS and isinstance(verification, ScheduleVerification):
             fb.observation = Observation(

