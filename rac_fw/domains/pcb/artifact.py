@@ -22,7 +22,8 @@ class _A(BaseModel):
 class PartPlacement(_A):
     x: Mm
     y: Mm
-    rot: Annotated[int, Field(ge=0, lt=360, multiple_of=90)] = 0
+    rot: Annotated[float, Field(ge=0, lt=360, allow_inf_nan=False,
+                                description="degrees counter-clockwise, as KiCad writes a footprint's angle")] = 0
 
 
 class Track(_A):
