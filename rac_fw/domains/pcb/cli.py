@@ -16,10 +16,12 @@ from rac_fw.console.output import console, fail_with
 from rac_fw.contract import Evidence
 from rac_fw.documents import DocumentError, read_document
 from rac_fw.domain import Command, UnknownTask
+from rac_fw.domains.pcb.import_cli import import_board, import_footprints
 
 CATEGORIES = ("routing", "placement", "combined", "repair")
 
-pcb_app = typer.Typer(help="PCB extras: export to KiCad and SVG, the robustness study.", no_args_is_help=True)
+pcb_app = typer.Typer(help="PCB extras: export to KiCad and SVG, the robustness study, the KiCad importers.",
+                      no_args_is_help=True)
 
 
 def calibrate_pcb(
@@ -157,6 +159,8 @@ def robustness(
 
 pcb_app.command("export")(export)
 pcb_app.command("robustness")(robustness)
+pcb_app.command("import-footprints")(import_footprints)
+pcb_app.command("import-board")(import_board)
 
 
 def commands() -> list[Command]:

@@ -16,7 +16,7 @@ from rac_fw.domain import Command, Domain, Validation, Verification
 from rac_fw.domains.pcb import classes
 from rac_fw.domains.pcb.model import PLACEMENT_KINDS, PcbAction
 from rac_fw.domains.pcb.observe import detail_of, observation_data, summary_of
-from rac_fw.domains.pcb.tasks import all_tasks, get_task
+from rac_fw.domains.pcb.tasks import every_task, get_task
 from rac_fw.domains.pcb.validate import check_action
 
 if TYPE_CHECKING:
@@ -52,7 +52,13 @@ class PcbDomain(Domain):
         from rac_fw.domains.pcb import realize, verify  # noqa: F401  (numba kernels, shapely)
 
     def tasks(self) -> list[str]:
-        return list(all_tasks())
+        return list(every_task())
+
+    def task_summary(self, task: str) -> str | None:
+        t = get_task(task)
+        movable = sum(c.fixed is None for c in t.components)
+        return (f"{t.suite:<6} {t.category:<9} {len(t.components):>4} parts {len(t.nets):>4} nets "
+                f"{t.board.layers} layers, {movable} to place")
 
     def observe(self, task: str, detail: str | None = None) -> Observation:
         t = get_task(task)

@@ -1,5 +1,6 @@
-"""The PCB task suite: 98 generated boards in the RAC paper's proportions — routing 42, placement 31,
-combined 17, repair 8 — each with a reference relation bundle.
+"""The PCB task suites: the quick suite of 98 generated boards in the RAC paper's proportions — routing
+42, placement 31, combined 17, repair 8 — each with a reference relation bundle, and (through
+:func:`every_task`) the real-board suite of :mod:`.board_tasks`.
 
 Families vary board size, layer count, packages, edges and classes by index, deterministically (no
 randomness at import). Routing tasks come placed (``fixed``); placement tasks are judged without
@@ -448,6 +449,7 @@ FAMILIES: list[tuple[Callable[[int], PcbTask], int]] = [
 
 @cache
 def all_tasks() -> dict[str, PcbTask]:
+    """The quick suite: the 98 generated tasks."""
     out: dict[str, PcbTask] = {}
     for make, count in FAMILIES:
         for i in range(count):
@@ -456,8 +458,24 @@ def all_tasks() -> dict[str, PcbTask]:
     return out
 
 
+def every_task() -> dict[str, PcbTask]:
+    """The quick suite and the real-board suite (:mod:`.board_tasks`)."""
+    from rac_fw.domains.pcb.board_tasks import board_tasks
+
+    return all_tasks() | board_tasks()
+
+
+def suite(name: str) -> dict[str, PcbTask]:
+    """``quick`` (the 98 generated tasks), ``boards`` (derived from real layouts) or ``all``."""
+    tasks = every_task()
+    return tasks if name == "all" else {n: t for n, t in tasks.items() if t.suite == name}
+
+
 def get_task(name: str) -> PcbTask:
-    tasks = all_tasks()
+    quick = all_tasks()
+    if name in quick:
+        return quick[name]
+    tasks = every_task()
     if name not in tasks:
         raise UnknownTask("pcb", name, list(tasks))
     return tasks[name]

@@ -131,7 +131,8 @@ def _keepouts(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
                                     message=f"{ref} intrudes {area:.3f} mm² into keepout {reg.name}",
                                     magnitudes=[Magnitude(name="intrusion", value=round(area, 4), unit="mm²")]))
         for c in geo.copper:
-            banned = (c.kind == "track" and reg.no_tracks) or (c.kind == "via" and reg.no_vias)
+            banned = ((c.kind == "track" and reg.no_tracks) or (c.kind == "via" and reg.no_vias)
+                      or (c.kind == "pour" and reg.no_pours))
             if banned and (not reg.layers or c.layer in reg.layers) and c.geom.intersects(zone):
                 out.append(Evidence(code="E_DRC_KEEPOUT", objects=[c.label, reg.name], location=f"region {reg.name}",
                                     message=f"{c.label} runs through keepout {reg.name}"))

@@ -21,7 +21,7 @@ class Copper:
     net: str | None
     layer: str
     geom: BaseGeometry
-    kind: str  # pad | track | via | hole (a bare hole: no copper, but copper keeps the clearance from it)
+    kind: str  # pad | track | via | pour | hole (a bare hole: no copper, but copper keeps the clearance from it)
     fixed: bool = False  # a pad of a part the task placed: its gaps to other given copper are not judged
     owner: str = ""  # the part a pad or hole belongs to (its land pattern's own gaps are the library's)
 
@@ -96,6 +96,13 @@ class BoardGeometry:
                 geo.copper.append(Copper(f"via {i} ({v.net})", v.net, layer, g, "via"))
             geo.via_count[v.net] = geo.via_count.get(v.net, 0) + 1
             geo.via_dims.append((f"via {i} ({v.net})", v.drill, v.diameter))
+        for i, f in enumerate(art.pours):
+            if f.net not in nets or f.layer not in b.layer_names:
+                problems.append(Evidence(code="E_ARTIFACT", message=f"pour {i} names net {f.net!r} / layer "
+                                         f"{f.layer!r}, not both of this board", location=f"artifact.pours[{i}]",
+                                         objects=[f.net]))
+                continue
+            geo.copper.append(Copper(f"pour {i} ({f.net})", f.net, f.layer, Polygon(f.points).buffer(0), "pour"))
         return geo, problems
 
     def net_copper(self, net: str) -> list[Copper]:
