@@ -26,25 +26,38 @@ pcb_app = typer.Typer(help="PCB extras: export to KiCad and SVG, the robustness 
 
 def calibrate_pcb(
     category: Annotated[list[str] | None, typer.Option(help="Only these categories (repeatable).")] = None,
+    suite: Annotated[str, typer.Option(help="quick (the 98 generated tasks), boards (real boards) or all.")] = "quick",
+    task: Annotated[list[str] | None, typer.Option(help="Only these tasks (repeatable).")] = None,
     seed: int = 0,
 ) -> None:
-    """Every task's reference bundle (repair tasks: fail → relaxation → pass) through the turn runtime."""
-    from rac_fw.domains.pcb.calibrate import calibrate
-    from rac_fw.domains.pcb.domain import PcbDomain
-    from rac_fw.domains.pcb.tasks import all_tasks
+    """Every task's reference bundle (repair tasks: fail → relaxation → pass) through the turn runtime;
+    on real boards, the realized copper beside the designer's."""
+    from rac_fw.domains.pcb.calibrate import RecordingDomain, calibrate
+    from rac_fw.domains.pcb.tasks import suite as suite_of
 
     wanted = list(category or CATEGORIES)
     unknown = [c for c in wanted if c not in CATEGORIES]
-    if unknown:
-        fail_with([Evidence(code="E_OPTION", location="--category", objects=unknown,
-                            message=f"unknown category {unknown[0]!r}; choose from {', '.join(CATEGORIES)}")])
-    domain = PcbDomain()
-    names = [n for n, t in all_tasks().items() if t.category in wanted]
+    if unknown or suite not in ("quick", "boards", "all"):
+        fail_with([Evidence(code="E_OPTION", location="--category/--suite", objects=unknown or [suite],
+                            message=f"categories are {', '.join(CATEGORIES)}; suites are quick, boards, all")])
+    tasks = suite_of(suite)
+    missing = [n for n in task or [] if n not in tasks]
+    if missing:
+        fail_with([Evidence(code="E_UNKNOWN_TASK", location="--task", objects=missing,
+                            message=f"{missing[0]!r} is not a task of suite {suite!r} (rac-fw tasks pcb)")])
+    domain = RecordingDomain()
+    names = [n for n, t in tasks.items() if t.category in wanted and (not task or n in task)]
     rows = []
     for row in calibrate(domain, names, seed):
         rows.append(row)
         mark = "[green]PASS[/]" if row.passed else "[red]FAIL[/]"
-        console.print(f"{mark} {row.task:<20} {row.category:<10} realize {row.realize_s:6.2f} s  {escape(row.detail)}")
+        human = tasks[row.task].baseline
+        versus = ""
+        if row.wirelength_mm is not None and human is not None:
+            versus = (f"  copper {row.wirelength_mm:.0f} mm, {row.vias} vias (human {human['wirelength_mm']:.0f} mm, "
+                      f"{human['vias']} vias)")
+        console.print(f"{mark} {row.task:<20} {row.category:<10} realize {row.realize_s:6.2f} s{versus}  "
+                      f"{escape(row.detail)}")
     passed = sum(r.passed for r in rows)
     for cat in wanted:
         mine = [r for r in rows if r.category == cat]
@@ -112,8 +125,10 @@ def export(
         console.print(f"  [red]✘[/] {escape(v.predicate)}: {escape(v.detail or '')}")
     code = 0 if not failed else 1
     if kicad_drc:
-        report = kicad.run_drc(targets[0])
-        console.print(f"KiCad DRC: {report.violations} violation(s), {report.unconnected} unconnected item(s)")
+        report = kicad.run_drc(targets[0], routed=t.route)
+        console.print(f"KiCad DRC: {report.violations} violation(s), {report.unconnected} unconnected item(s)"
+                      + (f"; {report.unrouted_by_design} unrouted by design (a placement board is not routed)"
+                         if report.unrouted_by_design else ""))
         for line in report.details[:10]:
             console.print(f"  {escape(line)}")
         code = code or int(report.violations + report.unconnected > 0)

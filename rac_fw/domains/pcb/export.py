@@ -16,7 +16,7 @@ from typing import Any
 
 from rac_fw.domains.pcb.artifact import BoardArtifact, PartPlacement
 from rac_fw.domains.pcb.board import Component, PcbTask, Region, Zone
-from rac_fw.domains.pcb.footprints import PadDef, Point, courtyard_polygon, pad_shape, placed_pads
+from rac_fw.domains.pcb.footprints import Graphic, PadDef, Point, courtyard_polygon, pad_shape, placed_pads
 from rac_fw.domains.pcb.sexpr import quote as _q
 
 KICAD_VERSION = 20211014  # the file-format version KiCad 6.0 writes
@@ -64,6 +64,36 @@ def _pad(pad: PadDef, rot: float, bottom: bool, net: str | None, code: dict[str,
     return out + ")"
 
 
+def _graphic(g: Graphic, rot: float, bottom: bool) -> str:
+    layer = g.layer.replace("F.", "B.", 1) if bottom and g.layer.startswith("F.") else g.layer
+    pts = [(x, -y) if bottom else (x, y) for x, y in g.points]
+
+    def xy(name: str, pt: Point) -> str:
+        return f"({name} {_n(pt[0])} {_n(pt[1])})"
+    tail = f"(layer {_q(layer)}) (width {_n(g.width)})"
+    fill = " (fill solid)" if g.filled else " (fill none)"
+    if g.kind == "text":
+        mirror = " (justify mirror)" if bottom else ""
+        return (f"    (fp_text user {_q(g.text)} (at {_n(pts[0][0])} {_n(pts[0][1])} {_n(rot)}) (layer {_q(layer)}) "
+                f"(effects (font (size {_n(g.size)} {_n(g.size)}) (thickness {_n(g.width)})){mirror}))")
+    if g.kind == "line":
+        return f"    (fp_line {xy('start', pts[0])} {xy('end', pts[1])} {tail})"
+    if g.kind == "rect":
+        return f"    (fp_rect {xy('start', pts[0])} {xy('end', pts[1])} {tail}{fill})"
+    if g.kind == "circle":
+        return f"    (fp_circle {xy('center', pts[0])} {xy('end', pts[1])} {tail}{fill})"
+    if g.kind == "arc":
+        return f"    (fp_arc {xy('start', pts[0])} {xy('mid', pts[1])} {xy('end', pts[2])} {tail})"
+    return f"    (fp_poly {_pts(pts)} {tail}{fill})"
+
+
+def _aperture(pad: PadDef, rot: float, bottom: bool) -> str:
+    s = "B" if (pad.side == "F") == bottom else "F"
+    return (f"    (pad {_q(pad.name)} smd {pad.shape} (at {_n(pad.dx)} {_n(-pad.dy if bottom else pad.dy)} {_n(rot)}) "
+            f"(size {_n(pad.w)} {_n(pad.h)}) (layers \"{s}.Paste\")"
+            + (f" (roundrect_rratio {_n(pad.rratio)})" if pad.shape == "roundrect" else "") + ")")
+
+
 def _footprint(comp: Component, p: PartPlacement, code: dict[str, int]) -> list[str]:
     fp = comp.fp
     bottom = comp.side == "bottom"
@@ -77,10 +107,13 @@ def _footprint(comp: Component, p: PartPlacement, code: dict[str, int]) -> list[
     for kind, text, layer in (("reference", comp.ref, "SilkS"), ("value", comp.value, "Fab")):
         out.append(f"    (fp_text {kind} {_q(text)} (at 0 0 {_n(p.rot)}) (layer \"{s}.{layer}\") hide "
                    f"(effects (font (size 0.8 0.8) (thickness 0.12)){mirror}))")
-    court = [(u, -v) if bottom else (u, v) for u, v in fp.court()]
-    out.append(f"    (fp_poly {_pts(court)} (layer \"{s}.CrtYd\") (width 0.05) (fill none))")
+    if not any(g.layer == "F.CrtYd" for g in fp.graphics):  # the library's own courtyard drawing, else ours
+        court = [(u, -v) if bottom else (u, v) for u, v in fp.court()]
+        out.append(f"    (fp_poly {_pts(court)} (layer \"{s}.CrtYd\") (width 0.05) (fill none))")
+    out += [_graphic(g, p.rot, bottom) for g in fp.graphics]
     for pad in fp.pads:
         out.append(_pad(pad, p.rot, bottom, comp.pins.get(pad.name) if pad.name else None, code))
+    out += [_aperture(a, p.rot, bottom) for a in fp.apertures]
     out.append("  )")
     return out
 

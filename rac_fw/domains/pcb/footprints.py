@@ -45,7 +45,7 @@ class PadDef:
     w: float
     h: float
     shape: str = "rect"  # rect | roundrect | circle | oval | trapezoid | custom
-    kind: str = "smd"  # smd | connect | thru_hole | np_thru_hole
+    kind: str = "smd"  # smd | connect | thru_hole | np_thru_hole (| paste: a Footprint.apertures entry)
     angle: float = 0.0
     side: str = "F"  # copper side of an smd/connect pad in the library frame: F (top) or B (bottom)
     drill: float = 0.0  # hole diameter (oval hole: its width)
@@ -59,6 +59,21 @@ class PadDef:
 
 
 @dataclass(frozen=True)
+class Graphic:
+    """A silkscreen, fabrication or comment drawing of a land pattern (library frame, top side):
+    ``kind`` line | rect (two corners) | circle (centre, a point on it) | arc (start, mid, end) | poly |
+    text (at; ``text``), on ``layer`` (F.SilkS, F.Fab, Cmts.User …) with stroke ``width``."""
+
+    kind: str
+    layer: str
+    points: tuple[Point, ...]
+    width: float = 0.1
+    text: str = ""
+    size: float = 1.0
+    filled: bool = False
+
+
+@dataclass(frozen=True)
 class Footprint:
     """A land pattern: ``name`` is its KiCad library id; ``courtyard`` the F.CrtYd polygon (library
     frame); ``attr`` KiCad's type attribute (``smd``, ``through_hole`` or empty for mechanical parts)."""
@@ -69,6 +84,8 @@ class Footprint:
     courtyard: tuple[Point, ...] = ()
     attr: str = "smd"
     front: str | None = None  # side a connector opens to at rotation 0 ("top" = -y)
+    graphics: tuple[Graphic, ...] = ()  # silkscreen and fabrication drawings (written on export)
+    apertures: tuple[PadDef, ...] = ()  # paste-only pads (no copper: written on export, nowhere else)
 
     def pad(self, name: str) -> PadDef | None:
         return next((p for p in self.pads if p.name == name), None)
@@ -275,6 +292,13 @@ def footprint_to_data(fp: Footprint) -> dict[str, Any]:
         out["courtyard"] = [list(pt) for pt in fp.courtyard]
     if fp.front:
         out["front"] = fp.front
+    if fp.apertures:
+        out["apertures"] = [{"name": p.name, "at": [p.dx, p.dy], "size": [p.w, p.h], "shape": p.shape,
+                             "rratio": p.rratio} for p in fp.apertures]
+    if fp.graphics:
+        out["graphics"] = [{"k": g.kind, "l": g.layer, "p": [list(pt) for pt in g.points], "w": g.width,
+                            **({"t": g.text, "s": g.size} if g.kind == "text" else {}), **({"f": 1} if g.filled else {})}
+                           for g in fp.graphics]
     return out
 
 
@@ -283,8 +307,12 @@ def footprint_from_data(name: str, d: dict[str, Any]) -> Footprint:
                         **{k: p.get(k, default) for k, default in _PAD_DEFAULTS.items()},
                         outline=tuple(tuple(pt) for pt in p.get("outline", ())))  # type: ignore[arg-type]
                  for p in d["pads"])
+    apertures = tuple(PadDef(p["name"], p["at"][0], p["at"][1], p["size"][0], p["size"][1], p["shape"], "paste",
+                             rratio=p["rratio"]) for p in d.get("apertures", ()))
+    graphics = tuple(Graphic(g["k"], g["l"], tuple((float(x), float(y)) for x, y in g["p"]), g["w"], g.get("t", ""),
+                             g.get("s", 1.0), bool(g.get("f"))) for g in d.get("graphics", ()))
     return Footprint(name, d.get("description", ""), pads, tuple(tuple(pt) for pt in d.get("courtyard", ())),  # type: ignore[misc]
-                     d.get("attr", "smd"), d.get("front"))
+                     d.get("attr", "smd"), d.get("front"), graphics, apertures)
 
 
 @cache

@@ -17,24 +17,38 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from rac_fw.domains.pcb.board import Rules
+from rac_fw.domains.pcb.board import NetClass, Rules
 
 INTERPRETERS = (sys.executable, "/usr/bin/python3")
 TIMEOUT_S = 120
 
 _SCRIPT = """
 import sys, pcbnew
-board = pcbnew.LoadBoard(sys.argv[1])
-ok = pcbnew.WriteDRCReport(board, sys.argv[2], pcbnew.EDA_UNITS_MILLIMETRES, True)
+ok = True
+for src, dst in zip(sys.argv[1::2], sys.argv[2::2]):
+    board = pcbnew.LoadBoard(src)
+    pcbnew.ZONE_FILLER(board).Fill(board.Zones())  # what the DRC dialog's "refill zones" does
+    ok = pcbnew.WriteDRCReport(board, dst, pcbnew.EDA_UNITS_MILLIMETRES, True) and ok
 sys.exit(0 if ok else 3)
 """
 
 
 @dataclass
 class KicadReport:
+    """KiCad's verdict: error-severity DRC violations, unconnected items that count (routed boards),
+    and unconnected items that are so by design (a placement or repair board is judged unrouted)."""
+
     violations: int
     unconnected: int
     details: list[str] = field(default_factory=list)
+    unrouted_by_design: int = 0
+
+    def judged(self, routed: bool) -> KicadReport:
+        """This report for a board that is (``routed``) or is not meant to be routed."""
+        if routed:
+            return self
+        return KicadReport(self.violations, 0, [d for d in self.details if not d.startswith("[unconnected_items]")],
+                           self.unrouted_by_design + self.unconnected)
 
 
 @cache
@@ -54,24 +68,28 @@ def available() -> bool:
     return interpreter() is not None
 
 
+def _net_class(c: NetClass) -> dict[str, object]:
+    return {"name": c.name, "clearance": c.clearance, "track_width": c.track_width, "via_diameter": c.via_diameter,
+            "via_drill": c.via_drill, "microvia_diameter": 0.3, "microvia_drill": 0.1, "diff_pair_gap": 0.25,
+            "diff_pair_via_gap": 0.25, "diff_pair_width": c.track_width, "bus_width": 12, "wire_width": 6,
+            "line_style": 0, "pcb_color": "rgba(0, 0, 0, 0.000)", "schematic_color": "rgba(0, 0, 0, 0.000)",
+            "nets": list(c.nets)}
+
+
 def project(rules: Rules, name: str) -> str:
-    """A minimal KiCad 6 project file holding the board's design rules and default net class."""
+    """A minimal KiCad 6 project file holding the board's design rules and its net classes (KiCad 6
+    keeps both in the project file, not the board)."""
+    min_drill, min_dia = rules.min_via
     doc = {
         "board": {"design_settings": {
-            "rules": {"min_clearance": rules.clearance, "min_track_width": rules.track_width,
-                      "min_via_diameter": rules.via_diameter, "min_via_annular_width": rules.min_annular_ring,
-                      "min_through_hole_diameter": rules.via_drill, "min_copper_edge_clearance": rules.edge_clearance,
-                      "min_hole_to_hole": 0.25, "min_hole_clearance": 0.2, "min_microvia_diameter": 0.2,
+            "rules": {"min_clearance": rules.clearance, "min_track_width": rules.min_track_width,
+                      "min_via_diameter": min_dia, "min_via_annular_width": rules.min_annular_ring,
+                      "min_through_hole_diameter": min_drill, "min_copper_edge_clearance": rules.edge_clearance,
+                      "min_hole_to_hole": 0.25, "min_hole_clearance": rules.clearance, "min_microvia_diameter": 0.2,
                       "min_microvia_drill": 0.1, "min_silk_clearance": 0.0},
             "rule_severities": {"silk_overlap": "ignore", "silk_over_copper": "ignore", "silk_edge_clearance": "ignore",
                                 "missing_courtyard": "ignore", "text_height": "ignore", "text_thickness": "ignore"}}},
-        "net_settings": {"classes": [{"name": "Default", "clearance": rules.clearance, "track_width": rules.track_width,
-                                      "via_diameter": rules.via_diameter, "via_drill": rules.via_drill,
-                                      "microvia_diameter": 0.3, "microvia_drill": 0.1, "diff_pair_gap": 0.25,
-                                      "diff_pair_via_gap": 0.25, "diff_pair_width": rules.track_width,
-                                      "bus_width": 12, "wire_width": 6, "line_style": 0,
-                                      "pcb_color": "rgba(0, 0, 0, 0.000)",
-                                      "schematic_color": "rgba(0, 0, 0, 0.000)"}],
+        "net_settings": {"classes": [_net_class(c) for c in (rules.default_class, *rules.net_classes)],
                          "meta": {"version": 2}},
         "meta": {"filename": f"{name}.kicad_pro", "version": 1},
     }
@@ -99,15 +117,26 @@ def parse_report(text: str) -> KicadReport:
     return KicadReport(violations, unconnected, details)
 
 
-def run_drc(board: Path) -> KicadReport:
-    """KiCad's DRC on ``board`` (its ``.kicad_pro`` beside it supplies the rules)."""
+def run_drc(board: Path, routed: bool = True) -> KicadReport:
+    """KiCad's DRC on ``board`` (its ``.kicad_pro`` beside it supplies the rules), pours refilled first;
+    ``routed=False``: the board is not meant to be routed, so its unconnected items are by design."""
+    return run_drc_many([board], routed)[0]
+
+
+def run_drc_many(boards: list[Path], routed: bool = True) -> list[KicadReport]:
+    """KiCad's DRC on several boards in one KiCad process (loading pcbnew takes seconds)."""
     exe = interpreter()
     if exe is None:
         raise RuntimeError("KiCad's pcbnew module is not importable")
     with tempfile.TemporaryDirectory(prefix="rac-fw-kicad-") as tmp:
-        report = Path(tmp) / "drc.rpt"
-        done = subprocess.run([exe, "-c", _SCRIPT, str(board), str(report)], capture_output=True, text=True,
-                              timeout=TIMEOUT_S, check=False)
-        if not report.is_file():
-            raise RuntimeError(f"KiCad DRC wrote no report (exit {done.returncode}): {done.stderr.strip()[-300:]}")
-        return parse_report(report.read_text(encoding="utf-8", errors="replace"))
+        reports = [Path(tmp) / f"drc{i}.rpt" for i in range(len(boards))]
+        args = [str(p) for pair in zip(boards, reports, strict=True) for p in pair]
+        done = subprocess.run([exe, "-c", _SCRIPT, *args], capture_output=True, text=True,
+                              timeout=TIMEOUT_S * max(1, len(boards)), check=False)
+        out = []
+        for board, report in zip(boards, reports, strict=True):
+            if not report.is_file():
+                raise RuntimeError(f"KiCad DRC wrote no report for {board} (exit {done.returncode}): "
+                                   f"{done.stderr.strip()[-300:]}")
+            out.append(parse_report(report.read_text(encoding="utf-8", errors="replace")).judged(routed))
+        return out

@@ -192,7 +192,7 @@ def read_board(path: Path) -> KBoard:
     parts: list[KPart] = []
     anonymous = 0
     for fp in root.all("footprint"):
-        land = footprint_from_node(fp)
+        land = footprint_from_node(fp, drawings=False)
         if not land.pads:
             continue  # artwork: no copper, no hole
         ref = _reference(fp)

@@ -21,7 +21,7 @@ from shapely import LineString, Point, Polygon, box, unary_union
 from shapely.geometry.base import BaseGeometry
 from shapely.ops import polygonize
 
-from rac_fw.domains.pcb.footprints import Footprint, PadDef, footprint_to_data
+from rac_fw.domains.pcb.footprints import Footprint, Graphic, PadDef, footprint_to_data
 from rac_fw.domains.pcb.sexpr import Node, parse
 
 DEFAULT_LIBRARY = Path("/usr/share/kicad/footprints")
@@ -31,6 +31,7 @@ LICENCE = ("CC-BY-SA-4.0 with the KiCad libraries exception: footprints used in 
 #: The side each library connector opens to at rotation 0 (project knowledge; KiCad's data does not say).
 CONNECTOR_FRONT = {"Connector_USB:USB_C_Receptacle_HRO_TYPE-C-31-M-12": "bottom"}
 COPPER = ("*.Cu", "F.Cu", "B.Cu", "F&B.Cu")
+DRAWING_LAYERS = ("F.SilkS", "F.Fab", "F.CrtYd", "Cmts.User", "Dwgs.User")
 
 
 class LibraryError(ValueError):
@@ -162,13 +163,16 @@ def _custom_outline(pad: Node, w: float, h: float, flipped: bool) -> tuple[tuple
 
 
 def pad_from_node(pad: Node, fp_angle: float, flipped: bool) -> PadDef | None:
-    """One pad in the library frame (None: a pad without copper or hole, e.g. paste only)."""
+    """One pad in the library frame; a paste-only pad has kind ``paste`` (None: any other pad without
+    copper or hole, e.g. mask only)."""
     name = pad.atom(0)
     kind, shape = pad.atom(1), pad.atom(2)
     layers = pad.first("layers")
     names = layers.atoms() if layers is not None else []
     if kind != "np_thru_hole" and not any(n in COPPER or n.endswith(".Cu") for n in names):
-        return None
+        if kind != "smd" or not any(n.endswith(".Paste") for n in names):
+            return None
+        kind = "paste"
     at = pad.first("at")
     if at is None:
         return None
@@ -186,26 +190,61 @@ def pad_from_node(pad: Node, fp_angle: float, flipped: bool) -> PadDef | None:
         if "oval" in drill.atoms() and len(nums) > 1:
             dh = float(nums[1])
     side = "F"
-    if kind in ("smd", "connect"):
-        top = any(n in ("F.Cu", "*.Cu", "F&B.Cu") for n in names)
+    if kind in ("smd", "connect", "paste"):
+        top = any(n in ("F.Cu", "*.Cu", "F&B.Cu", "F.Paste") for n in names)
         side = "F" if top != flipped else "B"
     outline = _custom_outline(pad, w, h, flipped) if shape == "custom" else ()
     return PadDef(name, _r(lx), _r(-ly if flipped else ly), _r(w), _r(h), shape, kind, _angle(angle), side, _r(d0),
                   _r(dh), _r(pad.number("roundrect_rratio", 0.0)) if shape == "roundrect" else 0.0, outline)
 
 
-def footprint_from_node(node: Node, name: str | None = None) -> Footprint:
+def footprint_from_node(node: Node, name: str | None = None, drawings: bool = True) -> Footprint:
     """A ``(footprint …)``/``(module …)`` node — from a ``.kicad_mod`` or placed in a board — in the
-    library frame."""
+    library frame (``drawings=False``: copper, holes and courtyard only, as the real-board data keeps
+    them; silkscreen, fabrication drawings and paste apertures are left out)."""
     lib_id = name or node.atom(0)
     at = node.first("at")
     fp_angle = float(at.atom(2, "0")) if at is not None else 0.0
     flipped = node.value("layer") == "B.Cu"
-    pads = tuple(p for p in (pad_from_node(n, fp_angle, flipped) for n in node.all("pad")) if p is not None)
+    every = [p for p in (pad_from_node(n, fp_angle, flipped) for n in node.all("pad")) if p is not None]
     attr = node.first("attr")
     kind = next((a for a in (attr.atoms() if attr is not None else []) if a in ("smd", "through_hole")), "")
-    return Footprint(lib_id, node.value("descr"), pads, _courtyard(node, flipped), kind,
-                     CONNECTOR_FRONT.get(lib_id))
+    return Footprint(lib_id, node.value("descr"), tuple(p for p in every if p.kind != "paste"),
+                     _courtyard(node, flipped), kind, CONNECTOR_FRONT.get(lib_id),
+                     _graphics(node, flipped) if drawings else (),
+                     tuple(p for p in every if p.kind == "paste") if drawings else ())
+
+
+def _graphics(node: Node, flipped: bool) -> tuple[Graphic, ...]:
+    """Silkscreen, fabrication and comment drawings in the library frame (a bottom part's mirrored back)."""
+    out = []
+    for g in node.args:
+        if not isinstance(g, Node) or not g.name.startswith("fp_"):
+            continue
+        layer = g.value("layer")
+        if flipped:
+            layer = {"B.SilkS": "F.SilkS", "B.Fab": "F.Fab", "B.CrtYd": "F.CrtYd"}.get(layer, layer)
+        if layer not in DRAWING_LAYERS:
+            continue
+        kind = g.name[3:]
+        if kind == "text":
+            if g.atom(0) != "user":
+                continue
+            at = g.xy("at")
+            font = next((f for f in g.walk() if f.name == "size"), None)
+            pts: list[tuple[float, float]] = [at] if at else []
+            extra = {"text": g.atom(1), "size": float(font.atom(0)) if font is not None else 1.0}
+        else:
+            keys = {"line": ("start", "end"), "rect": ("start", "end"), "circle": ("center", "end"),
+                    "arc": ("start", "mid", "end")}.get(kind)
+            pts = [p for k in keys if (p := g.xy(k)) is not None] if keys else _pts(g) if kind == "poly" else []
+            extra = {}
+        stroke = g.first("stroke")
+        width = g.number("width", 0.0) or (stroke.number("width", 0.1) if stroke is not None else 0.1)
+        if pts:
+            out.append(Graphic(kind, layer, tuple((_r(x), _r(-y if flipped else y)) for x, y in pts), _r(width),
+                               filled=g.value("fill") == "solid", **extra))  # type: ignore[arg-type]
+    return tuple(out)
 
 
 def read_library_footprint(lib_id: str, library: Path = DEFAULT_LIBRARY) -> Footprint:

@@ -93,7 +93,6 @@ def parse(text: str) -> Node:
     stack: list[Node] = []
     root: Node | None = None
     pos = 0
-    n = len(text)
     expect_name = False
     for m in _TOKEN.finditer(text):
         if m.start() != pos:
@@ -101,8 +100,6 @@ def parse(text: str) -> Node:
         pos = m.end()
         opened, closed, quoted, bare = m.groups()
         if opened:
-            if root is not None and not stack:
-                break
             expect_name = True
             continue
         if closed:
@@ -113,7 +110,9 @@ def parse(text: str) -> Node:
             node = stack.pop()
             if not stack:
                 root = node
-                pos = n
+                rest = text[pos:].strip()
+                if rest:
+                    raise SexprError("text after the top-level list", pos + text[pos:].index(rest[0]))
                 break
             continue
         atom = _unescape(quoted) if quoted is not None else bare
