@@ -20,8 +20,8 @@ from rac_fw.cli import app
 from rac_fw.contract import Action
 from rac_fw.domains.pcb import kicad
 from rac_fw.domains.pcb.board_derive import derive, dumps_board, human_artifact
-from rac_fw.domains.pcb.domain import PcbDomain
 from rac_fw.domains.pcb.board_tasks import BOARDS_DIR, board_documents, board_tasks
+from rac_fw.domains.pcb.domain import PcbDomain
 from rac_fw.domains.pcb.footprints import placed_pads
 from rac_fw.domains.pcb.kicad_board import net_ids, read_board
 from rac_fw.domains.pcb.model import PcbAction

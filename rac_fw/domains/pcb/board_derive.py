@@ -71,14 +71,14 @@ def read_source(board_dir: Path) -> dict[str, str]:
 
 # --- rules and classes ---------------------------------------------------------------------------------
 def _rules(kb: KBoard) -> Rules:
-    widths: dict[str, Counter[float]] = {}
+    widths: dict[str, Counter[float]] = {}  # net → track width → mm of track
     for t in kb.tracks:
         length = sum(math.dist(a, b) for a, b in zip(t.points, t.points[1:], strict=False))
-        widths.setdefault(t.net, Counter())[round(t.width, 4)] += length
+        widths.setdefault(t.net, Counter())[round(t.width, 4)] += length  # type: ignore[assignment]
     dominant = {net: c.most_common(1)[0][0] for net, c in widths.items()}
-    default_w = Counter(dominant.values()).most_common(1)[0][0] if dominant else 0.2
+    default_w: float = Counter(dominant.values()).most_common(1)[0][0] if dominant else 0.2
     # the Default via is the smallest the designer used (the DRC's minimum), with its usual pad
-    drill = min([round(d, 4) for _, _, _, d, _ in kb.vias] or [0.3])
+    drill: float = min([round(d, 4) for _, _, _, d, _ in kb.vias] or [0.3])
     dia = Counter(round(s, 4) for _, _, _, d, s in kb.vias if round(d, 4) == drill).most_common(1)[0][0] \
         if kb.vias else 0.6
     ring = min([(s - d) / 2 for _, _, _, d, s in kb.vias] or [0.13])
@@ -144,7 +144,8 @@ def board_facts(kb: KBoard, rules: Rules) -> Board:
         poly = Polygon(z.outline).buffer(0)
         if poly.area >= MIN_POUR_MM2 and isinstance(poly, Polygon):
             simple = poly.simplify(0.02)
-            pours.append(Zone(z.net, z.layers, tuple((round(x, 3), round(y, 3)) for x, y in simple.exterior.coords[:-1]),
+            outline = tuple((round(x, 3), round(y, 3)) for x, y in simple.exterior.coords[:-1])
+            pours.append(Zone(z.net, z.layers, outline,
                               z.priority, z.clearance, z.min_width, z.connect, z.thermal_gap, z.thermal_width, z.name))
     return Board(kb.width, kb.height, len(kb.layers), rules, tuple(kb.keepouts), tuple(kb.outline),
                  tuple(tuple(c) for c in kb.cutouts), tuple(pours))
@@ -277,7 +278,8 @@ def derive(board_dir: Path, name: str | None = None) -> dict[str, Any]:
         data = footprint_to_data(p.land) | {"description": ""}  # the geometry is the fact; descriptions are bulk
         key = next((k for k, d in lands.items() if k.split("#")[0] == p.lib_id and d == data), None)
         if key is None:
-            key = p.lib_id if p.lib_id not in lands else f"{p.lib_id}#{sum(k.split('#')[0] == p.lib_id for k in lands) + 1}"
+            twins = sum(k.split("#")[0] == p.lib_id for k in lands)
+            key = f"{p.lib_id}#{twins + 1}" if twins else p.lib_id
             lands[key] = data
         keys[p.ref] = key
     return {

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-
 from typing import Any
 
 from rac_fw.contract import Action, Realization, Status

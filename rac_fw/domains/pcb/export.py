@@ -60,7 +60,8 @@ def _pad(pad: PadDef, rot: float, bottom: bool, net: str | None, code: dict[str,
         out += f" (net {code[net]} {_q(net)})"
     if pad.shape == "custom":
         outline = [(u, -v) if bottom else (u, v) for u, v in pad_shape("custom", pad.w, pad.h, 0, pad.outline)]
-        out += f" (options (clearance outline) (anchor rect)) (primitives (gr_poly {_pts(outline)} (width 0) (fill yes)))"
+        out += (f" (options (clearance outline) (anchor rect)) (primitives (gr_poly {_pts(outline)} (width 0) "
+                "(fill yes)))")
     return out + ")"
 
 
@@ -126,7 +127,8 @@ def _zone(z: Zone, code: dict[str, int], names: tuple[str, ...]) -> str:
     layers = [n for n in z.layers if n in names]
     return (f"  (zone (net {code.get(z.net, 0)}) (net_name {_q(z.net)}) (layers {_layers(tuple(layers))})"
             + (f" (name {_q(z.name)})" if z.name else "")
-            + f" (hatch edge 0.508) (priority {z.priority}) (connect_pads {CONNECT[z.connect]}(clearance {_n(z.clearance)}))"
+            + f" (hatch edge 0.508) (priority {z.priority}) "
+            f"(connect_pads {CONNECT[z.connect]}(clearance {_n(z.clearance)}))"
             f" (min_thickness {_n(z.min_width)}) (fill (thermal_gap {_n(z.thermal_gap)}) "
             f"(thermal_bridge_width {_n(z.thermal_width)})) (polygon {_pts(z.outline)}))")
 

@@ -76,7 +76,8 @@ class Graphic:
 @dataclass(frozen=True)
 class Footprint:
     """A land pattern: ``name`` is its KiCad library id; ``courtyard`` the F.CrtYd polygon (library
-    frame); ``attr`` KiCad's type attribute (``smd``, ``through_hole`` or empty for mechanical parts)."""
+    frame); ``attr`` KiCad's attributes as it writes them (``smd`` or ``through_hole`` — empty for a
+    mechanical part — then flags such as ``exclude_from_bom``)."""
 
     name: str
     description: str
@@ -297,22 +298,23 @@ def footprint_to_data(fp: Footprint) -> dict[str, Any]:
                              "rratio": p.rratio} for p in fp.apertures]
     if fp.graphics:
         out["graphics"] = [{"k": g.kind, "l": g.layer, "p": [list(pt) for pt in g.points], "w": g.width,
-                            **({"t": g.text, "s": g.size} if g.kind == "text" else {}), **({"f": 1} if g.filled else {})}
-                           for g in fp.graphics]
+                            **({"t": g.text, "s": g.size} if g.kind == "text" else {}),
+                            **({"f": 1} if g.filled else {})} for g in fp.graphics]
     return out
 
 
 def footprint_from_data(name: str, d: dict[str, Any]) -> Footprint:
     pads = tuple(PadDef(p["name"], p["at"][0], p["at"][1], p["size"][0], p["size"][1],
                         **{k: p.get(k, default) for k, default in _PAD_DEFAULTS.items()},
-                        outline=tuple(tuple(pt) for pt in p.get("outline", ())))  # type: ignore[arg-type]
+                        outline=tuple((float(u), float(v)) for u, v in p.get("outline", ())))
                  for p in d["pads"])
     apertures = tuple(PadDef(p["name"], p["at"][0], p["at"][1], p["size"][0], p["size"][1], p["shape"], "paste",
                              rratio=p["rratio"]) for p in d.get("apertures", ()))
     graphics = tuple(Graphic(g["k"], g["l"], tuple((float(x), float(y)) for x, y in g["p"]), g["w"], g.get("t", ""),
                              g.get("s", 1.0), bool(g.get("f"))) for g in d.get("graphics", ()))
-    return Footprint(name, d.get("description", ""), pads, tuple(tuple(pt) for pt in d.get("courtyard", ())),  # type: ignore[misc]
-                     d.get("attr", "smd"), d.get("front"), graphics, apertures)
+    court = tuple((float(u), float(v)) for u, v in d.get("courtyard", ()))
+    return Footprint(name, d.get("description", ""), pads, court, d.get("attr", "smd"), d.get("front"), graphics,
+                     apertures)
 
 
 @cache

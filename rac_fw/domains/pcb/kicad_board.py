@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,7 +127,8 @@ def _zone_layers(z: Node, copper: dict[str, str]) -> tuple[str, ...]:
 
 def _outline(root: Node) -> tuple[list[Point], list[list[Point]]]:
     """The Edge.Cuts loops: the largest is the outline, the others cut-outs (footprints may draw edges)."""
-    items = [g for g in root.args if isinstance(g, Node) and g.name.startswith("gr_") and g.value("layer") == "Edge.Cuts"]
+    items = [g for g in root.args
+             if isinstance(g, Node) and g.name.startswith("gr_") and g.value("layer") == "Edge.Cuts"]
     shapes = []
     lines: list[LineString] = []
     for item in items:
@@ -214,7 +216,7 @@ def read_board(path: Path) -> KBoard:
                            tuple(attr.atoms()) if attr is not None else ()))
     zones: list[Zone] = []
     keepouts: list[Region] = []
-    for i, z in enumerate(root.all("zone")):
+    for z in root.all("zone"):
         layers = _zone_layers(z, copper)
         poly = z.first("polygon")
         pts = mv(_pts(poly)) if poly is not None else []
@@ -247,7 +249,8 @@ def read_board(path: Path) -> KBoard:
     return board
 
 
-def _copper(root: Node, board: KBoard, copper: dict[str, str], net_of, mv) -> None:  # type: ignore[no-untyped-def]
+def _copper(root: Node, board: KBoard, copper: dict[str, str], net_of: Callable[[Node], str | None],
+            mv: Callable[[list[Point]], list[Point]]) -> None:
     """The designer's tracks, arcs, vias and filled pours."""
     for s in root.all("segment"):
         net, lay = net_of(s), copper.get(s.value("layer"))

@@ -141,24 +141,23 @@ def _courtyard(node: Node, flipped: bool) -> tuple[tuple[float, float], ...]:
 
 def _custom_outline(pad: Node, w: float, h: float, flipped: bool) -> tuple[tuple[float, float], ...]:
     """A custom pad's copper in its own frame: the anchor plus its primitives."""
-    anchor = "circle" if (pad.first("options") is not None and pad.first("options").value("anchor") == "circle") \
-        else "rect"  # type: ignore[union-attr]
+    options = pad.first("options")
+    anchor = options.value("anchor", "rect") if options is not None else "rect"
     parts: list[BaseGeometry] = [Point(0, 0).buffer(w / 2, quad_segs=8) if anchor == "circle"
                                  else box(-w / 2, -h / 2, w / 2, h / 2)]
     prims = pad.first("primitives")
     for item in prims.args if prims is not None else []:
         if not isinstance(item, Node):
             continue
-        width = item.number("width", 0.0) or (item.first("stroke").number("width", 0.0)
-                                              if item.first("stroke") is not None else 0.0)
+        stroke = item.first("stroke")
+        width = item.number("width", 0.0) or (stroke.number("width", 0.0) if stroke is not None else 0.0)
         area, lines = graphic_geometry(item, closed=True)
         if area is not None:
             parts.append(area.buffer(width / 2) if width > 0 else area)
         parts += [ln.buffer(max(width, 1e-3) / 2) for ln in lines]
     shape = unary_union(parts)
-    if not isinstance(shape, Polygon):
-        shape = shape.convex_hull
-    pts = list(shape.simplify(0.005).exterior.coords)[:-1]  # type: ignore[union-attr]
+    outline = shape if isinstance(shape, Polygon) else shape.convex_hull
+    pts = list(outline.simplify(0.005).exterior.coords)[:-1]
     return tuple((_r(x), _r(-y if flipped else y)) for x, y in pts)
 
 
@@ -208,7 +207,7 @@ def footprint_from_node(node: Node, name: str | None = None, drawings: bool = Tr
     flipped = node.value("layer") == "B.Cu"
     every = [p for p in (pad_from_node(n, fp_angle, flipped) for n in node.all("pad")) if p is not None]
     attr = node.first("attr")
-    kind = next((a for a in (attr.atoms() if attr is not None else []) if a in ("smd", "through_hole")), "")
+    kind = " ".join(attr.atoms()) if attr is not None else ""  # smd | through_hole | … and exclusion flags
     return Footprint(lib_id, node.value("descr"), tuple(p for p in every if p.kind != "paste"),
                      _courtyard(node, flipped), kind, CONNECTOR_FRONT.get(lib_id),
                      _graphics(node, flipped) if drawings else (),
@@ -233,17 +232,17 @@ def _graphics(node: Node, flipped: bool) -> tuple[Graphic, ...]:
             at = g.xy("at")
             font = next((f for f in g.walk() if f.name == "size"), None)
             pts: list[tuple[float, float]] = [at] if at else []
-            extra = {"text": g.atom(1), "size": float(font.atom(0)) if font is not None else 1.0}
+            text, size = g.atom(1), float(font.atom(0)) if font is not None else 1.0
         else:
             keys = {"line": ("start", "end"), "rect": ("start", "end"), "circle": ("center", "end"),
                     "arc": ("start", "mid", "end")}.get(kind)
             pts = [p for k in keys if (p := g.xy(k)) is not None] if keys else _pts(g) if kind == "poly" else []
-            extra = {}
+            text, size = "", 1.0
         stroke = g.first("stroke")
         width = g.number("width", 0.0) or (stroke.number("width", 0.1) if stroke is not None else 0.1)
         if pts:
             out.append(Graphic(kind, layer, tuple((_r(x), _r(-y if flipped else y)) for x, y in pts), _r(width),
-                               filled=g.value("fill") == "solid", **extra))  # type: ignore[arg-type]
+                               text, size, g.value("fill") == "solid"))
     return tuple(out)
 
 

@@ -350,7 +350,8 @@ class Placer:
         """Start at given positions (snapped to the grid) instead of random ones."""
         for r in self.movable:
             p = placements[r]
-            self.move(r, [round(p.x / GRID), round(p.y / GRID), p.rot if p.rot in self._rots(r) else self._rots(r)[0]])
+            rot = int(p.rot) if p.rot in self._rots(r) else self._rots(r)[0]
+            self.move(r, [round(p.x / GRID), round(p.y / GRID), rot])
 
     def anneal(self, moves: int) -> tuple[float, int]:
         cost = self.total()

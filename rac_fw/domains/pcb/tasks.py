@@ -321,7 +321,7 @@ def four_layer(i: int) -> PcbTask:
 
 # --- combined (17) ------------------------------------------------------------------------------------
 def combo_mcu(i: int) -> PcbTask:
-    w, h = [(30, 24), (32, 26), (28, 24)][i % 3]
+    w, h = [(30, 25), (32, 26), (28, 24)][i % 3]
     layers = 4 if i % 3 == 2 else 2
     quad = i % 2 == 0
     if quad:
@@ -354,7 +354,7 @@ def combo_mcu(i: int) -> PcbTask:
 
 
 def combo_usb(i: int) -> PcbTask:
-    w, h = [(30, 26), (32, 28), (34, 26), (30, 28)][i % 4]
+    w, h = [(30, 26), (32, 29), (34, 26), (30, 29)][i % 4]
     comps = (
         _usb("J1", "USB-C"),
         Component("U2", SOT23, "LDO", {"1": "GND", "2": "V33", "3": "VBUS"}),
