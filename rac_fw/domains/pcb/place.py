@@ -77,6 +77,8 @@ class Placer:
         self.board = task.board
         self.fps: dict[str, Footprint] = {c.ref: c.fp for c in task.components}
         self.movable = [c.ref for c in task.components if c.fixed is None]
+        self.both_sides = {c.ref for c in task.components if any(p.kind in ("thru_hole", "np_thru_hole")
+                                                                    for p in self.fps[c.ref].pads)}
         self.pos: dict[str, list[int]] = {}  # movable ref → [ix, iy, rot]
         self.fixed: dict[str, Placement] = {c.ref: c.fixed for c in task.components if c.fixed is not None}
         self.rot_locked: dict[str, int] = {}
@@ -169,8 +171,9 @@ class Placer:
         inset = max(0.0, b.rules.edge_clearance - 0.25) + 0.05
         for i, a in enumerate(refs):
             for c in refs[i + 1:]:
-                same_side = task.parts[a].side == task.parts[c].side  # courtyards meet on one side only
-                if (a in self.movable or c in self.movable) and same_side:
+                # courtyards meet on one side; a through-hole part's leads occupy both
+                meet = task.parts[a].side == task.parts[c].side or a in self.both_sides or c in self.both_sides
+                if (a in self.movable or c in self.movable) and meet:
                     self._add((a, c), partial(self._pair_overlap, a, c), f"{a} overlaps {c}", True)
         for r in self.movable:
             def outside(r: str = r) -> float:
