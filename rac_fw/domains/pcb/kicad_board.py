@@ -94,22 +94,14 @@ def net_ids(names: list[str]) -> dict[str, str]:
     return out
 
 
-def _reference(fp: Node) -> str:
+def _field(fp: Node, name: str) -> str:
+    """A footprint's reference or value: ``(fp_text reference "R1")`` in KiCad 6/7,
+    ``(property "Reference" "R1")`` in KiCad 8."""
     for t in fp.all("fp_text"):
-        if t.atom(0) == "reference":
+        if t.atom(0) == name:
             return t.atom(1)
     for p in fp.all("property"):
-        if p.atom(0) == "Reference":
-            return p.atom(1)
-    return ""
-
-
-def _value(fp: Node) -> str:
-    for t in fp.all("fp_text"):
-        if t.atom(0) == "value":
-            return t.atom(1)
-    for p in fp.all("property"):
-        if p.atom(0) == "Value":
+        if p.atom(0) == name.capitalize():
             return p.atom(1)
     return ""
 
@@ -197,7 +189,7 @@ def read_board(path: Path) -> KBoard:
         land = footprint_from_node(fp, drawings=False)
         if not land.pads:
             continue  # artwork: no copper, no hole
-        ref = _reference(fp)
+        ref = _field(fp, "reference")
         if not REF.match(ref):
             anonymous += 1
             ref = f"X{anonymous}"
@@ -211,7 +203,8 @@ def read_board(path: Path) -> KBoard:
         x, y = float(at.atom(0)) - ox, float(at.atom(1)) - oy
         rot = round(float(at.atom(2, "0")) % 360, 4)
         attr = fp.first("attr")
-        parts.append(KPart(ref, fp.atom(0), _value(fp), land, round(x, 4), round(y, 4), 0.0 if rot == 360 else rot,
+        parts.append(KPart(ref, fp.atom(0), _field(fp, "value"), land, round(x, 4), round(y, 4),
+                           0.0 if rot == 360 else rot,
                            "bottom" if fp.value("layer") == "B.Cu" else "top", pins,
                            tuple(attr.atoms()) if attr is not None else ()))
     zones: list[Zone] = []
