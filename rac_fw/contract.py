@@ -52,6 +52,11 @@ class Receipt(_Message):
         default_factory=list,
         description="Every plan name the realizer bound, and to what (``operations[0].led led1 → …``).",
     )
+    trace: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="What the artifact will print, in order, predicted from the action alone (firmware: the "
+        "console lines from boot to done, each a regex; repeat/choice/open items where the action leaves it open).",
+    )
 
 
 class Realization(_Message):

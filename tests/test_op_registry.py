@@ -38,7 +38,7 @@ PINNED = {
     "tls_credentials", "dns_resolve", "http_request", "coap_request",
     "sleep", "pm_lock", "device_pm",
     "hash", "cipher", "mac", "kdf", "random", "protected_store",
-    "react", "react_led",
+    "react", "react_led", "sw_irq",
     "semaphore", "work_item", "spinlock_state", "event_latency", "event_flags", "mutex_lock",
     "task_watchdog",
     "msg_queue", "heap_region", "ping_pong", "direct_irq", "cycle_timing", "barrier", "memory_domain",

@@ -65,6 +65,14 @@ static inline void rac_nvic_enable(int irq, uint32_t priority, uint32_t priority
 }
 
 static inline void rac_irq_enable_all(void) { __asm__ volatile("cpsie i" ::: "memory"); }
+/* PRIMASK critical section (B5.2.3 MRS/MSR, CPS): save, mask, and restore the caller's state, so sections nest. */
+static inline uint32_t rac_irq_save(void)
+{
+    uint32_t primask;
+    __asm__ volatile("mrs %0, primask\n\tcpsid i" : "=r"(primask) : : "memory");
+    return primask;
+}
+static inline void rac_irq_restore(uint32_t primask) { __asm__ volatile("msr primask, %0" : : "r"(primask) : "memory"); }
 static inline void rac_dsb(void) { __asm__ volatile("dsb 0xF" ::: "memory"); }
 static inline void rac_isb(void) { __asm__ volatile("isb 0xF" ::: "memory"); }
 

@@ -15,6 +15,7 @@ plan gives the same bytes; stage timings are kept separately (``timings_ms``) fo
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import functools
 import re
 import time
@@ -284,12 +285,28 @@ def check(resolved: Resolved) -> list[Evidence]:
 def lower(resolved: Resolved) -> Lowered:
     """The generated source tree (a lowerer's refusal is ``StageError`` with its evidence)."""
     try:
-        return lower_plan(resolved.plan, resolved.target, resolved.framework)
+        lowered = lower_plan(resolved.plan, resolved.target, resolved.framework)
     except (LoweringError, UnknownFramework) as exc:
         evidence = getattr(exc, "evidence", None) or [
             Evidence(code="E_TARGET_UNSUPPORTED", message=str(exc), location="framework",
                      objects=[resolved.framework])]
         raise StageError(evidence) from None
+    return _with_prediction(lowered, resolved)
+
+
+def _with_prediction(lowered: Lowered, resolved: Resolved) -> Lowered:
+    """The receipt states the behaviour's predicted console and its placement decisions (kept as evidence:
+    the run judge derives the same trace from the plan again, never from the receipt)."""
+    if resolved.plan.behaviour is None:
+        return lowered
+    from rac_fw.domains.firmware.plan.behaviour.console import predicted, receipt_notes
+
+    guess = predicted(resolved.plan, resolved.target, resolved.framework)
+    receipt = lowered.receipt.model_copy(update={
+        "trace": guess.to_json() if guess is not None else None,
+        "notes": [*lowered.receipt.notes, *receipt_notes(resolved.plan, resolved.target, resolved.framework)],
+    })  # fmt: skip
+    return dataclasses.replace(lowered, receipt=receipt)
 
 
 @stage("verify")
@@ -389,6 +406,8 @@ def console_expectations(plan: Plan, facts: Target, framework: str) -> tuple[str
     Bare-metal firmware runs a self-test that reports every operation (``rac: <label> ok``) and ends
     with ``rac: done``; other frameworks are held to the text of each print operation.
     """
+    if plan.behaviour is not None:  # the run is judged line for line against the predicted trace (run_stage)
+        return (r"^rac: boot\b",)
     if framework == "baremetal":
         from rac_fw.domains.firmware.verify.console import plan_expectations
 
@@ -475,6 +494,7 @@ def run_stage(result: PlanResult, facts: Target, plan: Plan, backend: Backend, t
         timeout_s=timeout_s,
         output_dir=result.out_dir,
         forbid=("HardFault", "FATAL ERROR"),
+        exit_status=_exit_status(plan, facts, result.framework or ""),
     )
     ran = backend.run(request)
     result.run = {"backend": ran.backend, "ok": ran.ok, "log": str(ran.log) if ran.log else None,
@@ -483,3 +503,21 @@ def run_stage(result: PlanResult, facts: Target, plan: Plan, backend: Backend, t
     if not ran.ok:
         result.status = Status.FAIL
         result.evidence.extend(ran.evidence)
+    if plan.behaviour is not None:
+        from rac_fw.domains.firmware.plan.behaviour.console import judge
+
+        verdicts, evidence = judge(plan, facts, result.framework or "", ran.output or "")
+        result.verdicts.extend(verdicts)
+        if evidence:
+            result.status = Status.FAIL
+            result.evidence.extend(evidence)
+
+
+def _exit_status(plan: Plan, facts: Target, framework: str) -> int:
+    """The exit status a run of ``plan`` ends with: 1 when its behaviour is predicted to exit non-zero."""
+    if plan.behaviour is None:
+        return 0
+    from rac_fw.domains.firmware.plan.behaviour.console import predicted
+
+    guess = predicted(plan, facts, framework)
+    return 1 if guess is not None and guess.prediction.exit_code != 0 else 0

@@ -138,6 +138,9 @@ class RunRequest:
     output_dir: Path
     forbid: tuple[str, ...] = ()
     """Regexes that fail the run at once (``HardFault``, ``panic``)."""
+    exit_status: int = 0
+    """The exit status the run must end with where the runner sees one (a behaviour's ``exit: N`` ends a QEMU
+    run through semihosting with status 1)."""
     port: str | None = None
     baud: int = 115200
     port_wait_s: float = 5.0

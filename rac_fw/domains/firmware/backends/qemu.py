@@ -177,12 +177,12 @@ class QemuRunner(Backend):
         verdicts = result.verdicts()
         verdicts.append(
             Verdict(
-                predicate="qemu exits through semihosting SYS_EXIT with status 0",
-                passed=status == 0,
+                predicate=f"qemu exits through semihosting SYS_EXIT with status {request.exit_status}",
+                passed=status == request.exit_status,
                 measured=("killed after a forbidden line" if result.forbidden else "killed at the deadline")
                 if status is None
                 else status,
-                limit=0,
+                limit=request.exit_status,
                 detail=stderr[-300:] or None,
             )
         )
@@ -196,7 +196,7 @@ class QemuRunner(Backend):
                     objects=[machine.machine, str(request.image)],
                 )
             )
-        elif status != 0 and not evidence:
+        elif status != request.exit_status and not evidence:
             evidence.append(
                 Evidence(
                     code="E_RUN_EXIT_STATUS",
@@ -206,7 +206,7 @@ class QemuRunner(Backend):
             )
         return RunResult(
             self.name,
-            ok=result.ok and status == 0,
+            ok=result.ok and status == request.exit_status,
             verdicts=verdicts,
             evidence=evidence,
             output=result.transcript,

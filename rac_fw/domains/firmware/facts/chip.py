@@ -287,6 +287,9 @@ class Nvic:
     """Priority levels (2^priority_bits)."""
     kernel_levels: dict[str, KernelIrqLevels] = field(default_factory=dict)
     """Framework → the levels its kernel reserves."""
+    software_irq: int | None = None
+    """A line software may pend for its own use (``sw_irq``): one no peripheral of the chip ever raises (a
+    vector reserved on this part, or a line the vendor provides for software), with its source cited."""
 
 
 @with_config(_STRICT)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from rac_fw.domains.firmware.facts.chip import Watchdog
-from rac_fw.domains.firmware.facts.load import peripheral
+from rac_fw.domains.firmware.facts.load import interrupts, peripheral
 from rac_fw.domains.firmware.facts.model import BoardButton, BoardLed, BoardPwmLed, DmaController, Pin, Target
 
 # --- board LEDs and buttons -------------------------------------------------------------------------
@@ -726,3 +726,22 @@ def adc_clock(clocks: Clocks) -> AdcClock | None:
     prescalers = sorted(p for p in facts.clock_prescalers or (2, 4, 6, 8) if p > 1)
     prescaler = next((p for p in prescalers if bus_hz // p <= limit), prescalers[-1])
     return AdcClock(bus_hz // prescaler, prescaler, bus, bus_hz, limit)
+
+
+class SoftwareIrq(NamedTuple):
+    """The interrupt line software may pend for its own use, and the vector name its handler has."""
+
+    line: int
+    handler: str
+
+
+def software_irq(target: Target) -> SoftwareIrq | None:
+    """The chip's software-pendable line (``nvic.software_irq``) and its handler: the SVD's vector name when
+    the SVD names the line, else ``SoftwareIrq_IRQHandler`` (a line reserved on this part; the bare-metal
+    vector table names it so)."""
+    if target.nvic is None or target.nvic.software_irq is None:
+        return None
+    line = target.nvic.software_irq
+    named = next((name for number, name, _ in interrupts(target.id) if number == line), None)
+    handler = f"{re.sub(r'[^A-Za-z0-9_]', '_', named)}_IRQHandler" if named else "SoftwareIrq_IRQHandler"
+    return SoftwareIrq(line, handler)

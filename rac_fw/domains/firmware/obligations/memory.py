@@ -16,7 +16,7 @@ from rac_fw.domains.firmware.obligations.radio import wifi_station_index
 from rac_fw.domains.firmware.placement import buffer_controller, buffer_regions, default_ram, placement
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.model import Plan
-from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.registry import section_values, spec
 
 
 def _stacks(plan: Plan, framework: str) -> list[Evidence]:
@@ -90,6 +90,9 @@ def check(plan: Plan, target: Target, framework: str) -> list[Evidence]:
             if ram is not None:
                 size, sized_by = ram(op)
                 fixed.append((op.name or f"operations[{i}]", size, ["operations", i, sized_by]))
+        for section, value in section_values(plan):
+            if section.ram is not None:
+                fixed.append((section.name, section.ram(plan, target, framework, value), [section.name]))
         station = wifi_station_index(plan)
         if station is not None:
             fixed.append(("wifi", WIFI_RAM_BYTES, ["operations", station]))

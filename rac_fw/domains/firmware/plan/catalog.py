@@ -14,6 +14,7 @@ from typing import Any
 
 from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.plan.behaviour import catalog as behaviour_catalog
 from rac_fw.domains.firmware.plan.matrix import all_frameworks, frameworks_for
 from rac_fw.domains.firmware.plan.registry import sections, spec, specs
 from rac_fw.domains.firmware.plan.resources import Resources
@@ -32,7 +33,7 @@ class UnknownOperation(LookupError):
 
     def __init__(self, name: str):
         self.name = name
-        known = [*(s.kind for s in specs()), *(b.name for b in sections()), RESOURCES]
+        known = [*(s.kind for s in specs()), *(b.name for b in sections()), RESOURCES, *behaviour_catalog.parts()]
         super().__init__(f"no operation or plan block {name!r}; known: {', '.join(known)}")
 
 
@@ -101,6 +102,7 @@ def index() -> dict[str, Any]:
         "targets": {t.id: list(t.frameworks) for t in targets},
         "operations": operations,
         "blocks": blocks,
+        "behaviour": behaviour_catalog.index_entry(),
     }
 
 
@@ -109,9 +111,12 @@ def op_schema(name: str) -> dict[str, Any]:
     per target."""
     if name == RESOURCES:
         return inline_refs(Resources.model_json_schema())
+    part = behaviour_catalog.schema(name)
+    if part is not None and name != "behaviour":
+        return part
     blocks = {b.name: b for b in sections()}
     if name in blocks:
-        schema = inline_refs(blocks[name].model.model_json_schema())
+        schema = part if part is not None else inline_refs(blocks[name].model.model_json_schema())
         schema["x-realized"] = _block_rows(blocks[name], _targets())
         return schema
     try:
@@ -120,7 +125,23 @@ def op_schema(name: str) -> dict[str, Any]:
         raise UnknownOperation(name) from None
     schema = inline_refs(op.model.model_json_schema())
     schema["x-realized"] = _op_rows(name, _targets())
+    schema.update(_behaviour_facets(op))
     return schema
+
+
+def _behaviour_facets(op: Any) -> dict[str, Any]:
+    """What a behaviour may use of an operation: its events, outputs (type, unit) and actions (parameters)."""
+    facets: dict[str, Any] = {}
+    if op.events:
+        facets["x-events"] = list(op.events)
+    if op.outputs:
+        facets["x-outputs"] = {n: f"{o.type}{' ' + o.unit if o.unit else ''}: {o.doc}" for n, o in op.outputs.items()}
+    if op.actions:
+        facets["x-actions"] = {
+            n: a.doc + "".join(f" {p}: {q.kind}{' ' + q.type if q.type else ''}" for p, q in a.params.items())
+            for n, a in op.actions.items()
+        }
+    return facets
 
 
 def envelope_schema() -> dict[str, Any]:

@@ -31,3 +31,9 @@ def c_string_literal(text: str) -> str:
             out.extend(f"\\{byte:03o}" for byte in char.encode("utf-8"))
         previous = char
     return '"' + "".join(out) + '"'
+
+
+def c_data_literal(text: str) -> str:
+    """``text`` as a double-quoted C literal of *data* (never a format): escaped like
+    :func:`c_string_literal` but ``%`` kept as one byte, so the device holds exactly the plan's bytes."""
+    return c_string_literal(text.replace("%", "\x00")).replace("\\000", "%")

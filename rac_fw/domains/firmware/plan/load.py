@@ -15,6 +15,8 @@ from pydantic import BaseModel, ValidationError
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.documents import DocumentError, read_document
+from rac_fw.domains.firmware.plan.behaviour.model import TRIGGER_FIELDS, TRIGGER_KEYS
+from rac_fw.domains.firmware.plan.behaviour.spec import step_kinds
 from rac_fw.domains.firmware.plan.channels import AdcDtChannel, AdcPinChannel
 from rac_fw.domains.firmware.plan.model import OPERATION_KINDS, OPERATION_MODELS, Plan, op_kind
 from rac_fw.domains.firmware.plan.paths import PathPart, format_path
@@ -22,7 +24,7 @@ from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resou
 from rac_fw.limits import LimitExceeded, NumberOutOfRange, check_count, check_document
 
 #: Union tags pydantic inserts into error locations (operation kinds, ADC channel kinds).
-_TAGS = frozenset(OPERATION_KINDS) | {"pin", "dt"}
+_TAGS = frozenset(OPERATION_KINDS) | {"pin", "dt"} | frozenset(step_kinds()) | frozenset(TRIGGER_KEYS)
 
 
 class PlanError(ValueError):
@@ -129,9 +131,39 @@ def _evidence(data: Any, error: Any, where: str | None) -> Evidence:
             )
         relaxations.append(Relaxation(description=f"remove {field!r}", patch=[{"op": "remove", "path": path}]))
         return Evidence(code="E_PLAN_UNKNOWN_FIELD", message=message, location=location, relaxations=relaxations)
+    if kind in ("union_tag_invalid", "union_tag_not_found") and "_key()" in str(ctx.get("discriminator", "")):
+        return _behaviour_tag(data, path, location, error)
     got = error.get("input")
     shown = "" if kind == "missing" or isinstance(got, dict | list) else f" (got {got!r})"
     return Evidence(code="E_PLAN_FIELD", message=f"{error['msg']}{shown}", location=location, objects=[text])
+
+
+#: What a behaviour discriminator expects, by the function that reads the tag.
+_BEHAVIOUR_TAGS = {"_step_key()": ("step", step_kinds), "_trigger_key()": ("trigger", lambda: TRIGGER_KEYS)}
+
+
+def _behaviour_tag(data: Any, path: list[PathPart], location: str, error: Any) -> Evidence:
+    """A behaviour step or trigger whose kind is unknown or missing: the kinds, and a rename that fixes a typo."""
+    what, known = _BEHAVIOUR_TAGS[str(error["ctx"]["discriminator"])]
+    kinds = list(known())
+    item: Any = data
+    for part in path:
+        item = _child(item, part)
+    keys = list(item) if isinstance(item, dict) else []
+    relaxations = []
+    fields = set(TRIGGER_FIELDS) if what == "trigger" else set()
+    for key in keys:
+        if key in kinds or key in fields:
+            continue
+        for near in difflib.get_close_matches(str(key), kinds, n=2, cutoff=0.6):
+            relaxations.append(Relaxation(description=f"use {what} {near!r} for {key!r}", patch=[
+                {"op": "remove", "path": [*path, key]}, {"op": "add", "path": [*path, near], "value": item[key]}]))
+    if what == "step" and len(keys) != 1:
+        message = f"a step is a mapping with exactly one key, its kind (one of {', '.join(kinds)}); got {keys}"
+    else:
+        unknown = ", ".join(repr(k) for k in keys if k not in kinds and k not in fields) or "none"
+        message = f"unknown {what} kind {unknown}; a {what} has one of: {', '.join(kinds)}"
+    return Evidence(code="E_PLAN_UNKNOWN_FIELD", message=message, location=location, relaxations=relaxations)
 
 
 def _bound(data: dict[str, Any], source: str | None) -> None:

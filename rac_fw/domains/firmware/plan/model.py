@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, Union, get_args
 from pydantic import Field, StringConstraints, model_validator
 
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
+from rac_fw.domains.firmware.plan.behaviour.model import Behaviour
 from rac_fw.domains.firmware.plan.registry import flagged, specs
 from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
 from rac_fw.domains.firmware.plan.sections.bootloader import Bootloader
@@ -81,6 +82,12 @@ class Plan(PlanModel):
     devicetree: Devicetree | None = None
     network: Network | None = None
     mesh: Mesh | None = None
+    behaviour: Behaviour | None = Field(
+        default=None,
+        description="What the application does: variables, triggers (at boot, every PERIOD, on an operation's "
+        "event, when a condition turns true) and their steps (docs/BEHAVIOUR.md). The tool predicts its console "
+        "trace and checks a run against it.",
+    )
 
     @model_validator(mode="before")
     @classmethod

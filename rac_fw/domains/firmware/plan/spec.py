@@ -93,6 +93,72 @@ class Realization:
     sector-sized buffers LittleFS does not): the RAM-budget obligation asks it first."""
     ram_relief: Callable[[Any, int], Any] | None = None
     """The relief matching this realization's ``ram`` (see :attr:`OpSpec.ram_relief`)."""
+    behaviour: frozenset[str] = frozenset()
+    """What a behaviour may use of the operation under this framework: ``event:<name>`` (its template calls
+    the behaviour's hook where the event happens), ``action:<name>`` (its template has ``act_<name>``),
+    ``output:<name>`` (its view names the C expression holding the value). The behaviour's support rule
+    asks this set, and names the frameworks whose set has what a plan uses when this one lacks it."""
+
+
+OutputType = Literal["bool", "u8", "u16", "u32", "i8", "i16", "i32", "f32", "bytes"]
+
+
+@dataclass(frozen=True)
+class Output:
+    """A value an operation produces that a behaviour may read as ``<op name>.<output>`` (``adc.mv``).
+
+    Each framework's realization names the C expression that holds the latest value: the op's view
+    carries it as ``view["outputs"][<name>]`` (the behaviour renders that text, never a guess)."""
+
+    type: OutputType
+    doc: str
+    unit: str | None = None
+    """A unit symbol of ``behaviour.units`` (``mV``, ``C``, ``us``)."""
+    size: Callable[[Any], int] | None = None
+    """Capacity of a ``bytes`` output for one operation (its buffer size)."""
+    ready: Literal["setup", "action", "event"] = "setup"
+    """When it first holds a value: after the op's set-up, after an action that updates it, or after its event."""
+    determined: Callable[[Any], Any] | None = None
+    """The value the plan itself determines (a loopback's echo), for the trace predictor; None: not determined."""
+
+
+ParamKind = Literal["expr", "payload", "var"]
+
+
+@dataclass(frozen=True)
+class ActionParam:
+    """A parameter of an operation's action: an expression of a type, a payload, or a variable to fill."""
+
+    kind: ParamKind
+    doc: str
+    type: OutputType | None = None
+    unit: str | None = None
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Action:
+    """Something a behaviour step can ask an operation to do (``act: {op: led, action: toggle}``).
+
+    Each framework that realizes it renders the macro ``act_<action>(c, a)`` of the op's template (``c`` the
+    op's view, ``a`` the rendered arguments, ``a.ok`` the C lvalue of the success flag when the action can
+    fail); a framework whose template has no such macro does not realize the action (the support rule says
+    so with the frameworks that do)."""
+
+    doc: str
+    params: Mapping[str, ActionParam] = field(default_factory=dict)
+    updates: tuple[str, ...] = ()
+    """Outputs the action refreshes (``read`` updates ``mv``)."""
+    blocking: bool = False
+    """It may wait (a bus transfer, console output): never in an interrupt handler."""
+    fails: bool = False
+    """It can fail at run time; ``into``/``status`` may capture the outcome."""
+    cost_ms: Callable[[Any, Any, Mapping[str, Any]], float] | None = None
+    """``cost_ms(op, target, args)``: its duration on the target (for the period-fit obligation)."""
+    prints: Callable[[Any, Mapping[str, Any]], list[str]] | None = None
+    """Console lines (regexes) the action prints, in order, for the trace predictor."""
+    raises: tuple[str, ...] = ()
+    """Events of the operation the action raises at once (firing a software interrupt raises ``irq``)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +193,13 @@ class OpSpec:
     """The clock domains the operation sets when ``framework`` realizes it (a ``core_clock`` request: the PLL's
     system, bus and timer clocks): ``plan.clocks.plan_clocks`` lays them over the framework's defaults, and every
     clock-derived rule and lowering asks that view (the clock rule is asked, not copied)."""
+    console_lines: Callable[[Any], list[str]] | None = None
+    """Regexes of the console lines the op's set-up prints before its ``rac: <label> ok`` line (``{label}``
+    stands for its label): the predicted trace and the run judge ask this instead of a list of op kinds."""
+    outputs: Mapping[str, Output] = field(default_factory=dict)
+    """Values a behaviour may read (``<name>.<output>``), with type, unit and when they are ready."""
+    actions: Mapping[str, Action] = field(default_factory=dict)
+    """What a behaviour may ask of the operation (``act``): set, toggle, transfer, read, feed…"""
     refusals: Mapping[str, Callable[[Plan, Target, int, Any], tuple[str, list[Any]]]] = field(default_factory=dict)
     """Framework name → why that framework has no realization of this operation, as ``(what the framework
     offers instead, relaxations)``: the support rule adds both to its E_TARGET_UNSUPPORTED (ESP-IDF has no
@@ -183,6 +256,9 @@ class SectionSpec:
     """Block field → the board item it names (``led``/``button``), bound like an operation's endpoints."""
     why_not: Callable[[Target], str] | None = None
     """Why the block is not realizable on a target (its ``E_TARGET_UNSUPPORTED`` says so), when it can say more."""
+    ram: Callable[[Plan, Target, str, Any], int] | None = None
+    """Static RAM the block's realization takes in the default RAM (``ram(plan, target, framework, value)``):
+    the RAM-budget obligation adds it like an operation's."""
 
     def realizes(self, framework: str, target: Target) -> bool:
         if framework not in self.realizations:

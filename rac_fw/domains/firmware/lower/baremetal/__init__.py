@@ -29,7 +29,7 @@ from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan
 from rac_fw.domains.firmware.facts.chip import Watchdog
 from rac_fw.domains.firmware.facts.load import interrupts, peripheral
 from rac_fw.domains.firmware.facts.model import Target
-from rac_fw.domains.firmware.facts.query import adc_unit_of, watchdog_instance
+from rac_fw.domains.firmware.facts.query import adc_unit_of, software_irq, watchdog_instance
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -44,6 +44,7 @@ from rac_fw.domains.firmware.lower.baremetal.derive import DerivationError, PinR
 from rac_fw.domains.firmware.lower.baremetal.header import c_ident, device_header, layout_name
 from rac_fw.domains.firmware.lower.baremetal.linker import DmaBufferLayout, linker_script
 from rac_fw.domains.firmware.placement import buffer_controller, buffer_needs, default_ram, placement
+from rac_fw.domains.firmware.plan.behaviour.lowering import hook_calls
 from rac_fw.domains.firmware.plan.clocks import plan_clocks
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
 from rac_fw.domains.firmware.plan.matrix import realizes
@@ -164,6 +165,14 @@ class BaremetalBuild(BoundBuild):
     """Peripheral instance → the operation label that owns it (one owner per hardware timer)."""
     files: dict[str, str] = field(default_factory=dict)
     """Whole files an operation or plan block contributes."""
+    views: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """Operation index → the context its template rendered with (a behaviour reads outputs and actions there)."""
+    templates: dict[int, str] = field(default_factory=dict)
+    """Operation index → its template (whose ``act_<action>`` macros a behaviour calls)."""
+    behaviour: str | None = None
+    """The behaviour's C (``behaviour.lowering``), placed in main.c after the operations' declarations."""
+    noinit: bool = False
+    """The behaviour persists values: the linker script keeps a retained ``.noinit`` section."""
 
     # --- what op specs' bare-metal view functions call --------------------------------------------
     def base(self, index: int, op: Any) -> dict[str, Any]:
@@ -198,6 +207,17 @@ class BaremetalBuild(BoundBuild):
 
     def pin(self, name: str, signal: str) -> dict[str, Any]:
         return _pin(self, name, signal)
+
+    def hooks(self, index: int, event: str) -> list[str]:
+        """The behaviour hooks operation ``index``'s template calls where ``event`` happens."""
+        return hook_calls(self.plan, self.target, FRAMEWORK, index, event)
+
+    def op_module(self, index: int) -> Any:
+        """The Jinja module of operation ``index``'s template, rendered with its context."""
+        template = self.templates.get(index)
+        if template is None:
+            return None
+        return template_env(FRAMEWORK).get_template(template).make_module({"c": self.views[index]})
 
     def regs(self, instance: str) -> Regs:
         return Regs(self.target, instance)
@@ -258,7 +278,11 @@ class BaremetalLowerer:
                 realization = spec(op.op).realization(FRAMEWORK)
                 if realization is None or realization.view is None or not realizes(FRAMEWORK, op.op, target):
                     raise BaremetalError(f"{op.op} is not supported by baremetal on {target.id}")
+                before = len(build.blocks)
                 realization.view(build, index, op)
+                for block in build.blocks[before:]:
+                    if block.ctx.get("id") == f"op{index}":
+                        build.views[index], build.templates[index] = block.ctx, block.template
         realize_sections(build, FRAMEWORK)
         return _assemble(build)
 
@@ -481,6 +505,9 @@ def _vectors(target: Target) -> tuple[list[str | None], list[str]]:
     device: list[str | None] = [None] * target.irq_count
     for number, name, _ in interrupts(target.id):
         device[number] = f"{c_ident(name)}_IRQHandler"
+    soft = software_irq(target)
+    if soft is not None and soft.line < len(device):
+        device[soft.line] = soft.handler
     entries = system + device
     strong = {"Reset_Handler", "HardFault_Handler"}
     weak = [name for name in entries if name and name not in strong]
@@ -557,8 +584,10 @@ def _assemble(build: BaremetalBuild) -> Lowered:
             setups=collect["setup"],
             after=collect["after"],
             loops=collect["loop"],
+            behaviour=build.behaviour,
         ),
-        "link.ld": linker_script(target, build.dma, plan.stack_bytes, plan.heap_bytes, ram.name if ram else None),
+        "link.ld": linker_script(target, build.dma, plan.stack_bytes, plan.heap_bytes, ram.name if ram else None,
+                                 noinit=build.noinit),
         "build.json": json.dumps(build_config(target), indent=2) + "\n",
     }
     files = with_contributed(files, build.files)

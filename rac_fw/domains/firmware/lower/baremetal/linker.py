@@ -52,12 +52,14 @@ def _attrs(region: MemoryRegion) -> str:
 
 
 def linker_script(
-    target: Target, buffers: list[DmaBufferLayout], stack_bytes: int, heap_bytes: int, ram: str | None
+    target: Target, buffers: list[DmaBufferLayout], stack_bytes: int, heap_bytes: int, ram: str | None,
+    noinit: bool = False,
 ) -> str:
     """The ``link.ld`` text for ``target`` with ``buffers`` already placed.
 
     ``ram`` is where .data, .bss, heap and stack go: ``placement.default_ram`` (the same
-    region every framework uses as its default RAM).
+    region every framework uses as its default RAM). ``noinit`` adds the retained ``.noinit`` section
+    (values a behaviour persists across a reset).
     """
     flash = flash_region(target)
     if ram is None:
@@ -91,5 +93,6 @@ def linker_script(
             stack_bytes=stack_bytes,
             heap_bytes=heap_bytes,
             dma_sections=sections,
+            noinit=noinit,
         )
     )

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
-from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+from rac_fw.domains.firmware.plan.spec import Action, ActionParam, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
@@ -64,7 +64,18 @@ def _baremetal(b: BaremetalBuild, index: int, op: GpioSet) -> None:
         "active": op.active,
         "gpio_template": b.gpio_template(),
     }
+    ctx["active_low"] = endpoint.active_low
     b.emit("ops/gpio_set", ctx)
+
+
+#: What a behaviour may do with the output (``act: led.toggle``): the logical level, polarity from the board.
+ACTIONS = {
+    "on": Action("Drive it to its active level (an LED lights)."),
+    "off": Action("Drive it to its inactive level."),
+    "toggle": Action("Invert its level."),
+    "set": Action("Drive it on when `level` is true, off when false.",
+                  params={"level": ActionParam("expr", "true = on", type="bool")}),
+}  # fmt: skip
 
 
 SPEC = OpSpec(
@@ -75,6 +86,8 @@ SPEC = OpSpec(
         "zephyr": Realization(template="gpio", view=_zephyr),
         "espidf": Realization(template="gpio_set", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
-        "baremetal": Realization(template="ops/gpio_set", view=_baremetal),
+        "baremetal": Realization(template="ops/gpio_set", view=_baremetal,
+                                 behaviour=frozenset(f"action:{a}" for a in ACTIONS)),
     },
+    actions=ACTIONS,
 )

@@ -345,7 +345,13 @@ def _names(plan: Plan, target: Target, framework: str, index: int, op: Watchdog)
     return refs.found
 
 
+def _console(op: Watchdog) -> list[str]:
+    """The reset-cause report precedes the settings line (``report_expiry``)."""
+    return [r"^rac: {label} (expired|no expiry) before this boot$"] if op.report_expiry is not None else []
+
+
 SPEC = OpSpec(
+    console_lines=_console,
     model=Watchdog,
     family="watchdog",
     needs="watchdog",

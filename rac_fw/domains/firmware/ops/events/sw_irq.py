@@ -1,0 +1,56 @@
+"""The ``sw_irq`` operation: an interrupt software raises on purpose, for a behaviour to count or react to."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from rac_fw.domains.firmware.facts.query import software_irq
+from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.fields import IrqPriority
+from rac_fw.domains.firmware.plan.spec import Action, Flag, OpSpec, Realization
+
+if TYPE_CHECKING:
+    from rac_fw.domains.firmware.facts.model import Target
+    from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
+
+
+class SwIrq(Operation):
+    """An interrupt line software pends: a behaviour's ``act: NAME.fire`` raises it, its ``irq`` event runs.
+
+    The line is the chip's software-pendable one (``rac-fw targets show``: ``nvic.software_irq``: a vector
+    reserved on the part or a software-interrupt line), enabled at ``irq_priority``. Firing it N times and
+    counting in the handler proves the interrupt path end to end (NVIC set-pending on Cortex-M).
+    """
+
+    op: Literal["sw_irq"]
+    irq_priority: IrqPriority | None = None
+
+
+def _has_line(target: Target) -> bool:
+    return software_irq(target) is not None
+
+
+def _baremetal(b: BaremetalBuild, index: int, op: SwIrq) -> None:
+    soft = software_irq(b.target)
+    if soft is None:
+        raise b.error(f"{b.target.id} names no software-pendable interrupt line (nvic.software_irq)")
+    ctx = b.base(index, op) | {
+        "line": soft.line, "handler": soft.handler, "priority": b.priority(op.irq_priority),
+        "hooks": b.hooks(index, "irq"), "outputs": {},
+    }  # fmt: skip
+    b.emit("ops/sw_irq", ctx)
+
+
+SPEC = OpSpec(
+    model=SwIrq,
+    family="events",
+    flags=frozenset({Flag.ISR_CONTEXT}),
+    events=("irq",),
+    actions={"fire": Action("Pend the interrupt: its handler runs at once (above the thread's priority).",
+                            raises=("irq",))},  # fmt: skip
+    realizations={
+        "baremetal": Realization(template="ops/sw_irq", view=_baremetal, available=_has_line,
+                                 behaviour=frozenset({"event:irq", "action:fire"})),  # fmt: skip
+    },
+)
+

@@ -1,0 +1,1 @@
+"""One module per behaviour step kind (``STEP = StepSpec(…)``); the registry walks this package."""
