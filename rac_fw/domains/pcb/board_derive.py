@@ -52,6 +52,7 @@ MAX_DECOUPLE = 24
 #: Floor of a derived clearance (a common fab minimum, 3.5 mil): narrower gaps in the designer's layout
 #: (net ties, Kelvin connections, hand-tuned spots) are reported in its baseline DRC instead.
 MIN_CLEARANCE = 0.09
+MIN_EDGE = 0.05  # pours filled to 0.075 mm from the edge are common in the boards
 KICAD_FORMATS = {20211014: "KiCad 6", 20221018: "KiCad 7", 20240108: "KiCad 8"}
 
 
@@ -89,8 +90,7 @@ def _rules(kb: KBoard) -> Rules:
         if w != default_w:
             by_width.setdefault(w, []).append(net)
     nc = tuple(NetClass(f"W{w:g}", clearance, w, dia, drill, tuple(nets)) for w, nets in sorted(by_width.items()))
-    return Rules(clearance, default_w, drill, dia, min(0.3, max(MIN_CLEARANCE, _floor(edge))), min(0.13, _floor(ring)),
-                 nc)
+    return Rules(clearance, default_w, drill, dia, min(0.3, max(MIN_EDGE, _floor(edge))), min(0.13, _floor(ring)), nc)
 
 
 def _measured_gaps(kb: KBoard) -> tuple[float, float]:

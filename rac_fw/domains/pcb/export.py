@@ -3,8 +3,8 @@
 Both are written from the artifact and the task's facts only, so what KiCad or a browser shows is what
 the verifier judged. Footprints keep their KiCad library id, attribute, pads (shapes, exposed pads,
 holes), courtyard and side, so KiCad's "update footprint from library" changes nothing; the board's
-outline (any polygon, with cut-outs), copper pours (unfilled: KiCad fills them), keepouts (as rule
-areas) and mounting holes (footprints of the task) are written too; the rules and net classes go to
+outline (any polygon, with cut-outs), copper pours (the artifact's fills when it has them, else the
+outlines for KiCad to fill), keepouts (as rule areas) and mounting holes (footprints of the task) are written too; the rules and net classes go to
 the ``.kicad_pro`` (:func:`.kicad.project`). Strings are quoted with KiCad's escaping; no file is
 overwritten unless the caller says so.
 """
@@ -29,6 +29,7 @@ USER_LAYERS = ((32, "B.Adhes", "B.Adhesive"), (33, "F.Adhes", "F.Adhesive"), (34
                (49, "F.Fab", None))
 LAYER_COLOURS = {"F.Cu": "#c83434", "In1.Cu": "#c2c200", "In2.Cu": "#c200c2", "In3.Cu": "#00c2c2",
                  "In4.Cu": "#7f7fff", "B.Cu": "#4d7fc4"}
+KICAD6_ATTRIBUTES = ("through_hole", "smd", "virtual", "board_only", "exclude_from_pos_files", "exclude_from_bom")
 CONNECT = {"thermal": "", "solid": "yes ", "thru_hole_only": "thru_hole_only ", "none": "no "}
 
 
@@ -103,8 +104,9 @@ def _footprint(comp: Component, p: PartPlacement, code: dict[str, int]) -> list[
     out = [f"  (footprint {_q(comp.footprint)} (layer \"{s}.Cu\") (at {_n(p.x)} {_n(p.y)} {_n(p.rot)})"]
     if fp.description:
         out.append(f"    (descr {_q(fp.description)})")
-    if fp.attr:
-        out.append(f"    (attr {fp.attr})")
+    attrs = [a for a in fp.attr.split() if a in KICAD6_ATTRIBUTES]  # KiCad 8's dnp, allow_* are unknown to 6
+    if attrs:
+        out.append(f"    (attr {' '.join(attrs)})")
     for kind, text, layer in (("reference", comp.ref, "SilkS"), ("value", comp.value, "Fab")):
         out.append(f"    (fp_text {kind} {_q(text)} (at 0 0 {_n(p.rot)}) (layer \"{s}.{layer}\") hide "
                    f"(effects (font (size 0.8 0.8) (thickness 0.12)){mirror}))")
@@ -131,6 +133,13 @@ def _zone(z: Zone, code: dict[str, int], names: tuple[str, ...]) -> str:
             f"(connect_pads {CONNECT[z.connect]}(clearance {_n(z.clearance)}))"
             f" (min_thickness {_n(z.min_width)}) (fill (thermal_gap {_n(z.thermal_gap)}) "
             f"(thermal_bridge_width {_n(z.thermal_width)})) (polygon {_pts(z.outline)}))")
+
+
+def _fill(net: str, layer: str, ring: list[tuple[float, float]], code: dict[str, int]) -> str:
+    return (f"  (zone (net {code.get(net, 0)}) (net_name {_q(net)}) (layer {_q(layer)}) (hatch edge 0.508) "
+            "(connect_pads (clearance 0)) (min_thickness 0.0254) (filled_areas_thickness no) "
+            f"(fill yes (thermal_gap 0.5) (thermal_bridge_width 0.5)) (polygon {_pts(ring)}) "
+            f"(filled_polygon (layer {_q(layer)}) {_pts(ring)}))")
 
 
 def _rule_area(r: Region, names: tuple[str, ...]) -> str:
@@ -175,7 +184,10 @@ def kicad_pcb(task: PcbTask, artifact: dict[str, Any]) -> str:
     for v in art.vias:
         out.append(f"  (via (at {_n(v.x)} {_n(v.y)}) (size {_n(v.diameter)}) (drill {_n(v.drill)}) "
                    f"(layers {_q(names[0])} {_q(names[-1])}) (net {code.get(v.net, 0)}))")
-    out += [_zone(z, code, names) for z in b.zones]
+    if art.pours:  # the realized fills are the pours' copper: written filled, as KiCad keeps them
+        out += [_fill(f.net, f.layer, f.points, code) for f in art.pours]
+    else:  # unrealized pours: their outlines and settings, for KiCad to fill
+        out += [_zone(z, code, names) for z in b.zones]
     out += [_rule_area(r, names) for r in b.regions if r.kind == "keepout"]
     out.append(")")
     return "\n".join(out) + "\n"

@@ -27,28 +27,74 @@ import sys, pcbnew
 ok = True
 for src, dst in zip(sys.argv[1::2], sys.argv[2::2]):
     board = pcbnew.LoadBoard(src)
-    pcbnew.ZONE_FILLER(board).Fill(board.Zones())  # what the DRC dialog's "refill zones" does
+    unfilled = pcbnew.ZONES()
+    for z in board.Zones():
+        if not z.GetIsRuleArea() and not z.IsFilled():
+            unfilled.append(z)
+    if len(unfilled):  # the task's pours: KiCad fills them (a realized fill arrives filled and is kept)
+        pcbnew.ZONE_FILLER(board).Fill(unfilled)
     ok = pcbnew.WriteDRCReport(board, dst, pcbnew.EDA_UNITS_MILLIMETRES, True) and ok
 sys.exit(0 if ok else 3)
 """
 
 
 @dataclass
+class Entry:
+    """One item of KiCad's report: its kind (``clearance``, ``unconnected_items`` …), message, severity
+    and the objects it names (``Pad 1 [GND] of U1 on F.Cu``, ``Footprint R19``, ``Track [GND] …``)."""
+
+    section: str  # drc | unconnected | other
+    kind: str
+    message: str
+    severity: str
+    items: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return f"[{self.kind}]: {self.message}" + "".join(f" | {i}" for i in self.items)
+
+    def parts(self) -> set[str] | None:
+        """The parts the objects belong to, the board outline aside (None when one is copper of no
+        part: a track, a via, a pour)."""
+        refs = set()
+        for item in self.items:
+            if item.endswith("on Edge.Cuts"):
+                continue
+            m = re.match(r"(?:Footprint (\S+)$|.*\bpad\b.* of (\S+)(?: on \S+)?$)", item, re.I)
+            if m is None:
+                return None
+            refs.add(m.group(1) or m.group(2))
+        return refs
+
+
+@dataclass
 class KicadReport:
-    """KiCad's verdict: error-severity DRC violations, unconnected items that count (routed boards),
-    and unconnected items that are so by design (a placement or repair board is judged unrouted)."""
+    """KiCad's verdict, error severity only: DRC violations and unconnected items that count, and apart
+    from them the unconnected items that are so by design (a placement or repair board is judged
+    unrouted) and the violations between parts the task itself placed (``given``: a real board's
+    layout as its designer left it)."""
 
     violations: int
     unconnected: int
     details: list[str] = field(default_factory=list)
     unrouted_by_design: int = 0
+    given: int = 0
+    entries: list[Entry] = field(default_factory=list, repr=False)
 
-    def judged(self, routed: bool) -> KicadReport:
-        """This report for a board that is (``routed``) or is not meant to be routed."""
-        if routed:
-            return self
-        return KicadReport(self.violations, 0, [d for d in self.details if not d.startswith("[unconnected_items]")],
-                           self.unrouted_by_design + self.unconnected)
+    def judged(self, routed: bool, placed: set[str] | frozenset[str] = frozenset()) -> KicadReport:
+        """This report for a board that is (``routed``) or is not meant to be routed, whose parts
+        ``placed`` the task fixed."""
+        out = KicadReport(0, 0, [], self.unrouted_by_design, self.given, self.entries)
+        for e in self.entries:
+            refs = e.parts()
+            if e.section == "unconnected" and not routed:
+                out.unrouted_by_design += 1
+            elif e.section == "drc" and refs is not None and refs and refs <= placed:
+                out.given += 1
+            elif e.section in ("drc", "unconnected"):
+                out.violations += e.section == "drc"
+                out.unconnected += e.section == "unconnected"
+                out.details.append(e.line())
+        return out
 
 
 @cache
@@ -97,33 +143,32 @@ def project(rules: Rules, name: str) -> str:
 
 
 def parse_report(text: str) -> KicadReport:
-    """Count the errors and unconnected items of a KiCad 6 DRC report (warnings are not counted)."""
-    violations = unconnected = 0
-    details: list[str] = []
+    """The error-severity entries of a KiCad 6 DRC report (warnings are not counted)."""
+    entries: list[Entry] = []
     section = ""
     for line in text.splitlines():
         if line.startswith("** Found"):
             section = "unconnected" if "unconnected" in line else "drc" if "DRC" in line else "other"
-            continue
-        m = re.match(r"\[(\w+)\]: (.*)", line)
-        if m:
-            severity = re.search(r"Severity: (\w+)", line)
-            if severity is None or severity.group(1) == "error":
-                if section == "unconnected":
-                    unconnected += 1
-                elif section == "drc":
-                    violations += 1
-                details.append(line.strip())
-    return KicadReport(violations, unconnected, details)
+        elif m := re.match(r"\[(\w+)\]: (.*)", line):
+            entries.append(Entry(section, m.group(1), m.group(2).strip(), "error"))
+        elif entries and (sev := re.search(r"Severity: (\w+)", line)):
+            entries[-1].severity = sev.group(1)
+        elif entries and (item := re.match(r"\s+@\([^)]*\): (.*)", line)):
+            entries[-1].items.append(item.group(1).strip())
+    errors = [e for e in entries if e.severity == "error"]
+    return KicadReport(sum(e.section == "drc" for e in errors), sum(e.section == "unconnected" for e in errors),
+                       [e.line() for e in errors if e.section in ("drc", "unconnected")], entries=errors)
 
 
-def run_drc(board: Path, routed: bool = True) -> KicadReport:
-    """KiCad's DRC on ``board`` (its ``.kicad_pro`` beside it supplies the rules), pours refilled first;
-    ``routed=False``: the board is not meant to be routed, so its unconnected items are by design."""
-    return run_drc_many([board], routed)[0]
+def run_drc(board: Path, routed: bool = True, placed: set[str] | frozenset[str] = frozenset()) -> KicadReport:
+    """KiCad's DRC on ``board`` (its ``.kicad_pro`` beside it supplies the rules), unfilled pours filled
+    first; ``routed=False``: the board is not meant to be routed, so its unconnected items are by
+    design; violations among the ``placed`` parts (the task fixed them) are counted apart."""
+    return run_drc_many([board], routed, placed)[0]
 
 
-def run_drc_many(boards: list[Path], routed: bool = True) -> list[KicadReport]:
+def run_drc_many(boards: list[Path], routed: bool = True,
+                 placed: set[str] | frozenset[str] = frozenset()) -> list[KicadReport]:
     """KiCad's DRC on several boards in one KiCad process (loading pcbnew takes seconds)."""
     exe = interpreter()
     if exe is None:
@@ -138,5 +183,5 @@ def run_drc_many(boards: list[Path], routed: bool = True) -> list[KicadReport]:
             if not report.is_file():
                 raise RuntimeError(f"KiCad DRC wrote no report for {board} (exit {done.returncode}): "
                                    f"{done.stderr.strip()[-300:]}")
-            out.append(parse_report(report.read_text(encoding="utf-8", errors="replace")).judged(routed))
+            out.append(parse_report(report.read_text(encoding="utf-8", errors="replace")).judged(routed, placed))
         return out

@@ -133,7 +133,8 @@ def _keepouts(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
         for c in geo.copper:
             banned = ((c.kind == "track" and reg.no_tracks) or (c.kind == "via" and reg.no_vias)
                       or (c.kind == "pour" and reg.no_pours))
-            if banned and (not reg.layers or c.layer in reg.layers) and c.geom.intersects(zone):
+            # a pour filled up to the area's edge touches it without entering: judge by area
+            if banned and (not reg.layers or c.layer in reg.layers) and c.geom.intersection(zone).area > EPS:
                 out.append(Evidence(code="E_DRC_KEEPOUT", objects=[c.label, reg.name], location=f"region {reg.name}",
                                     message=f"{c.label} runs through keepout {reg.name}"))
     return out
