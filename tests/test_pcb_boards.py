@@ -22,6 +22,7 @@ from rac_fw.domains.pcb import kicad
 from rac_fw.domains.pcb.board_derive import derive, dumps_board, human_artifact
 from rac_fw.domains.pcb.board_tasks import BOARDS_DIR, board_documents, board_tasks
 from rac_fw.domains.pcb.domain import PcbDomain
+from rac_fw.domains.pcb.export import kicad_pcb
 from rac_fw.domains.pcb.footprints import placed_pads
 from rac_fw.domains.pcb.kicad_board import net_ids, read_board
 from rac_fw.domains.pcb.model import PcbAction
@@ -156,3 +157,25 @@ def test_import_board_refuses_what_is_not_a_board(tmp_path):
     result = RUNNER.invoke(app, ["pcb", "import-board", str(folder), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2 and "E_BOARD" in result.output and "at byte" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_kicad_and_the_project_drc_agree_on_the_designers_layouts(boards, tmp_path):
+    """The human layout exported (pours as their designer's KiCad filled them) and judged by KiCad 6
+    under the derived rules: the same verdicts as the project's DRC; violations among the parts the
+    task placed (courtyards the designer let overlap, pads at the edge) are counted apart as given."""
+    exe = kicad.interpreter()
+    if exe is None:
+        if IN_CI:
+            pytest.fail("KiCad's pcbnew is not importable (.ci/setup installs Debian's kicad)")
+        pytest.skip("KiCad's pcbnew is not importable")
+    for name, expect in (("pico_ice_rev2", 0), ("olimex_esp32s3_devkit_lipo", 0), ("moteus_c1", 15)):
+        task = get_task(f"{name}_route")
+        kb = read_board(boards / name / "board.kicad_pcb")
+        art = human_artifact(kb, task.nets).model_dump(mode="json")
+        ours = check_board(task, PcbAction(relations=[]), art).evidence
+        board = tmp_path / f"{name}.kicad_pcb"
+        board.write_text(kicad_pcb(task, art), encoding="utf-8")
+        (tmp_path / f"{name}.kicad_pro").write_text(kicad.project(task.board.rules, name), encoding="utf-8")
+        report = kicad.run_drc(board, placed=set(task.parts))
+        assert len(ours) == report.violations == expect and report.unconnected == 0, (name, report.details[:3])
+        assert all(e.code == "E_DRC_CLEARANCE" for e in ours) and report.given > 0
