@@ -175,7 +175,8 @@ def test_kicad_and_the_project_drc_agree_on_the_designers_layouts(boards, tmp_pa
         ours = check_board(task, PcbAction(relations=[]), art).evidence
         board = tmp_path / f"{name}.kicad_pcb"
         board.write_text(kicad_pcb(task, art), encoding="utf-8")
-        (tmp_path / f"{name}.kicad_pro").write_text(kicad.project(task.board.rules, name), encoding="utf-8")
+        project = kicad.project(task.board.rules, name, task.smallest_hole)
+        (tmp_path / f"{name}.kicad_pro").write_text(project, encoding="utf-8")
         report = kicad.run_drc(board, placed=set(task.parts))
         assert len(ours) == report.violations == expect and report.unconnected == 0, (name, report.details[:3])
         assert all(e.code == "E_DRC_CLEARANCE" for e in ours) and report.given > 0

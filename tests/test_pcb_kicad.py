@@ -100,7 +100,8 @@ def _export(task: str, art: dict, folder: Path) -> Path:
     t = get_task(task)
     board = folder / f"{task}.kicad_pcb"
     board.write_text(kicad_pcb(t, art), encoding="utf-8")
-    (folder / f"{task}.kicad_pro").write_text(kicad.project(t.board.rules, task), encoding="utf-8")
+    project = kicad.project(t.board.rules, task, t.smallest_hole)
+    (folder / f"{task}.kicad_pro").write_text(project, encoding="utf-8")
     return board
 
 

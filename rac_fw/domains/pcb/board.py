@@ -247,6 +247,12 @@ class PcbTask:
                 pads += placed_pads(c.ref, c.fp, p.x, p.y, p.rot, c.pins, c.side)
         return pads
 
+    @cached_property
+    def smallest_hole(self) -> float | None:
+        """The narrowest hole of any land pattern on the board (None: no holes)."""
+        return min((min(p.drill, p.drill_h or p.drill) for c in self.components for p in c.fp.pads if p.drill > 0),
+                   default=None)
+
     def pad_layers(self, ref: str, pin: str) -> tuple[str, ...]:
         """The copper layers pin ``ref.pin`` is on, wherever the part sits (all, for a through-hole pin)."""
         c = self.parts[ref]

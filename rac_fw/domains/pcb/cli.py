@@ -113,7 +113,7 @@ def export(
         out.mkdir(parents=True, exist_ok=True)
         targets[0].write_text(kicad_pcb(t, realization.artifact), encoding="utf-8")
         targets[1].write_text(svg(t, realization.artifact), encoding="utf-8")
-        targets[2].write_text(kicad.project(t.board.rules, task), encoding="utf-8")
+        targets[2].write_text(kicad.project(t.board.rules, task, t.smallest_hole), encoding="utf-8")
     except OSError as exc:
         fail_with([Evidence(code="E_FILE", message=f"cannot write to {out}: {exc.strerror or exc}",
                             location=str(out))])
@@ -125,10 +125,11 @@ def export(
         console.print(f"  [red]✘[/] {escape(v.predicate)}: {escape(v.detail or '')}")
     code = 0 if not failed else 1
     if kicad_drc:
-        report = kicad.run_drc(targets[0], routed=t.route)
+        report = kicad.run_drc(targets[0], routed=t.route, placed={c.ref for c in t.components if c.fixed})
         console.print(f"KiCad DRC: {report.violations} violation(s), {report.unconnected} unconnected item(s)"
                       + (f"; {report.unrouted_by_design} unrouted by design (a placement board is not routed)"
-                         if report.unrouted_by_design else ""))
+                         if report.unrouted_by_design else "")
+                      + (f"; {report.given} among parts the task placed (given)" if report.given else ""))
         for line in report.details[:10]:
             console.print(f"  {escape(line)}")
         code = code or int(report.violations + report.unconnected > 0)

@@ -122,15 +122,17 @@ def _net_class(c: NetClass) -> dict[str, object]:
             "nets": list(c.nets)}
 
 
-def project(rules: Rules, name: str) -> str:
+def project(rules: Rules, name: str, min_hole: float | None = None) -> str:
     """A minimal KiCad 6 project file holding the board's design rules and its net classes (KiCad 6
-    keeps both in the project file, not the board)."""
+    keeps both in the project file, not the board). KiCad's hole minimum covers pads too: ``min_hole``
+    lowers it to the smallest land-pattern hole (a pattern's holes are its library's business)."""
     min_drill, min_dia = rules.min_via
     doc = {
         "board": {"design_settings": {
             "rules": {"min_clearance": rules.clearance, "min_track_width": rules.min_track_width,
                       "min_via_diameter": min_dia, "min_via_annular_width": rules.min_annular_ring,
-                      "min_through_hole_diameter": min_drill, "min_copper_edge_clearance": rules.edge_clearance,
+                      "min_through_hole_diameter": min(min_drill, min_hole or min_drill),
+                      "min_copper_edge_clearance": rules.edge_clearance,
                       "min_hole_to_hole": 0.25, "min_hole_clearance": rules.clearance, "min_microvia_diameter": 0.2,
                       "min_microvia_drill": 0.1, "min_silk_clearance": 0.0},
             "rule_severities": {"silk_overlap": "ignore", "silk_over_copper": "ignore", "silk_edge_clearance": "ignore",
