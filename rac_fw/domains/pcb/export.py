@@ -5,8 +5,8 @@ the verifier judged. Footprints keep their KiCad library id, attribute, pads (sh
 holes), courtyard, drawings and side, so KiCad's "update footprint from library" changes nothing; the
 board's outline (any polygon, with cut-outs), copper pours (the artifact's fills when it has them,
 else the outlines for KiCad to fill), keepouts (as rule areas) and mounting holes (footprints of the
-task) are written too; the rules and net classes go to the ``.kicad_pro`` (:func:`.kicad.project`). Strings are quoted with KiCad's escaping; no file is
-overwritten unless the caller says so.
+task) are written too; the rules and net classes go to the ``.kicad_pro`` (:func:`.kicad.project`).
+Strings are quoted with KiCad's escaping; no file is overwritten unless the caller says so.
 """
 
 from __future__ import annotations
