@@ -158,6 +158,10 @@ class Domain(ABC):
     def tasks(self) -> list[str]:
         """Identifiers of the tasks this domain offers."""
 
+    def task_summary(self, task: str) -> str | None:
+        """One line that ``rac-fw tasks`` prints beside a task's name (its size, its suite), or None."""
+        return None
+
     def action_schema(self) -> dict[str, Any]:
         """JSON Schema of the action payload: what an agent's tool definition needs."""
         return self.action_model.model_json_schema()

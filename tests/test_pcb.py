@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from shapely import LineString, Point, box
+from shapely import LineString, Point, Polygon
 from shapely.ops import nearest_points
 from typer.testing import CliRunner
 
@@ -80,11 +80,11 @@ def test_suite_has_the_papers_proportions():
 def test_footprints_cover_the_common_packages():
     names = " ".join(library())
     for pkg in ("0402", "0603", "0805", "SOT-23", "SOIC-8", "QFN-32", "QFN-48", "TQFP-48", "TQFP-64", "PinHeader",
-                "USB_C", "Crystal"):
+                "USB_C", "Crystal", "MountingHole"):
         assert pkg in names
-    qfn = library()["QFN-32_5x5mm_P0.5mm"]
+    qfn = library()["Package_DFN_QFN:QFN-32-1EP_5x5mm_P0.5mm_EP3.45x3.45mm"]
     pads = placed_pads("U1", qfn, 10.0, 10.0, 90, {})
-    assert len(pads) == 32 and len({(p.cx, p.cy) for p in pads}) == 32
+    assert len(pads) == 33 and len({(p.cx, p.cy) for p in pads}) == 33  # 32 pins and the exposed pad
 
 
 def test_observation_names_everything_and_states_no_answer(domain):
@@ -95,7 +95,8 @@ def test_observation_names_everything_and_states_no_answer(domain):
     assert data["board"]["rules"]["clearance_mm"] == 0.15 and data["classes_mm"]["decouple"]["tight"] == 1.0
     assert "relations" not in json.dumps(data["parts"])
     detail = domain.observe("combo_usb_00", "J1")
-    assert {p["pin"] for p in detail.data["pads"]} >= {"DP", "DN"}
+    assert {p["pin"] for p in detail.data["pads"]} >= {"A6", "A7", "B6", "B7"}
+    assert {p["net"] for p in detail.data["pads"] if p["pin"] in ("A6", "A7")} == {"DP", "DN"}
     with pytest.raises(LookupError, match="names no part"):
         domain.observe("combo_usb_00", "Q99")
 
@@ -178,9 +179,8 @@ def test_forged_track_into_clearance_is_caught_despite_the_receipt(domain):
     for i, tr in enumerate(art["tracks"]):
         copper = LineString([(tr["x1"], tr["y1"]), (tr["x2"], tr["y2"])]).buffer(tr["width"] / 2)
         for p in pads:
-            if p.net != tr["net"] and (p.through_hole or tr["layer"] == "F.Cu"):  # SMD pads: top copper only
-                pad = (Point(p.cx, p.cy).buffer(p.w / 2) if p.round else
-                       box(p.cx - p.w / 2, p.cy - p.h / 2, p.cx + p.w / 2, p.cy + p.h / 2))
+            if p.net != tr["net"] and tr["layer"] in p.on(t.board.layer_names) and not p.hole_only:
+                pad = Point(p.cx, p.cy).buffer(p.w / 2) if p.round else Polygon(p.outline())
                 d = copper.distance(pad)
                 if best is None or d < best[0]:
                     best = (d, i, p, nearest_points(copper, pad))

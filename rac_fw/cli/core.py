@@ -117,8 +117,10 @@ def schema(
 
 def tasks(domain: str) -> None:
     """List a domain's tasks."""
-    for task in _domain(domain).tasks():
-        console.print(task)
+    dom = _domain(domain)
+    for task in dom.tasks():
+        line = dom.task_summary(task)
+        console.print(escape(task if line is None else f"{task:<36} {line}"))
 
 
 def observe(

@@ -22,7 +22,8 @@ class _A(BaseModel):
 class PartPlacement(_A):
     x: Mm
     y: Mm
-    rot: Annotated[int, Field(ge=0, lt=360, multiple_of=90)] = 0
+    rot: Annotated[float, Field(ge=0, lt=360, allow_inf_nan=False,
+                                description="degrees counter-clockwise, as KiCad writes a footprint's angle")] = 0
 
 
 class Track(_A):
@@ -43,7 +44,17 @@ class Via(_A):
     diameter: Annotated[float, Field(gt=0, le=10, allow_inf_nan=False)]
 
 
+class PourFill(_A):
+    """Filled copper of a pour on one layer: one ring (KiCad's filled polygons are single rings, holes
+    joined to the outside by zero-width cuts)."""
+
+    net: str
+    layer: str
+    points: Annotated[list[tuple[Mm, Mm]], Field(min_length=3, max_length=200_000)]
+
+
 class BoardArtifact(_A):
     placements: dict[str, PartPlacement]
     tracks: Annotated[list[Track], Field(max_length=100_000)] = []
     vias: Annotated[list[Via], Field(max_length=10_000)] = []
+    pours: Annotated[list[PourFill], Field(max_length=20_000)] = []

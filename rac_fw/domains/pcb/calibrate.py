@@ -10,11 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from rac_fw.contract import Action, Status
+from rac_fw.contract import Action, Realization, Status
+from rac_fw.domains.pcb.artifact import BoardArtifact
 from rac_fw.domains.pcb.domain import PcbDomain
 from rac_fw.domains.pcb.tasks import get_task
 from rac_fw.runtime import Episode
+
+
+class RecordingDomain(PcbDomain):
+    """The PCB domain, keeping its last realization so calibration can set a real board's copper
+    beside the designer's (the runtime keeps only the artifact's hash)."""
+
+    last: Realization | None = None
+
+    def realize(self, task: str, action: Any, seed: int) -> Realization:
+        self.last = super().realize(task, action, seed)
+        return self.last
 
 
 @dataclass(frozen=True)
@@ -24,6 +37,14 @@ class CalibrationRow:
     passed: bool
     realize_s: float
     detail: str
+    wirelength_mm: float | None = None  # realized copper (routed tasks), for the comparison with the human layout
+    vias: int | None = None
+
+
+def copper_of(artifact: dict[str, Any]) -> tuple[float, int]:
+    """Total track length (mm) and via count of an artifact."""
+    art = BoardArtifact.model_validate(artifact)
+    return sum(((t.x2 - t.x1) ** 2 + (t.y2 - t.y1) ** 2) ** 0.5 for t in art.tracks), len(art.vias)
 
 
 def _failure(fb_evidence: list) -> str:
@@ -37,8 +58,11 @@ def run_one(domain: PcbDomain, name: str, seed: int = 0) -> CalibrationRow:
         fb = episode.submit(Action(domain="pcb", task=name, payload=task.reference))
         realize_ms = episode.turns[0].timings_ms.get("realize", 0.0)
         ok = fb.status is Status.PASS
+        copper: tuple[float | None, int | None] = (None, None)
+        if task.route and isinstance(domain, RecordingDomain) and domain.last is not None:
+            copper = copper_of(domain.last.artifact)
         return CalibrationRow(name, task.category, ok, realize_ms / 1e3,
-                              "clean pass" if ok else f"{fb.status.value}: {_failure(fb.evidence)}")
+                              "clean pass" if ok else f"{fb.status.value}: {_failure(fb.evidence)}", *copper)
     episode = Episode(domain, name, budget=2, seed=seed)
     first = episode.submit(Action(domain="pcb", task=name, payload=task.start))
     realize_ms = episode.turns[0].timings_ms.get("realize", 0.0)

@@ -16,33 +16,48 @@ from rac_fw.console.output import console, fail_with
 from rac_fw.contract import Evidence
 from rac_fw.documents import DocumentError, read_document
 from rac_fw.domain import UnknownTask
+from rac_fw.domains.pcb.import_cli import import_board, import_footprints
 
 CATEGORIES = ("routing", "placement", "combined", "repair")
 
-pcb_app = typer.Typer(help="PCB extras: export to KiCad and SVG, the robustness study.", no_args_is_help=True)
+pcb_app = typer.Typer(help="PCB extras: export to KiCad and SVG, the robustness study, the KiCad importers.",
+                      no_args_is_help=True)
 
 
 def calibrate_pcb(
     category: Annotated[list[str] | None, typer.Option(help="Only these categories (repeatable).")] = None,
+    suite: Annotated[str, typer.Option(help="quick (the 98 generated tasks), boards (real boards) or all.")] = "quick",
+    task: Annotated[list[str] | None, typer.Option(help="Only these tasks (repeatable).")] = None,
     seed: int = 0,
 ) -> None:
-    """Every task's reference bundle (repair tasks: fail → relaxation → pass) through the turn runtime."""
-    from rac_fw.domains.pcb.calibrate import calibrate
-    from rac_fw.domains.pcb.domain import PcbDomain
-    from rac_fw.domains.pcb.tasks import all_tasks
+    """Every task's reference bundle (repair tasks: fail → relaxation → pass) through the turn runtime;
+    on real boards, the realized copper beside the designer's."""
+    from rac_fw.domains.pcb.calibrate import RecordingDomain, calibrate
+    from rac_fw.domains.pcb.tasks import suite as suite_of
 
     wanted = list(category or CATEGORIES)
     unknown = [c for c in wanted if c not in CATEGORIES]
-    if unknown:
-        fail_with([Evidence(code="E_OPTION", location="--category", objects=unknown,
-                            message=f"unknown category {unknown[0]!r}; choose from {', '.join(CATEGORIES)}")])
-    domain = PcbDomain()
-    names = [n for n, t in all_tasks().items() if t.category in wanted]
+    if unknown or suite not in ("quick", "boards", "all"):
+        fail_with([Evidence(code="E_OPTION", location="--category/--suite", objects=unknown or [suite],
+                            message=f"categories are {', '.join(CATEGORIES)}; suites are quick, boards, all")])
+    tasks = suite_of(suite)
+    missing = [n for n in task or [] if n not in tasks]
+    if missing:
+        fail_with([Evidence(code="E_UNKNOWN_TASK", location="--task", objects=missing,
+                            message=f"{missing[0]!r} is not a task of suite {suite!r} (rac-fw tasks pcb)")])
+    domain = RecordingDomain()
+    names = [n for n, t in tasks.items() if t.category in wanted and (not task or n in task)]
     rows = []
     for row in calibrate(domain, names, seed):
         rows.append(row)
         mark = "[green]PASS[/]" if row.passed else "[red]FAIL[/]"
-        console.print(f"{mark} {row.task:<20} {row.category:<10} realize {row.realize_s:6.2f} s  {escape(row.detail)}")
+        human = tasks[row.task].baseline
+        versus = ""
+        if row.wirelength_mm is not None and human is not None:
+            versus = (f"  copper {row.wirelength_mm:.0f} mm, {row.vias} vias (human {human['wirelength_mm']:.0f} mm, "
+                      f"{human['vias']} vias)")
+        console.print(f"{mark} {row.task:<20} {row.category:<10} realize {row.realize_s:6.2f} s{versus}  "
+                      f"{escape(row.detail)}")
     passed = sum(r.passed for r in rows)
     for cat in wanted:
         mine = [r for r in rows if r.category == cat]
@@ -98,7 +113,7 @@ def export(
         out.mkdir(parents=True, exist_ok=True)
         targets[0].write_text(kicad_pcb(t, realization.artifact), encoding="utf-8")
         targets[1].write_text(svg(t, realization.artifact), encoding="utf-8")
-        targets[2].write_text(kicad.project(t.board.rules, task), encoding="utf-8")
+        targets[2].write_text(kicad.project(t.board.rules, task, t.smallest_hole), encoding="utf-8")
     except OSError as exc:
         fail_with([Evidence(code="E_FILE", message=f"cannot write to {out}: {exc.strerror or exc}",
                             location=str(out))])
@@ -110,8 +125,11 @@ def export(
         console.print(f"  [red]✘[/] {escape(v.predicate)}: {escape(v.detail or '')}")
     code = 0 if not failed else 1
     if kicad_drc:
-        report = kicad.run_drc(targets[0])
-        console.print(f"KiCad DRC: {report.violations} violation(s), {report.unconnected} unconnected item(s)")
+        report = kicad.run_drc(targets[0], routed=t.route, placed={c.ref for c in t.components if c.fixed})
+        console.print(f"KiCad DRC: {report.violations} violation(s), {report.unconnected} unconnected item(s)"
+                      + (f"; {report.unrouted_by_design} unrouted by design (a placement board is not routed)"
+                         if report.unrouted_by_design else "")
+                      + (f"; {report.given} among parts the task placed (given)" if report.given else ""))
         for line in report.details[:10]:
             console.print(f"  {escape(line)}")
         code = code or int(report.violations + report.unconnected > 0)
@@ -157,3 +175,5 @@ def robustness(
 
 pcb_app.command("export")(export)
 pcb_app.command("robustness")(robustness)
+pcb_app.command("import-footprints")(import_footprints)
+pcb_app.command("import-board")(import_board)

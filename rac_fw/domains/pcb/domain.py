@@ -56,9 +56,17 @@ class PcbDomain(Domain):
         from rac_fw.domains.pcb import realize, verify  # noqa: F401  (numba kernels, shapely)
 
     def tasks(self) -> list[str]:
-        from rac_fw.domains.pcb.tasks import all_tasks
+        from rac_fw.domains.pcb.tasks import every_task
 
-        return list(all_tasks())
+        return list(every_task())
+
+    def task_summary(self, task: str) -> str | None:
+        from rac_fw.domains.pcb.tasks import get_task
+
+        t = get_task(task)
+        movable = sum(c.fixed is None for c in t.components)
+        return (f"{t.suite:<6} {t.category:<9} {len(t.components):>4} parts {len(t.nets):>4} nets "
+                f"{t.board.layers} layers, {movable} to place")
 
     def observe(self, task: str, detail: str | None = None) -> Observation:
         from rac_fw.contract import Observation

@@ -1,58 +1,120 @@
-"""The project's own land patterns for common packages, and pad geometry of a placed part.
+"""Land patterns (KiCad's own) and the geometry of a placed part's pads and courtyard.
 
-Dimensions are IPC-7351 nominal lands rounded so fine-pitch pad centres fall on the router's 0.25 mm
-grid (every 0.5 mm-pitch pad does exactly); coarser pads are wide enough that a grid cell always lies
-inside them. Coordinates are millimetres, x to the right and y *down* (KiCad's convention); a rotation
-``r`` turns a part counter-clockwise as seen on screen, the way KiCad's footprint angle does.
-Connectors declare the side they open to (``front``) so ``board_edge`` can face them outward.
+Footprints are named by KiCad library id (``Resistor_SMD:R_0402_1005Metric``) and their pads, exposed
+pads, courtyards, origins and attributes are KiCad's: the quick suite's come from Debian's
+``kicad-footprints`` package, imported once into ``data/kicad_footprints.json`` by
+``rac-fw pcb import-footprints`` (:mod:`.kicad_lib`); a real board's come from the board file itself
+(the land patterns its designer placed). Coordinates are millimetres, x to the right and y *down*
+(KiCad's convention); an angle turns counter-clockwise as seen on screen, as KiCad's does.
+
+A part sits at ``(x, y, rot, side)``. ``rot`` is the angle KiCad writes in the board file; a part on
+the bottom side is the top-side pattern mirrored top-to-bottom (KiCad's flip: local ``y → -y``, pad
+angles negated), so one library pattern serves both sides. Connectors declare the side they open to
+(``front``, project knowledge: KiCad's library does not say) so ``board_edge`` can face them outward.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import math
+from dataclasses import dataclass, field, replace
 from functools import cache
+from pathlib import Path
+from typing import Any
 
-#: Clearance between the pads' bounding box and the courtyard outline (IPC "nominal" density).
+#: Clearance between the pads' bounding box and a generated courtyard (IPC "nominal" density), for
+#: land patterns that carry none of their own.
 COURTYARD_MARGIN = 0.25
+#: Segments per quarter circle when a round pad edge becomes a polygon.
+ARC_STEPS = 4
+LIBRARY_FILE = Path(__file__).resolve().parent / "data" / "kicad_footprints.json"
+Point = tuple[float, float]
 
 
 @dataclass(frozen=True)
 class PadDef:
-    """One pad of a footprint: ``name`` is the pin number/name, offsets from the part origin."""
+    """One pad of a footprint in the library frame (top side): ``name`` is the pin number/name, the
+    offset is from the footprint origin, ``w``×``h`` the size in the pad's own frame, ``angle`` the
+    pad's turn within the footprint. ``kind`` is KiCad's pad type: ``smd``/``connect`` pads are copper on
+    ``side`` only, ``thru_hole`` pads on every copper layer, ``np_thru_hole`` is a bare hole (no copper,
+    but nothing may come nearer than the clearance)."""
 
     name: str
     dx: float
     dy: float
     w: float
     h: float
-    drill: float = 0.0  # > 0: plated through-hole pad, present on every copper layer
+    shape: str = "rect"  # rect | roundrect | circle | oval | trapezoid | custom
+    kind: str = "smd"  # smd | connect | thru_hole | np_thru_hole (| paste: a Footprint.apertures entry)
+    angle: float = 0.0
+    side: str = "F"  # copper side of an smd/connect pad in the library frame: F (top) or B (bottom)
+    drill: float = 0.0  # hole diameter (oval hole: its width)
+    drill_h: float = 0.0  # oval hole height (0: round hole)
+    rratio: float = 0.0  # roundrect corner radius as a fraction of min(w, h)
+    outline: tuple[Point, ...] = ()  # custom pads: the copper polygon in the pad frame
 
     @property
     def through_hole(self) -> bool:
-        return self.drill > 0
+        return self.kind == "thru_hole"
+
+
+@dataclass(frozen=True)
+class Graphic:
+    """A silkscreen, fabrication or comment drawing of a land pattern (library frame, top side):
+    ``kind`` line | rect (two corners) | circle (centre, a point on it) | arc (start, mid, end) | poly |
+    text (at; ``text``), on ``layer`` (F.SilkS, F.Fab, Cmts.User …) with stroke ``width``."""
+
+    kind: str
+    layer: str
+    points: tuple[Point, ...]
+    width: float = 0.1
+    text: str = ""
+    size: float = 1.0
+    filled: bool = False
 
 
 @dataclass(frozen=True)
 class Footprint:
+    """A land pattern: ``name`` is its KiCad library id; ``courtyard`` the F.CrtYd polygon (library
+    frame); ``attr`` KiCad's attributes as it writes them (``smd`` or ``through_hole`` — empty for a
+    mechanical part — then flags such as ``exclude_from_bom``)."""
+
     name: str
     description: str
     pads: tuple[PadDef, ...]
-    body: tuple[float, float]  # body size (w, h) at rotation 0, centred on the origin
+    courtyard: tuple[Point, ...] = ()
+    attr: str = "smd"
     front: str | None = None  # side a connector opens to at rotation 0 ("top" = -y)
+    graphics: tuple[Graphic, ...] = ()  # silkscreen and fabrication drawings (written on export)
+    apertures: tuple[PadDef, ...] = ()  # paste-only pads (no copper: written on export, nowhere else)
 
     def pad(self, name: str) -> PadDef | None:
         return next((p for p in self.pads if p.name == name), None)
 
-    def extent(self) -> tuple[float, float, float, float]:
-        """Courtyard at rotation 0: (xmin, ymin, xmax, ymax) over pads and body, plus the margin."""
-        xs = [v for p in self.pads for v in (p.dx - p.w / 2, p.dx + p.w / 2)] + [-self.body[0] / 2, self.body[0] / 2]
-        ys = [v for p in self.pads for v in (p.dy - p.h / 2, p.dy + p.h / 2)] + [-self.body[1] / 2, self.body[1] / 2]
+    @property
+    def pin_names(self) -> list[str]:
+        """Distinct named pads in order (several pads may share a name, e.g. a shield's tabs)."""
+        return list(dict.fromkeys(p.name for p in self.pads if p.name))
+
+    def court(self) -> tuple[Point, ...]:
+        """The courtyard polygon: KiCad's, or the pads' bounding box plus the IPC margin."""
+        if self.courtyard:
+            return self.courtyard
+        xs = [x for p in self.pads for x, _ in pad_polygon(p)]
+        ys = [y for p in self.pads for _, y in pad_polygon(p)]
         m = COURTYARD_MARGIN
-        return min(xs) - m, min(ys) - m, max(xs) + m, max(ys) + m
+        x0, y0, x1, y1 = min(xs) - m, min(ys) - m, max(xs) + m, max(ys) + m
+        return ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+
+    def extent(self) -> tuple[float, float, float, float]:
+        """Courtyard bounding box at rotation 0: (xmin, ymin, xmax, ymax)."""
+        pts = self.court()
+        return min(p[0] for p in pts), min(p[1] for p in pts), max(p[0] for p in pts), max(p[1] for p in pts)
 
 
-def rotate(dx: float, dy: float, rot: int) -> tuple[float, float]:
-    """Turn an offset by ``rot`` degrees (a multiple of 90) counter-clockwise on screen (y down)."""
+# --- transforms -------------------------------------------------------------------------------------------
+def rotate(dx: float, dy: float, rot: float) -> Point:
+    """Turn an offset by ``rot`` degrees counter-clockwise on screen (y down); exact at multiples of 90."""
     r = rot % 360
     if r == 0:
         return dx, dy
@@ -60,105 +122,65 @@ def rotate(dx: float, dy: float, rot: int) -> tuple[float, float]:
         return dy, -dx
     if r == 180:
         return -dx, -dy
-    return -dy, dx
+    if r == 270:
+        return -dy, dx
+    c, s = math.cos(math.radians(r)), math.sin(math.radians(r))
+    return dx * c + dy * s, -dx * s + dy * c
 
 
-def rotate_size(w: float, h: float, rot: int) -> tuple[float, float]:
-    return (h, w) if rot % 180 else (w, h)
+def to_board(u: float, v: float, x: float, y: float, rot: float, side: str) -> Point:
+    """A library-frame point of a part at ``(x, y, rot, side)`` in board coordinates."""
+    dx, dy = rotate(u, -v if side == "bottom" else v, rot)
+    return x + dx, y + dy
 
 
-#: Rotation that makes a connector whose front is ``top`` at rotation 0 face each side.
-FACING = {"top": 0, "left": 90, "bottom": 180, "right": 270}
+def facing_rotation(fp: Footprint, side: str) -> int:
+    """The rotation that turns connector ``fp``'s opening toward board edge ``side``."""
+    order = {"top": 0, "left": 90, "bottom": 180, "right": 270}
+    return (order[side] - order[fp.front or "top"]) % 360
 
 
-def _two_pad(name: str, desc: str, pitch: float, w: float, h: float, body: tuple[float, float]) -> Footprint:
-    return Footprint(name, desc, (PadDef("1", -pitch / 2, 0, w, h), PadDef("2", pitch / 2, 0, w, h)), body)
+def _arc(cx: float, cy: float, r: float, a0: float, a1: float) -> list[Point]:
+    steps = max(1, round(abs(a1 - a0) / 90 * ARC_STEPS))
+    return [(cx + r * math.cos(math.radians(a0 + (a1 - a0) * k / steps)),
+             cy + r * math.sin(math.radians(a0 + (a1 - a0) * k / steps))) for k in range(steps + 1)]
 
 
-def _quad(name: str, desc: str, per_side: int, row: float, pad_len: float, pad_w: float,
-          body: float) -> Footprint:
-    """QFN/QFP: pin 1 at the top of the left side, numbered counter-clockwise, 0.5 mm pitch."""
-    offsets = [(i - (per_side - 1) / 2) * 0.5 for i in range(per_side)]
-    pads: list[PadDef] = []
-    n = 1
-    for o in offsets:  # left, top to bottom
-        pads.append(PadDef(str(n), -row, o, pad_len, pad_w))
-        n += 1
-    for o in offsets:  # bottom, left to right
-        pads.append(PadDef(str(n), o, row, pad_w, pad_len))
-        n += 1
-    for o in reversed(offsets):  # right, bottom to top
-        pads.append(PadDef(str(n), row, o, pad_len, pad_w))
-        n += 1
-    for o in reversed(offsets):  # top, right to left
-        pads.append(PadDef(str(n), o, -row, pad_w, pad_len))
-        n += 1
-    return Footprint(name, desc, tuple(pads), (body, body))
+def pad_shape(shape: str, w: float, h: float, rratio: float = 0.0, outline: tuple[Point, ...] = ()) -> list[Point]:
+    """A pad's copper outline in its own frame, centred on its anchor (round edges as short chords)."""
+    if shape == "custom" and outline:
+        return list(outline)
+    if shape == "circle" or (shape == "oval" and math.isclose(w, h)):
+        return _arc(0, 0, w / 2, 0, 360)[:-1]
+    if shape == "oval":
+        r = min(w, h) / 2
+        if w > h:
+            return _arc(w / 2 - r, 0, r, -90, 90) + _arc(-w / 2 + r, 0, r, 90, 270)
+        return _arc(0, h / 2 - r, r, 0, 180) + _arc(0, -h / 2 + r, r, 180, 360)
+    if shape == "roundrect" and rratio > 0:
+        r = min(w, h) * min(rratio, 0.5)
+        x, y = w / 2 - r, h / 2 - r
+        return (_arc(x, y, r, 0, 90) + _arc(-x, y, r, 90, 180) + _arc(-x, -y, r, 180, 270)
+                + _arc(x, -y, r, 270, 360))
+    return [(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)]
 
 
-def _header(n: int) -> Footprint:
-    pitch = 2.54
-    pads = tuple(PadDef(str(i + 1), 0.0, (i - (n - 1) / 2) * pitch, 1.7, 1.7, drill=1.0) for i in range(n))
-    return Footprint(f"PinHeader_1x{n:02d}_P2.54mm", f"1x{n} pin header, 2.54 mm pitch, through-hole", pads,
-                     (2.54, n * pitch))
+def pad_polygon(p: PadDef) -> list[Point]:
+    """Pad ``p``'s outline in the footprint's library frame."""
+    out = []
+    for u, v in pad_shape(p.shape, p.w, p.h, p.rratio, p.outline):
+        du, dv = rotate(u, v, p.angle)
+        out.append((p.dx + du, p.dy + dv))
+    return out
 
 
-def _soic8() -> Footprint:
-    ys = (-1.905, -0.635, 0.635, 1.905)
-    pads = [PadDef(str(i + 1), -2.5, y, 1.8, 0.6) for i, y in enumerate(ys)]
-    pads += [PadDef(str(i + 5), 2.5, y, 1.8, 0.6) for i, y in enumerate(reversed(ys))]
-    return Footprint("SOIC-8_3.9x4.9mm_P1.27mm", "SOIC-8, 1.27 mm pitch", tuple(pads), (3.9, 4.9))
-
-
-def _usb_c() -> Footprint:
-    names = ("GND", "VBUS", "CC1", "DP", "DN", "CC2")
-    pads = tuple(PadDef(nm, (i - 2.5) * 1.0, 1.5, 0.5, 1.2) for i, nm in enumerate(names))
-    return Footprint("USB_C_Receptacle_6P", "USB-C receptacle, power + USB 2.0 data (simplified: 6 SMD pads, "
-                     "1.0 mm pitch, at the rear), opening at the top", pads, (8.9, 3.5), front="top")
-
-
-@cache
-def library() -> dict[str, Footprint]:
-    """Every built-in footprint by name."""
-    fps = [
-        _two_pad("R_0402_1005Metric", "0402 resistor", 1.0, 0.5, 0.55, (1.0, 0.5)),
-        _two_pad("C_0402_1005Metric", "0402 capacitor", 1.0, 0.5, 0.55, (1.0, 0.5)),
-        _two_pad("R_0603_1608Metric", "0603 resistor", 1.5, 0.8, 0.9, (1.6, 0.8)),
-        _two_pad("C_0603_1608Metric", "0603 capacitor", 1.5, 0.8, 0.9, (1.6, 0.8)),
-        _two_pad("LED_0603_1608Metric", "0603 LED (pin 1 cathode)", 1.5, 0.8, 0.9, (1.6, 0.8)),
-        _two_pad("R_0805_2012Metric", "0805 resistor", 2.0, 1.0, 1.3, (2.0, 1.25)),
-        _two_pad("C_0805_2012Metric", "0805 capacitor", 2.0, 1.0, 1.3, (2.0, 1.25)),
-        Footprint("SOT-23", "SOT-23 (pins 1, 2 bottom; 3 top)",
-                  (PadDef("1", -1.0, 1.0, 0.6, 0.7), PadDef("2", 1.0, 1.0, 0.6, 0.7), PadDef("3", 0.0, -1.0, 0.6, 0.7)),
-                  (1.4, 2.9)),
-        _soic8(),
-        _quad("QFN-32_5x5mm_P0.5mm", "QFN-32 5x5 mm, 0.5 mm pitch (no exposed pad)", 8, 2.5, 0.8, 0.25, 5.0),
-        _quad("QFN-48_7x7mm_P0.5mm", "QFN-48 7x7 mm, 0.5 mm pitch (no exposed pad)", 12, 3.5, 0.8, 0.25, 7.0),
-        _quad("TQFP-48_7x7mm_P0.5mm", "TQFP-48 7x7 mm body, 0.5 mm pitch", 12, 4.25, 1.2, 0.3, 7.0),
-        _quad("TQFP-64_10x10mm_P0.5mm", "TQFP-64 10x10 mm body, 0.5 mm pitch", 16, 5.75, 1.2, 0.3, 10.0),
-        *(_header(n) for n in range(2, 9)),
-        _usb_c(),
-        Footprint("Crystal_SMD_3225-4Pin_3.2x2.5mm", "3.2x2.5 mm crystal (pins 1, 3 crystal; 2, 4 ground)",
-                  (PadDef("1", -1.1, 0.8, 1.4, 1.2), PadDef("2", 1.1, 0.8, 1.4, 1.2),
-                   PadDef("3", 1.1, -0.8, 1.4, 1.2), PadDef("4", -1.1, -0.8, 1.4, 1.2)), (3.2, 2.5)),
-    ]
-    return {fp.name: fp for fp in fps}
-
-
-@cache
-def scaled(name: str, factor: float) -> Footprint:
-    """Footprint ``name`` with every pad offset, pad size and the body scaled by ``factor`` (the
-    robustness study's footprint shrink); the courtyard margin stays the IPC one."""
-    fp = library()[name]
-    pads = tuple(PadDef(p.name, p.dx * factor, p.dy * factor, p.w * factor, p.h * factor, p.drill * factor)
-                 for p in fp.pads)
-    return Footprint(fp.name, f"{fp.description} (scaled ×{factor})", pads,
-                     (fp.body[0] * factor, fp.body[1] * factor), fp.front)
-
-
+# --- placed geometry ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PlacedPad:
-    """A pad in board coordinates (axis-aligned rectangle, or a circle for round TH pads)."""
+    """A pad in board coordinates. ``w``×``h`` is its extent along x and y when it is axis-aligned
+    (``tilt`` 0, nearly every pad); ``tilt`` is the remaining turn of a pad at another angle, whose
+    exact shape :meth:`outline` gives. ``layers`` says which copper it is on: ``F``/``B`` (one side) or
+    ``*`` (every layer: through-hole pads and bare holes)."""
 
     ref: str
     pin: str
@@ -168,28 +190,151 @@ class PlacedPad:
     w: float
     h: float
     drill: float
-    round: bool
+    shape: str = "rect"
+    kind: str = "smd"
+    layers: str = "F"
+    tilt: float = 0.0
+    drill_h: float = 0.0
+    rratio: float = 0.0
+    points: tuple[Point, ...] = field(default=(), compare=False)
 
     @property
     def through_hole(self) -> bool:
-        return self.drill > 0
+        """Copper on every layer around a plated hole."""
+        return self.kind == "thru_hole"
+
+    @property
+    def hole_only(self) -> bool:
+        """A bare (non-plated) hole: no copper, but an obstacle on every layer."""
+        return self.kind == "np_thru_hole"
+
+    @property
+    def round(self) -> bool:
+        return self.shape == "circle" or (self.shape == "oval" and math.isclose(self.w, self.h))
+
+    def on(self, layer_names: tuple[str, ...]) -> tuple[str, ...]:
+        """The copper layers (of ``layer_names``, top first) this pad occupies."""
+        if self.layers == "*":
+            return layer_names
+        return (layer_names[0],) if self.layers == "F" else (layer_names[-1],)
+
+    def outline(self) -> tuple[Point, ...]:
+        """The exact copper (or hole) outline in board coordinates."""
+        return self.points
+
+    def core(self) -> tuple[tuple[float, float, float, float], float]:
+        """(rectangle, radius) whose Minkowski sum is the pad: exact for axis-aligned rectangles,
+        rounded rectangles, ovals and circles, so rectangle arithmetic gives true pad-to-pad gaps;
+        other pads: their bounding box and radius 0."""
+        if self.tilt or self.shape not in ("rect", "roundrect", "circle", "oval"):
+            return self.bbox(), 0.0
+        r = {"rect": 0.0, "circle": self.w / 2, "oval": min(self.w, self.h) / 2}.get(
+            self.shape, min(self.w, self.h) * min(self.rratio, 0.5))
+        hw, hh = self.w / 2 - r, self.h / 2 - r
+        return (self.cx - hw, self.cy - hh, self.cx + hw, self.cy + hh), r
+
+    def bbox(self) -> tuple[float, float, float, float]:
+        xs = [p[0] for p in self.points]
+        ys = [p[1] for p in self.points]
+        return min(xs), min(ys), max(xs), max(ys)
 
 
-def placed_pads(ref: str, fp: Footprint, x: float, y: float, rot: int, nets: dict[str, str]) -> list[PlacedPad]:
-    """The pads of part ``ref`` at ``(x, y, rot)``; ``nets`` maps pin name → net name."""
+def placed_pads(ref: str, fp: Footprint, x: float, y: float, rot: float, nets: dict[str, str],
+                side: str = "top") -> list[PlacedPad]:
+    """The pads of part ``ref`` at ``(x, y, rot, side)``; ``nets`` maps pin name → net name."""
     out = []
-    for i, p in enumerate(fp.pads):
-        dx, dy = rotate(p.dx, p.dy, rot)
-        w, h = rotate_size(p.w, p.h, rot)
-        out.append(PlacedPad(ref, p.name, nets.get(p.name), round(x + dx, 4), round(y + dy, 4), w, h, p.drill,
-                             p.through_hole and i > 0))
+    flip = side == "bottom"
+    for p in fp.pads:
+        cx, cy = to_board(p.dx, p.dy, x, y, rot, side)
+        absolute = (rot - p.angle) if flip else (rot + p.angle)
+        quarter = round(absolute / 90) * 90
+        tilt = round(absolute - quarter, 6)
+        w, h = (p.h, p.w) if quarter % 180 else (p.w, p.h)
+        shape = pad_shape(p.shape, p.w, p.h, p.rratio, p.outline)
+        pts = tuple((round(cx + du, 5), round(cy + dv, 5))
+                    for du, dv in (rotate(u, -v if flip else v, absolute) for u, v in shape))
+        layers = "*" if p.kind in ("thru_hole", "np_thru_hole") else (
+            p.side if not flip else ("B" if p.side == "F" else "F"))
+        out.append(PlacedPad(ref, p.name, nets.get(p.name) if p.name else None, round(cx, 5), round(cy, 5), w, h,
+                             p.drill, p.shape, p.kind, layers, tilt, p.drill_h, p.rratio, pts))
     return out
 
 
-def courtyard(fp: Footprint, x: float, y: float, rot: int) -> tuple[float, float, float, float]:
-    """Courtyard rectangle of a placed part in board coordinates."""
-    x0, y0, x1, y1 = fp.extent()
-    corners = [rotate(cx, cy, rot) for cx, cy in ((x0, y0), (x1, y1))]
-    xs = [c[0] for c in corners]
-    ys = [c[1] for c in corners]
-    return x + min(xs), y + min(ys), x + max(xs), y + max(ys)
+def courtyard_polygon(fp: Footprint, x: float, y: float, rot: float, side: str = "top") -> list[Point]:
+    """The courtyard outline of a placed part in board coordinates."""
+    return [to_board(u, v, x, y, rot, side) for u, v in fp.court()]
+
+
+def courtyard(fp: Footprint, x: float, y: float, rot: float, side: str = "top") -> tuple[float, float, float, float]:
+    """Bounding rectangle of a placed part's courtyard in board coordinates."""
+    pts = courtyard_polygon(fp, x, y, rot, side)
+    xs = [p[0] for p in pts]
+    ys = [p[1] for p in pts]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+# --- the compact data format (library file and real-board task data share it) ------------------------
+_PAD_DEFAULTS = {"shape": "rect", "kind": "smd", "angle": 0.0, "side": "F", "drill": 0.0, "drill_h": 0.0,
+                 "rratio": 0.0}
+
+
+def footprint_to_data(fp: Footprint) -> dict[str, Any]:
+    pads = []
+    for p in fp.pads:
+        d: dict[str, Any] = {"name": p.name, "at": [p.dx, p.dy], "size": [p.w, p.h]}
+        for k, default in _PAD_DEFAULTS.items():
+            if getattr(p, k) != default:
+                d[k] = getattr(p, k)
+        if p.outline:
+            d["outline"] = [list(pt) for pt in p.outline]
+        pads.append(d)
+    out: dict[str, Any] = {"description": fp.description, "attr": fp.attr, "pads": pads}
+    if fp.courtyard:
+        out["courtyard"] = [list(pt) for pt in fp.courtyard]
+    if fp.front:
+        out["front"] = fp.front
+    if fp.apertures:
+        out["apertures"] = [{"name": p.name, "at": [p.dx, p.dy], "size": [p.w, p.h], "shape": p.shape,
+                             "rratio": p.rratio} for p in fp.apertures]
+    if fp.graphics:
+        out["graphics"] = [{"k": g.kind, "l": g.layer, "p": [list(pt) for pt in g.points], "w": g.width,
+                            **({"t": g.text, "s": g.size} if g.kind == "text" else {}),
+                            **({"f": 1} if g.filled else {})} for g in fp.graphics]
+    return out
+
+
+def footprint_from_data(name: str, d: dict[str, Any]) -> Footprint:
+    pads = tuple(PadDef(p["name"], p["at"][0], p["at"][1], p["size"][0], p["size"][1],
+                        **{k: p.get(k, default) for k, default in _PAD_DEFAULTS.items()},
+                        outline=tuple((float(u), float(v)) for u, v in p.get("outline", ())))
+                 for p in d["pads"])
+    apertures = tuple(PadDef(p["name"], p["at"][0], p["at"][1], p["size"][0], p["size"][1], p["shape"], "paste",
+                             rratio=p["rratio"]) for p in d.get("apertures", ()))
+    graphics = tuple(Graphic(g["k"], g["l"], tuple((float(x), float(y)) for x, y in g["p"]), g["w"], g.get("t", ""),
+                             g.get("s", 1.0), bool(g.get("f"))) for g in d.get("graphics", ()))
+    court = tuple((float(u), float(v)) for u, v in d.get("courtyard", ()))
+    return Footprint(name, d.get("description", ""), pads, court, d.get("attr", "smd"), d.get("front"), graphics,
+                     apertures)
+
+
+@cache
+def library_data() -> dict[str, Any]:
+    """The imported library file: ``source`` (package, version, licence) and ``footprints``."""
+    return json.loads(LIBRARY_FILE.read_text(encoding="utf-8"))
+
+
+@cache
+def library() -> dict[str, Footprint]:
+    """Every imported KiCad footprint by library id."""
+    return {name: footprint_from_data(name, d) for name, d in library_data()["footprints"].items()}
+
+
+@cache
+def scaled(fp: Footprint, factor: float) -> Footprint:
+    """``fp`` with every pad offset, pad size, hole and the courtyard scaled by ``factor`` (the
+    robustness study's footprint shrink)."""
+    pads = tuple(replace(p, dx=p.dx * factor, dy=p.dy * factor, w=p.w * factor, h=p.h * factor,
+                         drill=p.drill * factor, drill_h=p.drill_h * factor,
+                         outline=tuple((u * factor, v * factor) for u, v in p.outline)) for p in fp.pads)
+    court = tuple((u * factor, v * factor) for u, v in fp.court())
+    return replace(fp, description=f"{fp.description} (scaled ×{factor})", pads=pads, courtyard=court)

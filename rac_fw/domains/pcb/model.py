@@ -12,9 +12,10 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_+\-]*$")]
-PinRef = Annotated[str, Field(min_length=3, max_length=80, pattern=r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z0-9_+\-]+$",
-                              description="REF.PIN, e.g. U1.7 or J1.VBUS")]
-NetName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_+\-]*$")]
+PinRef = Annotated[str, Field(min_length=3, max_length=80, pattern=r"^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z0-9_+\-.]+$",
+                              description="REF.PIN, e.g. U1.7, J1.A5 or J3.2.1")]
+NetName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z_+\-][A-Za-z0-9_+\-.]*$",
+                               description="a net as the observation names it, e.g. GND, +3V3, USB_D+")]
 Cls = Literal["tight", "close", "loose"]
 Side = Literal["left", "right", "top", "bottom"]
 Axis = Literal["horizontal", "vertical"]
@@ -108,7 +109,7 @@ class LayerPreference(_Rel):
 
     kind: Literal["layer_preference"]
     net: NetName
-    layer: Literal["F.Cu", "In1.Cu", "In2.Cu", "B.Cu"]
+    layer: Literal["F.Cu", "In1.Cu", "In2.Cu", "In3.Cu", "In4.Cu", "B.Cu"]
 
 
 class ViaLimit(_Rel):

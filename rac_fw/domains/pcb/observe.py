@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from rac_fw.domains.pcb import classes
-from rac_fw.domains.pcb.board import PcbTask
-from rac_fw.domains.pcb.footprints import library
+from rac_fw.domains.pcb.board import PcbTask, Region
+from rac_fw.domains.pcb.footprints import Footprint, library
 
 RELATION_VOCABULARY = {
     "board_edge": "{kind, ref, side: left|right|top|bottom, distance: tight|close|loose}",
@@ -79,22 +79,47 @@ def _connections(t: PcbTask) -> list[dict[str, Any]]:
             if len(pins) > 1]
 
 
+def _region(r: Region) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": r.name, "kind": r.kind, "rect_mm": [r.x0, r.y0, r.x1, r.y1], "about": r.description}
+    if r.kind == "keepout":
+        out["forbids"] = [k for k, v in (("parts", r.no_parts), ("tracks", r.no_tracks), ("vias", r.no_vias),
+                                         ("pours", r.no_pours)) if v]
+        out["layers"] = list(r.layers) or "all copper"
+    return out
+
+
+def _board(t: PcbTask) -> dict[str, Any]:
+    b = t.board
+    out: dict[str, Any] = {"width_mm": b.width, "height_mm": b.height, "layers": list(b.layer_names),
+                           "rules": b.rules.as_dict()}
+    if b.outline:
+        out["outline_mm"] = [list(p) for p in b.outline]
+        out["area_mm2"] = round(b.area, 2)
+    if b.cutouts:
+        out["cutouts"] = len(b.cutouts)
+    if b.zones:
+        out["pours"] = [{"net": z.net, "layers": list(z.layers), "priority": z.priority, "clearance_mm": z.clearance,
+                         "connect": z.connect} for z in b.zones]
+    return out
+
+
+def _footprint(fp: Footprint) -> dict[str, Any]:
+    return {"description": fp.description, "attr": fp.attr, "pads": fp.pin_names, "front": fp.front}
+
+
 def observation_data(t: PcbTask) -> dict[str, Any]:
-    fps = sorted({c.footprint for c in t.components})
+    fps = {c.footprint: c.fp for c in t.components}
     data: dict[str, Any] = {
         "category": t.category,
-        "board": {"width_mm": t.board.width, "height_mm": t.board.height, "layers": list(t.board.layer_names),
-                  "rules": t.board.rules.as_dict()},
-        "regions": [{"name": r.name, "kind": r.kind, "rect_mm": [r.x0, r.y0, r.x1, r.y1], "about": r.description}
-                    for r in t.board.regions],
+        "board": _board(t),
+        "regions": [_region(r) for r in t.board.regions],
         "parts": [{"ref": c.ref, "footprint": c.footprint, "value": c.value, "pins": dict(c.pins),
+                   **({"side": c.side} if c.side != "top" else {}),
                    "placed": None if c.fixed is None else {"x_mm": c.fixed.x, "y_mm": c.fixed.y, "rot": c.fixed.rot}}
                   for c in t.components],
         "requirements": [requirement_text(r) for r in t.requirements],
         "nets": _connections(t),
-        "footprints": {name: {"description": library()[name].description,
-                              "pads": [p.name for p in library()[name].pads],
-                              "front": library()[name].front} for name in fps},
+        "footprints": {name: _footprint(fp) for name, fp in sorted(fps.items())},
         "copper": {"tracks": 0, "vias": 0},
         "unrouted": _connections(t) if t.route else [],
         "drc": [],
@@ -111,16 +136,19 @@ def detail_of(t: PcbTask, detail: str) -> dict[str, Any]:
     """Depth on one part (pads with offsets), net (pins), region or footprint."""
     if detail in t.parts:
         c = t.parts[detail]
-        return {"ref": c.ref, "footprint": c.footprint, "value": c.value,
+        return {"ref": c.ref, "footprint": c.footprint, "value": c.value, "side": c.side,
                 "pads": [{"pin": p.name, "net": c.pins.get(p.name), "offset_mm": [p.dx, p.dy], "size_mm": [p.w, p.h],
-                          "drill_mm": p.drill or None} for p in c.fp.pads]}
+                          "shape": p.shape, "kind": p.kind, "drill_mm": p.drill or None} for p in c.fp.pads]}
     if detail in t.nets:
         return {"net": detail, "pins": [f"{r}.{p}" for r, p in t.nets[detail]]}
     if detail in t.regions:
         r = t.regions[detail]
         return {"region": r.name, "kind": r.kind, "rect_mm": [r.x0, r.y0, r.x1, r.y1], "about": r.description}
-    if detail in library():
-        fp = library()[detail]
-        return {"footprint": fp.name, "description": fp.description, "body_mm": list(fp.body),
-                "pads": [{"pin": p.name, "offset_mm": [p.dx, p.dy], "size_mm": [p.w, p.h]} for p in fp.pads]}
+    named = {c.footprint: c.fp for c in t.components}
+    if detail in named or detail in library():
+        fp = named.get(detail) or library()[detail]
+        return {"footprint": fp.name, "description": fp.description, "attr": fp.attr,
+                "courtyard_mm": list(fp.extent()),
+                "pads": [{"pin": p.name, "offset_mm": [p.dx, p.dy], "size_mm": [p.w, p.h], "shape": p.shape,
+                          "kind": p.kind} for p in fp.pads]}
     raise LookupError(f"{detail!r} names no part, net, region or footprint of {t.name}")

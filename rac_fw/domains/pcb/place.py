@@ -18,7 +18,7 @@ from typing import Any
 
 from rac_fw.domains.pcb import classes
 from rac_fw.domains.pcb.board import PcbTask, Placement
-from rac_fw.domains.pcb.footprints import FACING, Footprint, courtyard, rotate
+from rac_fw.domains.pcb.footprints import Footprint, courtyard, facing_rotation, placed_pads
 from rac_fw.domains.pcb.model import PcbAction
 
 GRID = 0.25
@@ -77,14 +77,14 @@ class Placer:
         self.board = task.board
         self.fps: dict[str, Footprint] = {c.ref: c.fp for c in task.components}
         self.movable = [c.ref for c in task.components if c.fixed is None]
-        self.pos: dict[str, list[int]] = {}  # ref → [ix, iy, rot]
-        for c in task.components:
-            if c.fixed is not None:
-                self.pos[c.ref] = [round(c.fixed.x / GRID), round(c.fixed.y / GRID), c.fixed.rot]
+        self.both_sides = {c.ref for c in task.components if any(p.kind in ("thru_hole", "np_thru_hole")
+                                                                    for p in self.fps[c.ref].pads)}
+        self.pos: dict[str, list[int]] = {}  # movable ref → [ix, iy, rot]
+        self.fixed: dict[str, Placement] = {c.ref: c.fixed for c in task.components if c.fixed is not None}
         self.rot_locked: dict[str, int] = {}
         for rel in action.relations:
             if rel.kind == "board_edge" and self.fps[rel.ref].front is not None:
-                self.rot_locked[rel.ref] = FACING[rel.side]
+                self.rot_locked[rel.ref] = facing_rotation(self.fps[rel.ref], rel.side)
         self._tables()
         self._courts: dict[str, Rect] = {}
         self.mirror: dict[str, tuple[str, str]] = {}  # ref → (partner, axis) of a symmetric relation
@@ -99,27 +99,35 @@ class Placer:
     # --- geometry of the current state (offset tables per rotation: the cost kernel's hot path) ---------
     def _tables(self) -> None:
         self.court_off: dict[str, dict[int, Rect]] = {}
-        self.pad_off: dict[str, dict[int, dict[str, Rect]]] = {}
+        self.pad_off: dict[str, dict[int, dict[str, tuple[Rect, float]]]] = {}
         for ref, fp in self.fps.items():
-            self.court_off[ref] = {r: courtyard(fp, 0.0, 0.0, r) for r in (0, 90, 180, 270)}
+            side = self.task.parts[ref].side
+            self.court_off[ref] = {r: courtyard(fp, 0.0, 0.0, r, side) for r in (0, 90, 180, 270)}
             self.pad_off[ref] = {}
             for r in (0, 90, 180, 270):
-                table: dict[str, Rect] = {}
-                for pd in fp.pads:
-                    dx, dy = rotate(pd.dx, pd.dy, r)
-                    w, h = (pd.h, pd.w) if r % 180 else (pd.w, pd.h)
-                    table[pd.name] = (dx - w / 2, dy - h / 2, dx + w / 2, dy + h / 2)
-                self.pad_off[ref][r] = table
+                self.pad_off[ref][r] = {pd.pin: pd.core() for pd in placed_pads(ref, fp, 0.0, 0.0, r, {}, side)
+                                        if pd.pin}
+        # fixed parts keep their exact position and angle (a real board's need not be on the grid)
+        self.fixed_court = {ref: self.task.courtyard_of(ref, p) for ref, p in self.fixed.items()}
+        self.fixed_pad = {ref: {pd.pin: pd.core() for pd in placed_pads(ref, self.fps[ref], p.x, p.y, p.rot, {},
+                                                                           self.task.parts[ref].side) if pd.pin}
+                          for ref, p in self.fixed.items()}
 
     def place(self, ref: str) -> Placement:
+        if ref in self.fixed:
+            return self.fixed[ref]
         ix, iy, rot = self.pos[ref]
         return Placement(ix * GRID, iy * GRID, rot)
 
     def centre(self, ref: str) -> tuple[float, float]:
+        if ref in self.fixed:
+            return self.fixed[ref].x, self.fixed[ref].y
         p = self.pos[ref]
         return p[0] * GRID, p[1] * GRID
 
     def court(self, ref: str) -> Rect:
+        if ref in self.fixed_court:
+            return self.fixed_court[ref]
         rect = self._courts.get(ref)
         if rect is None:
             ix, iy, rot = self.pos[ref]
@@ -132,11 +140,22 @@ class Placer:
         self.pos[ref] = value
         self._courts.pop(ref, None)
 
-    def pad(self, ref: str, pin: str) -> Rect:
+    def pad_core(self, ref: str, pin: str) -> tuple[Rect, float]:
+        """The pad as (rectangle, radius): its gap to another is ``rect_gap`` less both radii."""
+        if ref in self.fixed_pad:
+            return self.fixed_pad[ref][pin]
         ix, iy, rot = self.pos[ref]
         x, y = ix * GRID, iy * GRID
-        o = self.pad_off[ref][rot][pin]
-        return x + o[0], y + o[1], x + o[2], y + o[3]
+        (x0, y0, x1, y1), r = self.pad_off[ref][rot][pin]
+        return (x + x0, y + y0, x + x1, y + y1), r
+
+    def pad(self, ref: str, pin: str) -> Rect:
+        """The pad's bounding box."""
+        (x0, y0, x1, y1), r = self.pad_core(ref, pin)
+        return x0 - r, y0 - r, x1 + r, y1 + r
+
+    def pad_gap(self, a: tuple[Rect, float], b: tuple[Rect, float]) -> float:
+        return max(0.0, rect_gap(a[0], b[0]) - a[1] - b[1])
 
     # --- terms ------------------------------------------------------------------------------------
     def _add(self, parts: tuple[str, ...], fn: Callable[[], float], label: str, hard: bool,
@@ -152,7 +171,9 @@ class Placer:
         inset = max(0.0, b.rules.edge_clearance - 0.25) + 0.05
         for i, a in enumerate(refs):
             for c in refs[i + 1:]:
-                if a in self.movable or c in self.movable:
+                # courtyards meet on one side; a through-hole part's leads occupy both
+                meet = task.parts[a].side == task.parts[c].side or a in self.both_sides or c in self.both_sides
+                if (a in self.movable or c in self.movable) and meet:
                     self._add((a, c), partial(self._pair_overlap, a, c), f"{a} overlaps {c}", True)
         for r in self.movable:
             def outside(r: str = r) -> float:
@@ -161,7 +182,7 @@ class Placer:
                         + max(0.0, y1 - (b.height - inset)))
             self._add((r,), outside, f"{r} outside the board", True)
             for reg in b.regions:
-                if reg.kind == "keepout":
+                if reg.kind == "keepout" and reg.no_parts:
                     box = (reg.x0, reg.y0, reg.x1, reg.y1)
                     self._add((r,), partial(self._box_overlap, r, box), f"{r} inside keepout {reg.name}", True)
         for idx, rel in enumerate(self.action.relations):
@@ -226,7 +247,8 @@ class Placer:
             def rel_fn(a: str = a, bref: str = bref, bpin: str = bpin, how: str = how, limit: float = limit) -> float:
                 ra = self.court(a)
                 rb = self.pad(bref, bpin) if bpin else self.court(bref)
-                v = max(0.0, rect_gap(ra, rb) - limit)
+                gap = self.pad_gap((ra, 0.0), self.pad_core(bref, bpin)) if bpin else rect_gap(ra, rb)
+                v = max(0.0, gap - limit)
                 if how == "left_of":
                     v += max(0.0, ra[2] - rb[0])
                 elif how == "right_of":
@@ -244,15 +266,15 @@ class Placer:
             limit = classes.DECOUPLE_GAP[rel.distance]
 
             def dec(cap: str = cap, iref: str = iref, ipin: str = ipin, limit: float = limit) -> float:
-                target = self.pad(iref, ipin)
-                return max(0.0, min(rect_gap(self.pad(cap, p), target) for p in cap_pins) - limit)
+                target = self.pad_core(iref, ipin)
+                return max(0.0, min(self.pad_gap(self.pad_core(cap, p), target) for p in cap_pins) - limit)
             self._add((cap, iref), dec, f"relations[{idx}] decouple", False, idx)
         elif kind == "align":
             refs, axis = tuple(rel.refs), rel.axis
             k = 1 if axis == "horizontal" else 0
 
             def align(refs: tuple[str, ...] = refs, k: int = k) -> float:
-                vals = [self.pos[r][k] * GRID for r in refs]
+                vals = [self.centre(r)[k] for r in refs]
                 return max(vals) - min(vals)
             self._add(refs, align, f"relations[{idx}] align", False, idx)
         elif kind == "symmetric":
@@ -331,7 +353,8 @@ class Placer:
         """Start at given positions (snapped to the grid) instead of random ones."""
         for r in self.movable:
             p = placements[r]
-            self.move(r, [round(p.x / GRID), round(p.y / GRID), p.rot if p.rot in self._rots(r) else self._rots(r)[0]])
+            rot = int(p.rot) if p.rot in self._rots(r) else self._rots(r)[0]
+            self.move(r, [round(p.x / GRID), round(p.y / GRID), rot])
 
     def anneal(self, moves: int) -> tuple[float, int]:
         cost = self.total()
@@ -414,7 +437,7 @@ class Placer:
                 if v > 1e-6:
                     rel[t.relation] = max(rel.get(t.relation, 0.0), v)
         goals = [t.label for t in self.terms if t.goal and t.fn() > 0]
-        return PlacementResult({r: self.place(r) for r in self.pos}, hard, rel, cost, goals, moves)
+        return PlacementResult({r: self.place(r) for r in [*self.fixed, *self.pos]}, hard, rel, cost, goals, moves)
 
 
 def legalize(task: PcbTask, placements: dict[str, Placement], seed: int = 0) -> PlacementResult:

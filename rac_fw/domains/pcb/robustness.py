@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from rac_fw.domains.pcb.artifact import BoardArtifact, PartPlacement
-from rac_fw.domains.pcb.board import Board, PcbTask, Placement, Region
+from rac_fw.domains.pcb.board import Board, PcbTask, Placement
 from rac_fw.domains.pcb.model import PcbAction
 from rac_fw.domains.pcb.place import legalize
 from rac_fw.domains.pcb.realize import realize_board
@@ -40,10 +40,16 @@ def perturb(task: PcbTask, name: str) -> PcbTask:
     what, f = PERTURBATIONS[name]
     if what == "board":
         b = task.board
-        regions = tuple(Region(r.name, r.x0 * f, r.y0 * f, r.x1 * f, r.y1 * f, r.kind, r.description)
-                        for r in b.regions)
+        regions = tuple(dataclasses.replace(r, x0=r.x0 * f, y0=r.y0 * f, x1=r.x1 * f, y1=r.y1 * f,
+                                            polygon=tuple((x * f, y * f) for x, y in r.polygon)) for r in b.regions)
         board = Board(round(b.width * f / 0.25) * 0.25, round(b.height * f / 0.25) * 0.25, b.layers, b.rules, regions)
-        return dataclasses.replace(task, name=f"{task.name}+{name}", board=board)
+
+        def keep(v: float, old: float, new: float) -> float:  # a fixed part keeps its distance to the nearer edge
+            return v if v <= old / 2 else new - (old - v)
+        comps = tuple(c if c.fixed is None else dataclasses.replace(
+            c, fixed=Placement(keep(c.fixed.x, b.width, board.width), keep(c.fixed.y, b.height, board.height),
+                               c.fixed.rot)) for c in task.components)
+        return dataclasses.replace(task, name=f"{task.name}+{name}", board=board, components=comps)
     comps = tuple(dataclasses.replace(c, scale=f) for c in task.components)
     return dataclasses.replace(task, name=f"{task.name}+{name}", components=comps)
 

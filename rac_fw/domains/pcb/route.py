@@ -13,8 +13,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import shapely
+from shapely import Polygon
 
-from rac_fw.domains.pcb.board import PcbTask
+from rac_fw.domains.pcb.board import Board, PcbTask
 from rac_fw.domains.pcb.footprints import PlacedPad
 from rac_fw.domains.pcb.kernels import astar_flat
 
@@ -64,6 +66,15 @@ def _dist_rect(xs: np.ndarray, ys: np.ndarray, cx: float, cy: float, hw: float, 
     return np.hypot(dx, dy)
 
 
+def _edge_distance(board: Board, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Distance of each grid point to the board edge (0 outside the outline or inside a cut-out)."""
+    if not board.outline and not board.cutouts:
+        return np.minimum(np.minimum(xs, board.width - xs), np.minimum(ys, board.height - ys))
+    shape = Polygon(board.outline_points(), holes=[list(c) for c in board.cutouts])
+    dist = shapely.distance(shape.boundary, shapely.points(xs.ravel(), ys.ravel())).reshape(xs.shape)
+    return np.where(shapely.contains_xy(shape, xs, ys), dist, 0.0)
+
+
 def _dist_seg(xs: np.ndarray, ys: np.ndarray, x1: float, y1: float, x2: float, y2: float) -> np.ndarray:
     vx, vy = x2 - x1, y2 - y1
     ll = vx * vx + vy * vy
@@ -87,16 +98,20 @@ class Grid:
         self.margin = math.sqrt(d * d + (GRID * SQRT2 / 2) ** 2) - d + 1e-3
         ys, xs = np.mgrid[0:self.ny, 0:self.nx]
         self.xs, self.ys = xs * GRID, ys * GRID
-        edge = np.minimum(np.minimum(self.xs, b.width - self.xs), np.minimum(self.ys, b.height - self.ys))
+        edge = _edge_distance(b, self.xs, self.ys)
         fixed = edge < r.edge_clearance + self.hw + self.margin
         fixed_v = edge < r.edge_clearance + self.rv + 1e-3
+        self.fixed = np.broadcast_to(fixed, (self.nl, self.ny, self.nx)).copy()
         for reg in b.regions:
             if reg.kind == "keepout":
                 dist = _dist_rect(self.xs, self.ys, (reg.x0 + reg.x1) / 2, (reg.y0 + reg.y1) / 2,
                                   (reg.x1 - reg.x0) / 2, (reg.y1 - reg.y0) / 2)
-                fixed |= dist < self.hw + self.margin
-                fixed_v |= dist < self.rv + 1e-3
-        self.fixed = np.broadcast_to(fixed, (self.nl, self.ny, self.nx)).copy()
+                if reg.no_tracks:
+                    for layer, name in enumerate(b.layer_names):
+                        if not reg.layers or name in reg.layers:
+                            self.fixed[layer] |= dist < self.hw + self.margin
+                if reg.no_vias:
+                    fixed_v |= dist < self.rv + 1e-3
         self.fixed_v = fixed_v
         self.cnt_t = np.zeros((self.nl, self.ny, self.nx), np.int16)  # nets whose copper closes a track cell
         self.cnt_v = np.zeros((self.nl, self.ny, self.nx), np.int16)  # … closes a via centre
@@ -104,9 +119,10 @@ class Grid:
         self.own: dict[str, list[tuple[int, slice, slice, np.ndarray, np.ndarray, bool]]] = {}
         self.net_block: dict[str, np.ndarray] = {}  # zone keepouts per net (from keepout relations)
         self.history = np.zeros((self.nl, self.ny, self.nx), np.float32)
-        for p in pads:  # an unconnected pad is an obstacle to every net: it gets a net of its own
+        names = b.layer_names
+        for p in pads:  # an unconnected pad (or a bare hole) is an obstacle to every net: it gets a net of its own
             owner = p.net if p.net is not None else f"<unconnected {p.ref}.{p.pin}>"
-            for layer in range(self.nl) if p.through_hole else (0,):
+            for layer in (names.index(n) for n in p.on(names)):
                 self._add_shape(owner, layer, ("pad", p), pad=True)
 
     # --- masks -----------------------------------------------------------------------------------
@@ -123,12 +139,13 @@ class Grid:
         reach = r.clearance + self.hw + self.rv + r.via_diameter + self.margin
         if kind == "pad":
             p: PlacedPad = shape[1]
-            sy, sx = self._window(p.cx - p.w / 2, p.cy - p.h / 2, p.cx + p.w / 2, p.cy + p.h / 2, reach)
+            x0, y0, x1, y1 = p.bbox()  # rounded corners and tilted pads: their bounding box (conservative)
+            sy, sx = self._window(x0, y0, x1, y1, reach)
             xs, ys = self.xs[sy, sx], self.ys[sy, sx]
             if p.round:
                 dist = np.maximum(np.hypot(xs - p.cx, ys - p.cy) - p.w / 2, 0.0)
             else:
-                dist = _dist_rect(xs, ys, p.cx, p.cy, p.w / 2, p.h / 2)
+                dist = _dist_rect(xs, ys, (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 2, (y1 - y0) / 2)
             copper = 0.0
         elif kind == "seg":
             _, x1, y1, x2, y2 = shape
@@ -185,8 +202,8 @@ class Grid:
     def cells_in_pad(self, p: PlacedPad) -> list[tuple[int, int]]:
         """Grid cells where a track end lies wholly inside the pad (its terminal cells)."""
         hw, hh = p.w / 2 - self.hw, p.h / 2 - self.hw
-        if p.round:
-            hw = hh = (p.w / 2 - self.hw) / SQRT2
+        if p.round or p.tilt:  # a tilted pad: the square inside its inscribed circle
+            hw = hh = (min(p.w, p.h) / 2 - self.hw) / SQRT2
         out = []
         for iy in range(int(math.ceil((p.cy - hh) / GRID - 1e-9)), int(math.floor((p.cy + hh) / GRID + 1e-9)) + 1):
             for ix in range(int(math.ceil((p.cx - hw) / GRID - 1e-9)),
@@ -288,8 +305,9 @@ class Router:
         bonus = self._bonus(spec)
         pads = sorted(spec.pads, key=lambda p: (p.ref, p.pin))
         terms = []
+        names = self.grid.task.board.layer_names
         for p in pads:
-            layers = spec.layers if p.through_hole else tuple(x for x in (0,) if x in spec.layers)
+            layers = tuple(x for x in (names.index(n) for n in p.on(names)) if x in spec.layers)
             cells = {(layer, iy, ix) for layer in layers for iy, ix in g.cells_in_pad(p)}
             if not cells:
                 return None

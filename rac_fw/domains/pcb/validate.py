@@ -148,11 +148,11 @@ def check_action(task: PcbTask, payload: dict[str, Any]) -> tuple[PcbAction | No
                 elif rel.net in layers and layers[rel.net][0] != rel.layer:
                     c.error("E_LAYER_CONFLICT", f"net {rel.net} is already preferred on {layers[rel.net][0]} "
                             f"(relations[{layers[rel.net][1]}])", i, [rel.net], "layer")
-                elif rel.net in task.nets and rel.layer != task.board.layer_names[0] and any(
-                        not pad.through_hole for ref, pin in task.nets[rel.net]
-                        if (pad := task.parts[ref].fp.pad(pin)) is not None):
+                elif rel.net in task.nets and (away := sorted({
+                        lay for ref, pin in task.nets[rel.net] for lays in [task.pad_layers(ref, pin)]
+                        if rel.layer not in lays for lay in lays})):
                     c.error("E_LAYER_UNREACHABLE", f"net {rel.net} has surface-mount pads on "
-                            f"{task.board.layer_names[0]}, so it cannot run on {rel.layer} alone (a layer preference "
+                            f"{', '.join(away)}, so it cannot run on {rel.layer} alone (a layer preference "
                             "allows no via)", i, [rel.net, rel.layer], "layer")
                 layers[rel.net] = (rel.layer, i)
     return (None if c.evidence else action), c.evidence

@@ -22,15 +22,25 @@ def _verdict(name: str, found: list[Evidence], detail: str) -> Verdict:
                    detail=found[0].message if found else detail)
 
 
+def _given(a: Copper, b: Copper) -> bool:
+    """Pairs the task itself fixed, not judged: pads and holes of one land pattern, two holes, and the
+    pads of two parts the task placed (a real board's own layout)."""
+    if a.owner and a.owner == b.owner:
+        return True
+    if a.kind == "hole" and b.kind == "hole":
+        return True
+    return a.fixed and b.fixed
+
+
 def _clearance(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
-    clearance = task.board.rules.clearance
+    rules = task.board.rules
     out: list[Evidence] = []
     for layer in task.board.layer_names:
         items: list[Copper] = [c for c in geo.copper if c.layer == layer]
         if len(items) < 2:
             continue
         tree = STRtree([c.geom for c in items])
-        left, right = tree.query([c.geom for c in items], predicate="dwithin", distance=clearance - EPS)
+        left, right = tree.query([c.geom for c in items], predicate="dwithin", distance=rules.max_clearance - EPS)
         seen: set[tuple[str, str]] = set()
         for i, j in zip(left.tolist(), right.tolist(), strict=True):
             if i >= j:
@@ -38,13 +48,16 @@ def _clearance(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
             a, b = items[i], items[j]
             if a.net is not None and a.net == b.net:
                 continue
-            if a.kind == "pad" and b.kind == "pad" and a.label == b.label:
+            if (a.kind == "pad" and b.kind == "pad" and a.label == b.label) or _given(a, b):
                 continue
             key = (a.label, b.label)
             if key in seen:
                 continue
-            seen.add(key)
+            clearance = rules.clearance_between(a.net, b.net)
             dist = a.geom.distance(b.geom)
+            if dist >= clearance - EPS:
+                continue
+            seen.add(key)
             out.append(Evidence(
                 code="E_DRC_CLEARANCE", location=f"layer {layer}", objects=[a.label, b.label],
                 message=f"{a.label} and {b.label} on {layer} are {dist:.3f} mm apart; the rule is {clearance} mm"
@@ -59,7 +72,7 @@ def _edge(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
     out: list[Evidence] = []
     seen: set[str] = set()
     for c in geo.copper:
-        if c.label in seen:
+        if c.label in seen or c.fixed or c.kind == "hole":  # a placed connector may overhang the edge
             continue
         inside = geo.outline.contains(c.geom)
         dist = c.geom.distance(edge) if inside else 0.0
@@ -79,14 +92,18 @@ def _overlaps(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
     out: list[Evidence] = []
     tree = STRtree(polys)
     left, right = tree.query(polys, predicate="intersects") if len(polys) > 1 else ([], [])
+    parts = task.parts
     for i, j in zip(list(left), list(right), strict=True):
-        if i < j:
+        a, b = parts[refs[i]], parts[refs[j]]
+        if i < j and a.side == b.side and (a.fixed is None or b.fixed is None):  # one side's courtyards meet
             area = polys[i].intersection(polys[j]).area
             if area > EPS:
                 out.append(Evidence(code="E_DRC_OVERLAP", objects=[refs[i], refs[j]], location="courtyards",
                                     message=f"courtyards of {refs[i]} and {refs[j]} overlap by {area:.3f} mm²",
                                     magnitudes=[Magnitude(name="overlap", value=round(area, 4), unit="mm²")]))
     for r, poly in zip(refs, polys, strict=True):
+        if parts[r].fixed is not None:
+            continue  # placed by the task (a connector may overhang the edge on purpose)
         outside = poly.difference(geo.outline).area
         if outside > EPS:
             out.append(Evidence(code="E_DRC_OUTSIDE", objects=[r], location="courtyards",
@@ -96,21 +113,28 @@ def _overlaps(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
 
 
 def _keepouts(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
-    from shapely import box
+    """Rule areas: movable parts' courtyards where parts are not allowed, tracks and vias where they are
+    not, on the area's layers."""
+    from shapely import Polygon
 
     out: list[Evidence] = []
     for reg in task.board.regions:
         if reg.kind != "keepout":
             continue
-        zone = box(reg.x0, reg.y0, reg.x1, reg.y1)
+        zone = Polygon(reg.outline()).buffer(0)
         for ref, poly in sorted(geo.courtyards.items()):
+            if not reg.no_parts or task.parts[ref].fixed is not None:
+                continue
             area = poly.intersection(zone).area
             if area > EPS:
                 out.append(Evidence(code="E_DRC_KEEPOUT", objects=[ref, reg.name], location=f"region {reg.name}",
                                     message=f"{ref} intrudes {area:.3f} mm² into keepout {reg.name}",
                                     magnitudes=[Magnitude(name="intrusion", value=round(area, 4), unit="mm²")]))
         for c in geo.copper:
-            if c.kind != "pad" and c.geom.intersects(zone):
+            banned = ((c.kind == "track" and reg.no_tracks) or (c.kind == "via" and reg.no_vias)
+                      or (c.kind == "pour" and reg.no_pours))
+            # a pour filled up to the area's edge touches it without entering: judge by area
+            if banned and (not reg.layers or c.layer in reg.layers) and c.geom.intersection(zone).area > EPS:
                 out.append(Evidence(code="E_DRC_KEEPOUT", objects=[c.label, reg.name], location=f"region {reg.name}",
                                     message=f"{c.label} runs through keepout {reg.name}"))
     return out
@@ -127,7 +151,7 @@ def _unrouted(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
         return i
 
     for layer in task.board.layer_names:
-        idx = [i for i, c in enumerate(geo.copper) if c.layer == layer]
+        idx = [i for i, c in enumerate(geo.copper) if c.layer == layer and c.kind != "hole"]
         if len(idx) < 2:
             continue
         tree = STRtree([geo.copper[i].geom for i in idx])
@@ -160,17 +184,19 @@ def _unrouted(task: PcbTask, geo: BoardGeometry) -> list[Evidence]:
 
 def _track_rules(task: PcbTask, geo: BoardGeometry) -> tuple[list[Evidence], list[Evidence]]:
     r = task.board.rules
+    least = r.min_track_width
+    min_drill, _ = r.min_via
     widths = [Evidence(code="E_DRC_TRACK_WIDTH", objects=[label], location=label,
-                       message=f"{label} is {w} mm wide; the minimum is {r.track_width} mm",
-                       magnitudes=[Magnitude(name="width deficit", value=round(r.track_width - w, 4), unit="mm")])
-              for label, w in geo.widths if w < r.track_width - EPS]
+                       message=f"{label} is {w} mm wide; the minimum is {least} mm",
+                       magnitudes=[Magnitude(name="width deficit", value=round(least - w, 4), unit="mm")])
+              for label, w in geo.widths if w < least - EPS]
     vias: list[Evidence] = []
     for label, drill, dia in geo.via_dims:
         ring = (dia - drill) / 2
-        if drill < r.via_drill - EPS:
+        if drill < min_drill - EPS:
             vias.append(Evidence(code="E_DRC_VIA", objects=[label], location=label,
-                                 message=f"{label} drill {drill} mm is below the minimum {r.via_drill} mm",
-                                 magnitudes=[Magnitude(name="drill deficit", value=round(r.via_drill - drill, 4),
+                                 message=f"{label} drill {drill} mm is below the minimum {min_drill} mm",
+                                 magnitudes=[Magnitude(name="drill deficit", value=round(min_drill - drill, 4),
                                                        unit="mm")]))
         if ring < r.min_annular_ring - EPS:
             vias.append(Evidence(code="E_DRC_VIA", objects=[label], location=label,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shapely import LineString, Point, Polygon, box
+from shapely import LineString, Point, Polygon
 from shapely.geometry.base import BaseGeometry
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.pcb.artifact import BoardArtifact
 from rac_fw.domains.pcb.board import PcbTask
-from rac_fw.domains.pcb.footprints import PlacedPad, courtyard, placed_pads
+from rac_fw.domains.pcb.footprints import PlacedPad, courtyard_polygon, placed_pads
 
 
 @dataclass
@@ -21,7 +21,9 @@ class Copper:
     net: str | None
     layer: str
     geom: BaseGeometry
-    kind: str  # pad | track | via
+    kind: str  # pad | track | via | pour | hole (a bare hole: no copper, but copper keeps the clearance from it)
+    fixed: bool = False  # a pad of a part the task placed: its gaps to other given copper are not judged
+    owner: str = ""  # the part a pad or hole belongs to (its land pattern's own gaps are the library's)
 
 
 @dataclass
@@ -32,7 +34,7 @@ class BoardGeometry:
     pad_geoms: dict[tuple[str, str], BaseGeometry]
     copper: list[Copper] = field(default_factory=list)
     centres: dict[str, tuple[float, float]] = field(default_factory=dict)
-    rotations: dict[str, int] = field(default_factory=dict)
+    rotations: dict[str, float] = field(default_factory=dict)
     track_lines: dict[str, list[tuple[str, LineString]]] = field(default_factory=dict)  # net → (layer, centreline)
     via_count: dict[str, int] = field(default_factory=dict)
     widths: list[tuple[str, float]] = field(default_factory=list)
@@ -42,7 +44,7 @@ class BoardGeometry:
     def build(task: PcbTask, art: BoardArtifact) -> tuple[BoardGeometry, list[Evidence]]:
         problems: list[Evidence] = []
         b = task.board
-        outline = box(0, 0, b.width, b.height)
+        outline = Polygon(b.outline_points(), holes=[list(c) for c in b.cutouts])
         geo = BoardGeometry(outline, {}, {}, {})
         for ref in sorted(set(art.placements) - set(task.parts)):
             problems.append(Evidence(code="E_ARTIFACT", message=f"the artifact places {ref!r}, which is not a part "
@@ -55,14 +57,23 @@ class BoardGeometry:
                 continue
             geo.centres[comp.ref] = (p.x, p.y)
             geo.rotations[comp.ref] = p.rot
-            geo.courtyards[comp.ref] = box(*courtyard(comp.fp, p.x, p.y, p.rot))
-            for pad in placed_pads(comp.ref, comp.fp, p.x, p.y, p.rot, comp.pins):
+            geo.courtyards[comp.ref] = Polygon(courtyard_polygon(comp.fp, p.x, p.y, p.rot, comp.side)).buffer(0)
+            fixed = comp.fixed is not None
+            for k, pad in enumerate(placed_pads(comp.ref, comp.fp, p.x, p.y, p.rot, comp.pins, comp.side)):
                 g = (Point(pad.cx, pad.cy).buffer(pad.w / 2, quad_segs=16) if pad.round else
-                     box(pad.cx - pad.w / 2, pad.cy - pad.h / 2, pad.cx + pad.w / 2, pad.cy + pad.h / 2))
-                geo.pads[(pad.ref, pad.pin)] = pad
-                geo.pad_geoms[(pad.ref, pad.pin)] = g
-                for layer in (b.layer_names if pad.through_hole else b.layer_names[:1]):
-                    geo.copper.append(Copper(f"pad {pad.ref}.{pad.pin}", pad.net, layer, g, "pad"))
+                     Polygon(pad.outline()).buffer(0))
+                if pad.hole_only:
+                    for layer in b.layer_names:
+                        geo.copper.append(Copper(f"hole {pad.ref}#{k}", None, layer, g, "hole", fixed, pad.ref))
+                    continue
+                if (pad.ref, pad.pin) not in geo.pads:
+                    geo.pads[(pad.ref, pad.pin)] = pad
+                    geo.pad_geoms[(pad.ref, pad.pin)] = g
+                else:  # several pads share the pin's name (a shield's tabs): the pin is all of them
+                    geo.pad_geoms[(pad.ref, pad.pin)] = geo.pad_geoms[(pad.ref, pad.pin)].union(g)
+                label = f"pad {pad.ref}.{pad.pin}" if pad.pin else f"pad {pad.ref}#{k}"
+                for layer in pad.on(b.layer_names):
+                    geo.copper.append(Copper(label, pad.net, layer, g, "pad", fixed, pad.ref))
         nets = set(task.nets)
         for i, t in enumerate(art.tracks):
             where = f"artifact.tracks[{i}]"
@@ -85,6 +96,13 @@ class BoardGeometry:
                 geo.copper.append(Copper(f"via {i} ({v.net})", v.net, layer, g, "via"))
             geo.via_count[v.net] = geo.via_count.get(v.net, 0) + 1
             geo.via_dims.append((f"via {i} ({v.net})", v.drill, v.diameter))
+        for i, f in enumerate(art.pours):
+            if f.net not in nets or f.layer not in b.layer_names:
+                problems.append(Evidence(code="E_ARTIFACT", message=f"pour {i} names net {f.net!r} / layer "
+                                         f"{f.layer!r}, not both of this board", location=f"artifact.pours[{i}]",
+                                         objects=[f.net]))
+                continue
+            geo.copper.append(Copper(f"pour {i} ({f.net})", f.net, f.layer, Polygon(f.points).buffer(0), "pour"))
         return geo, problems
 
     def net_copper(self, net: str) -> list[Copper]:

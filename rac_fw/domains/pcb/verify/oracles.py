@@ -11,12 +11,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from shapely import LineString, MultiLineString, box, unary_union
+from shapely import LineString, MultiLineString, Polygon, unary_union
 
 from rac_fw.contract import Evidence, Magnitude, Verdict
 from rac_fw.domains.pcb import classes
 from rac_fw.domains.pcb.board import PcbTask
-from rac_fw.domains.pcb.footprints import FACING
+from rac_fw.domains.pcb.footprints import facing_rotation
 from rac_fw.domains.pcb.model import PcbAction
 from rac_fw.domains.pcb.verify.geometry import BoardGeometry
 
@@ -50,8 +50,8 @@ def _measure(task: PcbTask, rel: Any, geo: BoardGeometry) -> tuple[float, float,
     if k == "board_edge":
         gap = geo.courtyards[rel.ref].distance(_edge_line(geo, rel.side))
         limit = classes.EDGE_GAP[rel.distance]
-        front = task.parts[rel.ref].fp.front
-        if front is not None and geo.rotations[rel.ref] != FACING[rel.side]:
+        fp = task.parts[rel.ref].fp
+        if fp.front is not None and geo.rotations[rel.ref] % 360 != facing_rotation(fp, rel.side):
             return math.inf, limit, "mm", [rel.ref], f"{rel.ref} does not face the {rel.side} edge"
         return gap, limit, "mm", [rel.ref], f"gap of {rel.ref} to the {rel.side} edge"
     if k == "place_relative":
@@ -96,7 +96,7 @@ def _measure(task: PcbTask, rel: Any, geo: BoardGeometry) -> tuple[float, float,
         return spread, classes.GROUP_SPREAD[rel.spread], "mm", list(rel.refs), "largest distance from the centroid"
     if k == "keepout":
         reg = task.regions[rel.region]
-        zone = box(reg.x0, reg.y0, reg.x1, reg.y1)
+        zone = Polygon(reg.outline()).buffer(0)
         area = sum(geo.courtyards[r].intersection(zone).area for r in rel.refs)
         area += sum(c.geom.intersection(zone).area for n in rel.nets for c in geo.net_copper(n))
         return area, 0.0, "mm²", [rel.region, *rel.refs, *rel.nets], f"intrusion into {rel.region}"
