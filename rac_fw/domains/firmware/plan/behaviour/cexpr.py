@@ -88,7 +88,8 @@ def render(e: ir.TExpr, access: Access) -> str:
         t = e.args[0].type if function.args[0] in ("window",) else e.type
         return "(" + function.c.format(*args, t=suffix(t)) + ")"
     if isinstance(e, ir.Index):
-        return f"rac_b_byte_at({render(e.base, access)}, {render(e.base, access)}_len, {render(e.index, access)})"
+        base = render(e.base, access)
+        return f"rac_b_byte_at({base}, {base}_len, {e.base.type.size}U, {render(e.index, access)})"
     raise TypeError(f"cannot render {e!r}")
 
 

@@ -20,6 +20,7 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.plan.behaviour import ir
 from rac_fw.domains.firmware.plan.behaviour.contexts import _path
 from rac_fw.domains.firmware.plan.behaviour.evaluate import UNKNOWN, constant
+from rac_fw.domains.firmware.plan.behaviour.functions import FUNCTIONS
 from rac_fw.domains.firmware.plan.behaviour.lowering import compiled
 from rac_fw.domains.firmware.plan.behaviour.spec import step_spec
 from rac_fw.domains.firmware.plan.evidence import measure, relax, replace, violation
@@ -119,8 +120,17 @@ def _defaults(var: ir.Variable) -> Any:
     return 0.0 if var.type.kind == "float" else 0
 
 
+def _value_reads(e: ir.TExpr) -> list[str]:
+    """Variables ``e`` reads as values: a reduction over a window (``mean(w)``, ``count(w)``) reads its samples,
+    which start empty and are never uninitialised, so it is no read of the variable's value."""
+    samples = {id(a) for x in ir.sub_exprs(e) if isinstance(x, ir.Call)
+               for kind, a in zip(FUNCTIONS[x.function].args, x.args, strict=True) if kind == "window"}  # fmt: skip
+    return [x.symbol.name for x in ir.sub_exprs(e) if isinstance(x, ir.Ref) and x.symbol.kind == "var"
+            and id(x) not in samples]  # fmt: skip
+
+
 def _reads(s: ir.Stmt) -> list[str]:
-    names = [sym.name for e in s.exprs.values() for sym in ir.refs(e) if sym.kind == "var"]
+    names = [name for e in s.exprs.values() for name in _value_reads(e)]
     return names + list(s.data.get("reads", ()))
 
 
@@ -129,8 +139,7 @@ def _flow(stmts: list[ir.Stmt], known: set[str], program: ir.Program, found: dic
     for s in stmts:
         if s.kind == "set":
             for name, kind, what in s.data["assign"]:
-                reads = [sym.name for sym in ir.refs(s.exprs[what]) if sym.kind == "var"] if kind == "expr" else (
-                    [what] if kind == "var" else [])  # fmt: skip
+                reads = _value_reads(s.exprs[what]) if kind == "expr" else ([what] if kind == "var" else [])
                 for r in reads:
                     if r not in known:
                         found.setdefault(r, s.path)
@@ -170,9 +179,9 @@ def _uninit(program: ir.Program) -> list[Evidence]:
             continue
         start = initial if t.context == "isr" and not t.deferred else known
         if t.condition is not None:
-            for sym in ir.refs(t.condition):
-                if sym.kind == "var" and sym.name not in start:
-                    found.setdefault(sym.name, t.path)
+            for name in _value_reads(t.condition):
+                if name not in start:
+                    found.setdefault(name, t.path)
         _flow(t.body, start, program, found)
     for state in program.states:
         _flow(state.entry + state.exit, known, program, found)

@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
 #: Bytes a ``bytes`` variable holds when its ``size`` is not given.
 DEFAULT_BYTES = 32
-#: The prefix of every C identifier the behaviour declares.
+#: The prefix of the behaviour's runtime identifiers (helpers, the line buffer, the state). Plan names reach C
+#: as ``rac_v<N>_<name>`` (variable N), ``rac_t<N>_<name>`` (trigger N), ``rac_s<N>_<name>`` (script N): the
+#: number keeps them apart from the runtime, from each other and from the names derived from them (``_len``).
 C_PREFIX = "rac_b_"
 
 ROOT: Path = ["behaviour"]
@@ -238,7 +240,7 @@ def _variables(c: Compiler) -> None:
             continue
         t = parse_type(decl.type, (decl.size or DEFAULT_BYTES) if decl.type == "bytes" else None)
         t = t.with_unit(unit(decl.unit))
-        var = ir.Variable(decl.name, f"{C_PREFIX}{decl.name}", t, persist=decl.persist, guard=decl.guard,
+        var = ir.Variable(decl.name, f"rac_v{index}_{decl.name}", t, persist=decl.persist, guard=decl.guard,
                           path=format_path(path))  # fmt: skip
         declare(c, decl, var, path)
         c.variables[decl.name] = var
@@ -283,7 +285,7 @@ def _trigger(c: Compiler, index: int, decl: Any) -> ir.Trigger | None:
         "boot" if isinstance(decl, BootTrigger) else "every" if isinstance(decl, EveryTrigger)
         else "event" if isinstance(decl, EventTrigger) else "condition"
     )  # fmt: skip
-    trigger = ir.Trigger(kind, name, f"{C_PREFIX}{name}", format_path(path), [])
+    trigger = ir.Trigger(kind, name, f"rac_t{index}_{name}", format_path(path), [])
     if not isinstance(decl, BootTrigger):
         trigger.times = decl.times
         if decl.in_state is not None and c.state(decl.in_state, [*path, "in_state"]) is not None:
@@ -312,7 +314,7 @@ def compile_behaviour(behaviour: Behaviour, plan: Plan, target: Target, framewor
     scripts = []
     for index, decl in enumerate(behaviour.scripts):
         path: Path = [*ROOT, "scripts", index]
-        script = ir.Trigger("script", decl.name, f"{C_PREFIX}{decl.name}", format_path(path),
+        script = ir.Trigger("script", decl.name, f"rac_s{index}_{decl.name}", format_path(path),
                             c.body(decl.do, [*path, "do"]), mode=decl.mode,
                             queue=decl.queue or (4 if decl.mode == "queued" else 1))  # fmt: skip
         if decl.queue is not None and decl.mode != "queued":

@@ -19,7 +19,7 @@ from rac_fw.domains.firmware.plan.behaviour.render import _element as element
 
 def hook_name(op_name: str, event: str) -> str:
     """The C function a publisher calls when ``event`` happens (defined by the behaviour)."""
-    return f"rac_b_on_{op_name}_{event}"
+    return f"rac_b_on_{op_name}__{event}"
 
 
 def hooks(program: ir.Program, plan: Any) -> dict[tuple[int, str], str]:
@@ -128,6 +128,7 @@ def render_program(program: ir.Program, framework: str, plan: Any, ops: dict[int
                                         for t in listeners]})  # fmt: skip
     states = [{"c": s.c, "number": s.number, "entry_body": r.block(s.entry, 2), "exit_body": r.block(s.exit, 2)}
               for s in program.states]  # fmt: skip
+    started = {s.data["script"] for s in _all_statements(program) if s.kind == "start"}
     template = r.env.get_template("program.c.j2")
     return template.render(
         rt=r.rt, line_bytes=program.line_bytes, window_types=window_types(program),
@@ -136,7 +137,8 @@ def render_program(program: ir.Program, framework: str, plan: Any, ops: dict[int
         states=states, initial=next((s.c for s in program.states if s.name == program.initial), None),
         scheduled=scheduled,
         functions=functions, filters=_filters(r),
-        scripts=[{"c": t.c, "name": t.name, "mode": t.mode, "start_body": _start_body(r, t)} for t in program.scripts],
+        scripts=[{"c": t.c, "name": t.name, "mode": t.mode, "start_body": _start_body(r, t)} for t in program.scripts
+                 if t.name in started],
         hooks=hook_views, boot=[t for t in program.triggers if t.kind == "boot"], finite=program.finite,
         ends=program.finite or any(s.kind == "exit" for s in _all_statements(program)),
     )  # fmt: skip

@@ -159,7 +159,7 @@ class Renderer:
         script = self.current
         if script is not None and script.kind == "script" and script.mode == "restart":
             return (f"{{\n{INDENT}const uint32_t t0 = {self.rt.now_ms()};\n{INDENT}while ((uint32_t)({self.rt.now_ms()}"
-                    f" - t0) < {ms}U) {{\n{INDENT * 2}if ({script.c}_restart) {{\n{INDENT * 3}goto rac_b_{script.name}"
+                    f" - t0) < {ms}U) {{\n{INDENT * 2}if ({script.c}_restart) {{\n{INDENT * 3}goto {script.c}"
                     f"_again;\n{INDENT * 2}}}\n{INDENT * 2}{str(self.rt.sleep_ms(1)).strip()}\n{INDENT}}}\n}}")
         return str(self.rt.sleep_ms(ms)).strip()  # fmt: skip
 
