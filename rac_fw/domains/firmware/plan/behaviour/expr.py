@@ -26,12 +26,15 @@ MAX_DEPTH = 24
 
 
 class ExprError(ValueError):
-    """An expression that does not parse or type-check; ``column`` is 1-based into the text."""
+    """An expression that does not parse or type-check; ``column`` is 1-based into the text; ``code`` is the
+    evidence code (E_BEHAVIOUR_EXPR: syntax and names, E_BEHAVIOUR_TYPE: kinds, E_BEHAVIOUR_UNIT: units)."""
 
-    def __init__(self, message: str, column: int = 0, suggestions: tuple[str, ...] = ()):
+    def __init__(self, message: str, column: int = 0, suggestions: tuple[str, ...] = (),
+                 code: str = "E_BEHAVIOUR_EXPR"):  # fmt: skip
         super().__init__(message)
         self.column = column
         self.suggestions = suggestions
+        self.code = code
 
 
 @dataclass(frozen=True)
