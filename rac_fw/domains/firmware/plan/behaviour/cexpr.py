@@ -123,7 +123,10 @@ def _binary(e: ir.Binary, access: Access) -> str:
         if t.kind == "bytes":
             same = f"rac_b_bytes_equal({left}, {left}_len, {right}, {right}_len)"
             return same if e.op == "==" else f"(!{same})"
-        if t.kind in ("int", "float"):
+        if t.kind == "int":  # exactly, in 64 bits, through a helper: a compiler warns on a comparison whose
+            # operands' types decide it (u32 >= 0) or that compares a promoted '~' with a constant
+            return f"(rac_b_i64({left}) {e.op} rac_b_i64({right}))"
+        if t.kind == "float":
             left, right = _cast(left, t), _cast(right, t)
         return f"({left} {e.op} {right})"
     if t.kind == "float":
@@ -137,3 +140,4 @@ def _binary(e: ir.Binary, access: Access) -> str:
             return _cast(f"(uint{t.bits}_t)({left}) << {amount}", t)
         return _cast(f"{_cast(left, t)} >> {amount}", t)
     return _wrapped(e.op, left, right, t)
+

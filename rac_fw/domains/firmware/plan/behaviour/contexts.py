@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rac_fw.domains.firmware.plan.behaviour import ir
 from rac_fw.domains.firmware.plan.behaviour.spec import step_spec
-from rac_fw.domains.firmware.plan.evidence import Path, relax, replace
+from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, replace
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.paths import format_path
 from rac_fw.domains.firmware.plan.registry import spec as op_spec
@@ -205,6 +205,11 @@ def place(c: Compiler, program: ir.Program) -> None:
                             _path(stmt.path), [trigger.name],
                             [relax("start the script", replace(_path(stmt.path)[:-1], {"start": stmt.data["script"]}))])
     _guard(c, program)
+    for var in program.variables:
+        if not var.contexts:  # nothing reads or writes it: it would change nothing (and C warns on it)
+            c.error("E_BEHAVIOUR_NAME", f"variable {var.name} is declared but no step, condition or state reads or "
+                    "writes it", [*_path(var.path), "name"], [var.name],
+                    [relax(f"remove {var.name}", remove(_path(var.path)))])  # fmt: skip
 
 
 __all__ = ["bind_event", "blocking", "format_path", "place", "raised_in_isr", "supports"]

@@ -144,7 +144,7 @@ class Renderer:
         zero = "true" if fmt.startswith("0") else "false"
         upper = "true" if fmt.endswith("X") else "false"
         if base == 16 and t.signed:
-            value = f"(uint{max(t.bits, 32)}_t)({value})"
+            value = f"(uint{t.bits}_t)({value})"  # the bits of its own width, as the predictor prints them
         return f"rac_b_put_num((int64_t)({value}), {base}U, {width}U, {zero}, {upper});"
 
     # --- statements -------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from rac_fw.domains.firmware.plan.behaviour import expr as ast
 from rac_fw.domains.firmware.plan.behaviour import ir
+from rac_fw.domains.firmware.plan.behaviour.evaluate import to_type
 from rac_fw.domains.firmware.plan.behaviour.functions import FUNCTIONS, FunctionError, result_type
 from rac_fw.domains.firmware.plan.behaviour.types import BOOL, F32, I32, I64, U32, VType, int_range, joined
 from rac_fw.domains.firmware.plan.behaviour.units import UNITS, UnitError, common, factor, unit
@@ -72,9 +73,8 @@ def convert(e: ir.TExpr, into: VType, column: int = 0) -> ir.TExpr:
         scale = factor(t.unit, into.unit)
     except UnitError as exc:
         raise ast.ExprError(str(exc), column, code=_UNIT) from None
-    if isinstance(e, ir.Const) and t.numeric:
-        value = e.value * scale
-        return ir.Const(into, float(value) if into.kind == "float" else int(value))
+    if isinstance(e, ir.Const) and t.numeric:  # folded as the C converts: wrapped (or saturated) to ``into``
+        return ir.Const(into, to_type(to_type(e.value, into) * scale, into))
     return ir.Convert(into, e, scale)
 
 

@@ -137,7 +137,7 @@ def pattern_for(t: VType, fmt: str, states: list[str]) -> str:
     if t.kind == "bytes":
         return "(?:[0-9a-f]{2})*"
     if t.kind == "float":
-        return r"-?\d+(?:\.\d+)?"
+        return r"(?:-?\d+(?:\.\d+)?|nan|-?inf)"
     if t.kind == "bool":
         return "(?:true|false)"
     if t.kind == "state":
