@@ -16,14 +16,48 @@ from typing import Any
 PURPOSE_CHARS = 44
 
 
+def _recursive(defs: dict[str, Any]) -> set[str]:
+    """The definitions that can reach themselves through references (a recursive language's nodes)."""
+    edges: dict[str, set[str]] = {}
+
+    def refs(node: Any, into: set[str]) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                into.add(ref.removeprefix("#/$defs/"))
+            for value in node.values():
+                refs(value, into)
+        elif isinstance(node, list):
+            for value in node:
+                refs(value, into)
+
+    for name, body in defs.items():
+        edges[name] = set()
+        refs(body, edges[name])
+    found = set()
+    for start in defs:
+        stack, seen = list(edges[start]), set()
+        while stack:
+            name = stack.pop()
+            if name == start:
+                found.add(start)
+                break
+            if name not in seen and name in edges:
+                seen.add(name)
+                stack.extend(edges[name])
+    return found
+
+
 def inline_refs(schema: dict[str, Any], stub: Callable[[str], dict[str, Any] | None] | None = None) -> dict[str, Any]:
     """Inline ``$defs`` references so a model's schema stands alone (inside a tool's parameters too).
 
     ``stub(name)`` may answer a definition with a short stand-in instead (a recursive language's nested
-    steps point to where their schema is served); a definition that refers to itself is cut there."""
+    steps point to where their schema is served). Definitions that reach themselves stay references, kept
+    in ``$defs`` (each inlined once there), so a recursive language costs its size once, not exponentially."""
     defs = schema.get("$defs", {})
+    cyclic = _recursive(defs)
 
-    def walk(node: Any, seen: tuple[str, ...]) -> Any:
+    def walk(node: Any) -> Any:
         if isinstance(node, dict):
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
@@ -31,16 +65,32 @@ def inline_refs(schema: dict[str, Any], stub: Callable[[str], dict[str, Any] | N
                 short = stub(name) if stub is not None else None
                 if short is not None:
                     return short
-                if name in seen:
-                    return {"description": f"(recursive: {name})"}
-                return walk(defs[name], (*seen, name))
-            return {k: walk(v, seen) for k, v in node.items() if k != "$defs"}
+                if name in cyclic:
+                    return {"$ref": ref}
+                return walk(defs[name])
+            return {k: walk(v) for k, v in node.items() if k != "$defs"}
         if isinstance(node, list):
-            return [walk(v, seen) for v in node]
+            return [walk(v) for v in node]
         return node
 
-    result = walk(schema, ())
-    return result if isinstance(result, dict) else {}
+    result = walk(schema)
+    if not isinstance(result, dict):
+        return {}
+    kept = {name: walk(defs[name]) for name in sorted(cyclic) if stub is None or stub(name) is None}
+    if kept and _mentions(result, kept):
+        result["$defs"] = kept
+    return result
+
+
+def _mentions(node: Any, kept: dict[str, Any]) -> bool:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.removeprefix("#/$defs/") in kept:
+            return True
+        return any(_mentions(v, kept) for v in node.values())
+    if isinstance(node, list):
+        return any(_mentions(v, kept) for v in node)
+    return False
 
 
 def without_titles(schema: Any) -> Any:

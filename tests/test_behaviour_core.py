@@ -48,3 +48,15 @@ def test_counter_runs_in_qemu_as_predicted(tmp_path: Path) -> None:
     judged = [v for v in result.verdicts if "predicted trace" in v.predicate]
     assert judged and judged[0].passed and judged[0].measured == 9
     assert "done sum=10" in (result.run or {}).get("output", "")
+
+
+def test_boot_counter_survives_resets_in_qemu(tmp_path: Path) -> None:
+    """A persisted counter in retained RAM: two software resets, then the third boot ends the run, as predicted."""
+    require_tool("arm-none-eabi-gcc")
+    require_tool("qemu-system-arm")
+    result = run_plan(EXAMPLES / "behaviour_boot_counter.yaml", out_dir=tmp_path / "app", build="gcc", run="qemu")
+    assert result.exit_code == 0, [e.message for e in result.evidence]
+    output = (result.run or {}).get("output", "")
+    assert output.count("rac: boot") == 3 and "boot number 3" in output
+    judged = [v for v in result.verdicts if "predicted trace" in v.predicate]
+    assert judged and judged[0].passed

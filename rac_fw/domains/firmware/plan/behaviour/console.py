@@ -66,8 +66,9 @@ def predicted(plan: Any, target: Any, framework: str) -> Predicted | None:
     found = program(plan, target, framework)
     if found is None or lines is None:
         return None
-    behaviour = predict(found, plan)
-    items: list[Item] = [Line(r"^rac: boot\b.*$", "main"), *lines(plan, target), *behaviour.items]
+    boot: list[Item] = [Line(r"^rac: boot\b.*$", "main"), *lines(plan, target)]
+    behaviour = predict(found, plan, boot)
+    items: list[Item] = [*boot, *behaviour.items]
     return Predicted(items, behaviour)
 
 

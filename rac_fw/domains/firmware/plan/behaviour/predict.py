@@ -39,6 +39,10 @@ class ExitBehaviour(Exception):
         self.code = code
 
 
+class ResetChip(Exception):
+    """``reset: chip``: the chip boots again (persisted variables keep their values)."""
+
+
 class StopTrigger(Exception):
     """``stop: self``: the running trigger ends (for good)."""
 
@@ -181,9 +185,9 @@ class Machine:
             fork = self.fork()
             try:
                 fork.run(option)
-            except (ExitBehaviour, StopTrigger, OpenTrace):
-                raise OpenTrace("whether the run ends or stops here depends on a value the plan does not "
-                                "determine") from None  # fmt: skip
+            except (ExitBehaviour, StopTrigger, OpenTrace, ResetChip):
+                raise OpenTrace("whether the run ends, stops or resets here depends on a value the plan does "
+                                "not determine") from None  # fmt: skip
             forks.append(fork)
         self.join(forks)
 
@@ -194,7 +198,7 @@ class Machine:
         with fork.binding(index, UNKNOWN):
             try:
                 fork.run(body)
-            except (ExitBehaviour, StopTrigger, OpenTrace):
+            except (ExitBehaviour, StopTrigger, OpenTrace, ResetChip):
                 raise OpenTrace("a loop whose count depends on run time ends the run") from None
         if fork.time != self.time:
             raise OpenTrace("a loop whose count depends on run time waits: the timing after it is open")
@@ -231,6 +235,9 @@ class Machine:
 
     def exit(self, code: int) -> None:
         raise ExitBehaviour(code)
+
+    def reset(self) -> None:
+        raise ResetChip()
 
     def stop(self, name: str) -> None:
         if name == "self" or name == self.current:
@@ -432,12 +439,35 @@ def _external(m: Machine) -> list[str]:
     return [t.name for t in m.program.triggers if t.kind == "event" and (t.source_op, t.event) not in raised]
 
 
-def predict(program: ir.Program, plan: Any) -> Prediction:
-    """The behaviour's predicted lines, how it ends, and what the prediction leaves out."""
-    m = Machine(program, plan)
-    _initial(m)
+#: Resets the predictor follows (a behaviour that keeps resetting is predicted as far as that).
+MAX_RESETS = 16
+
+
+def predict(program: ir.Program, plan: Any, boot: list[Item] | None = None) -> Prediction:
+    """The behaviour's predicted lines, how it ends, and what the prediction leaves out.
+
+    ``boot`` is what the chip prints from reset to the behaviour's start (the boot line and the operations'
+    lines): a ``reset: chip`` step prints it again, and the behaviour restarts with its persisted values."""
+    kept: dict[str, Any] = {}
+    items: list[Item] = []
+    notes: list[str] = []
+    for _ in range(MAX_RESETS + 1):
+        m = Machine(program, plan)
+        _initial(m)
+        m.values.update(kept)
+        try:
+            result = _run(m, program, notes)
+        except ResetChip:
+            items += m.items + list(boot or [])
+            kept = {v.name: m.values[v.name] for v in program.variables if v.persist and v.name in m.values}
+            continue
+        return Prediction(coalesce(items + result.items), result.ends, notes or result.notes, result.exit_code)
+    return Prediction(coalesce([*items, Open(f"the chip resets more than {MAX_RESETS} times")]), "open", notes)
+
+
+def _run(m: Machine, program: ir.Program, notes: list[str]) -> Prediction:
     external = _external(m)
-    notes = [f"{name} waits for events from outside the chip: not exercised in this prediction" for name in external]
+    notes[:] = [f"{name} waits for events from outside the chip: not exercised in this prediction" for name in external]
     try:
         if program.initial is not None:
             m.goto(program.initial)
