@@ -60,6 +60,8 @@ RUNS: dict[str, Mutation] = {
     "behaviour_isr_deferred": Mutation("wrong constant", (*T0, "queue"), 3),
     "behaviour_self_test": Mutation("wrong constant", (*T0, "do", 2, "if", "cond"), "crc16(known) == 0x29b2"),
     "behaviour_event_counter_report": Mutation("wrong count", ("behaviour", "triggers", 2, "times"), 2),
+    "behaviour_boot_mode": Mutation("wrong condition", (*T0, "do", 2, "if", "cond"), "boots == 2"),
+    "behaviour_throttle": Mutation("wrong constant", ("behaviour", "vars", 1, "filter", "interval"), "50ms"),
 }
 
 

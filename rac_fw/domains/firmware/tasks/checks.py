@@ -4,7 +4,8 @@ They judge what any producer wrote (a lowering, a model, a person) and know noth
 names the behaviour the requirement demands in each framework's own vocabulary (the calls that must be
 there, the strings the console must print, the configuration lines, patterns in devicetree or linker
 files). Static checks run everywhere; compiling and running in QEMU are done by
-:mod:`rac_fw.domains.firmware.tasks.judge` where the tools are present.
+:mod:`rac_fw.domains.firmware.tasks.judge` where the tools are present, which also judges the ``trace``
+kind: the run's console against the trace the task's reference plan predicts, line for line.
 """
 
 from __future__ import annotations
@@ -63,7 +64,17 @@ class Pattern(_Check):
     absent: bool = False
 
 
-Check = Annotated[Calls | NotCalls | CString | Pattern, Field(discriminator="kind")]
+class Trace(_Check):
+    """The run's console trace matches the reference plan's predicted trace, line for line (judged by running,
+    :mod:`rac_fw.domains.firmware.tasks.trace`, where a runner exists for the cell)."""
+
+    kind: Literal["trace"]
+
+
+Check = Annotated[Calls | NotCalls | CString | Pattern | Trace, Field(discriminator="kind")]
+
+#: Kinds judged by running the artifact, not by reading it.
+DYNAMIC_KINDS = frozenset({"trace"})
 
 
 def _c_sources(files: dict[str, str]) -> dict[str, str]:
@@ -89,6 +100,8 @@ def judge_static(check: Check, files: dict[str, str], framework: str) -> list[Ev
         found = [(n, p) for n in check.names.get(framework, []) if (p := _called(n, sources))]
         return [Evidence(code="E_TASK_CALL_FORBIDDEN", location=p, objects=[n],
                          message=f"{p} calls {n}{why}") for n, p in found]
+    if isinstance(check, Trace):
+        return []  # judged by running (tasks/judge.py)
     if isinstance(check, CString):
         literal = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
         if any(check.text in m.group(1) for t in sources.values() for m in literal.finditer(t)):

@@ -18,7 +18,7 @@ from rac_fw.domain import Verification
 from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.tasks import Task
-from rac_fw.domains.firmware.tasks.checks import judge_static
+from rac_fw.domains.firmware.tasks.checks import DYNAMIC_KINDS, judge_static
 
 #: Console forbidden patterns: a fault handler or a fatal error fails the run at once.
 FORBID = ("HardFault", "FATAL ERROR")
@@ -40,7 +40,7 @@ def _static_task_checks(task: Task, files: dict[str, str], framework: str,
                         target: str | None) -> tuple[list[Verdict], list[Evidence]]:
     verdicts, evidence = [], []
     for index, check in enumerate(task.checks):
-        if not check.applies(framework, target):
+        if not check.applies(framework, target) or check.kind in DYNAMIC_KINDS:
             continue
         found = judge_static(check, files, framework)
         verdicts.append(Verdict(predicate=f"task.{check.kind}[{index}]", passed=not found, measured=len(found),
@@ -49,9 +49,11 @@ def _static_task_checks(task: Task, files: dict[str, str], framework: str,
     return verdicts, evidence
 
 
-def _build_and_run(files: dict[str, str], framework: str, target: Target, console: tuple[str, ...],
-                   judgement: Judgement, timeout_s: float) -> None:
-    """Compile a bare-metal tree (and run it in QEMU when the task expects console lines)."""
+def _build_and_run(files: dict[str, str], framework: str, target: Target, task: Task, judgement: Judgement,
+                   timeout_s: float) -> None:
+    """Compile a bare-metal tree (and run it in QEMU when the task expects console lines or a trace)."""
+    from rac_fw.domains.firmware.tasks.trace import exit_status, judge_trace
+
     from rac_fw.domains.firmware.backends import get_backend
     from rac_fw.domains.firmware.backends.base import BuildRequest, Capability, RunRequest
 
@@ -74,7 +76,9 @@ def _build_and_run(files: dict[str, str], framework: str, target: Target, consol
         if not built.ok:
             judgement.verification.evidence.extend(built.evidence)
             return
-        if not console:
+        console = task.console
+        traced = any(c.kind == "trace" and c.applies(framework, target.id) for c in task.checks)
+        if not console and not traced:
             return
         runner = get_backend("qemu")
         if not runner.supports(Capability.RUN, framework, target.id):
@@ -83,10 +87,15 @@ def _build_and_run(files: dict[str, str], framework: str, target: Target, consol
             judgement.unknown.append("console: qemu-system-arm is not installed")
             return
         ran = runner.run(RunRequest(image=built.image, target=target.id, expect=console, timeout_s=timeout_s,
-                                    output_dir=Path(tmp) / "run", forbid=FORBID))
+                                    output_dir=Path(tmp) / "run", forbid=FORBID,
+                                    exit_status=exit_status(task) if traced else 0))  # fmt: skip
         judgement.verification.verdicts.extend(ran.verdicts)
         if not ran.ok:
             judgement.verification.evidence.extend(ran.evidence)
+        if traced:
+            verdicts, evidence = judge_trace(task, ran.output or "")
+            judgement.verification.verdicts.extend(verdicts)
+            judgement.verification.evidence.extend(evidence)
 
 
 def judge_sources(files: dict[str, str], framework: str, target: Target | None, task: Task | None = None,
@@ -106,5 +115,5 @@ def judge_sources(files: dict[str, str], framework: str, target: Target | None, 
     judgement.verification.verdicts.extend(verdicts)
     judgement.verification.evidence.extend(evidence)
     if dynamic and framework == "baremetal" and target is not None and judgement.ok:
-        _build_and_run(files, framework, target, task.console, judgement, timeout_s)
+        _build_and_run(files, framework, target, task, judgement, timeout_s)
     return judgement
