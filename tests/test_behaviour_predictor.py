@@ -146,8 +146,8 @@ def _int_expr() -> st.SearchStrategy[str]:
 
 
 def _float_expr() -> st.SearchStrategy[str]:
-    leaves = st.one_of(st.sampled_from(["f", "g", "s16", "a8"]),
-                       st.sampled_from(["0.5", "1.25", "-2.75", "100.0", "0.001", "3.0", "0.1", "1.1", "7.77"]))  # fmt: skip
+    literals = ["0.5", "1.25", "-2.75", "100.0", "0.001", "3.0", "0.1", "1.1", "7.77"]
+    leaves = st.one_of(st.sampled_from(["f", "g", "s16", "a8"]), st.sampled_from(literals))
 
     def grow(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         return st.tuples(inner, st.sampled_from(["+", "-", "*", "/"]), inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})")

@@ -120,7 +120,8 @@ SEEDED = [
     Seeded("behaviour-duration", "stm32f407", behaviour(boot({"wait": "1500us"}, {"print": "waited"})),
            "E_BEHAVIOUR_DURATION", ("1500us",), location="do[0].wait"),
     Seeded("behaviour-size", "stm32f407", behaviour(
-        boot({"print": "{frame}"}), vars=[{"name": "frame", "type": "bytes", "size": 4, "init": {"hex": "01 02 03 04 05 06"}}]),
+        boot({"print": "{frame}"}),
+        vars=[{"name": "frame", "type": "bytes", "size": 4, "init": {"hex": "01 02 03 04 05 06"}}]),
         "E_BEHAVIOUR_SIZE", ("frame",), location="vars[0].init"),
 ]  # fmt: skip
 

@@ -96,7 +96,7 @@ def _suite() -> BehaviourSuite:
 
 
 def behaviour_tasks() -> list[Any]:
-    """Every behaviour task of the suite, one per (requirement, cell), as :class:`~rac_fw.domains.firmware.tasks.Task`."""
+    """Every behaviour task, one per (requirement, cell), as :class:`~rac_fw.domains.firmware.tasks.Task`."""
     from rac_fw.domains.firmware.tasks import Task
 
     suite = _suite()

@@ -52,10 +52,9 @@ def _static_task_checks(task: Task, files: dict[str, str], framework: str,
 def _build_and_run(files: dict[str, str], framework: str, target: Target, task: Task, judgement: Judgement,
                    timeout_s: float) -> None:
     """Compile a bare-metal tree (and run it in QEMU when the task expects console lines or a trace)."""
-    from rac_fw.domains.firmware.tasks.trace import exit_status, judge_trace
-
     from rac_fw.domains.firmware.backends import get_backend
     from rac_fw.domains.firmware.backends.base import BuildRequest, Capability, RunRequest
+    from rac_fw.domains.firmware.tasks.trace import exit_status, judge_trace
 
     builder = get_backend("gcc")
     if not builder.available():

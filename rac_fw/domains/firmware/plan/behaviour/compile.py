@@ -71,7 +71,8 @@ class Compiler:
         return f"s{self._ids}"
 
     # --- expressions -------------------------------------------------------------------------------
-    def expr(self, value: Any, path: Path, want: VType | None = None, unit_field: Path | None = None) -> ir.TExpr | None:
+    def expr(self, value: Any, path: Path, want: VType | None = None,
+             unit_field: Path | None = None) -> ir.TExpr | None:
         """The typed expression at ``path`` (converted to ``want`` when given); None after an error.
 
         ``unit_field`` is where the receiving variable declares its unit: a value of that dimension it cannot

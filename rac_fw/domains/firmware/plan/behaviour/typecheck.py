@@ -152,7 +152,8 @@ def _binary(node: ast.Binary, left: ir.TExpr, right: ir.TExpr) -> ir.TExpr:
     lt, rt = left.type, right.type
     if op in ("and", "or"):
         if lt.kind != "bool" or rt.kind != "bool":
-            raise ast.ExprError(f"'{op}' needs two bools, got {lt.described()} and {rt.described()}", column, code=_TYPE)
+            raise ast.ExprError(f"'{op}' needs two bools, got {lt.described()} and {rt.described()}",
+                                column, code=_TYPE)
         return ir.Binary(BOOL, op, left, right, BOOL)
     if op in _COMPARE:
         return _compare(node, left, right)
@@ -174,14 +175,16 @@ def _binary(node: ast.Binary, left: ir.TExpr, right: ir.TExpr) -> ir.TExpr:
     t = _operands(left, right, column, with_units=False)
     if lt.unit and rt.unit:
         if op == "*":
-            raise ast.ExprError(f"a product of {lt.unit.symbol} and {rt.unit.symbol} has no unit here", column, code=_UNIT)
+            raise ast.ExprError(f"a product of {lt.unit.symbol} and {rt.unit.symbol} has no unit here",
+                                column, code=_UNIT)
         try:
             both = t.with_unit(common(lt.unit, rt.unit))
         except UnitError as exc:
             raise ast.ExprError(str(exc), column, code=_UNIT) from None
         return ir.Binary(t.with_unit(None), op, convert(left, both, column), convert(right, both, column), both)
     if rt.unit and op == "/":
-        raise ast.ExprError(f"dividing by {rt.unit.symbol} gives a unit this language does not have", column, code=_UNIT)
+        raise ast.ExprError(f"dividing by {rt.unit.symbol} gives a unit this language does not have",
+                            column, code=_UNIT)
     return ir.Binary(t.with_unit(lt.unit or rt.unit), op, left, right, t.with_unit(None))
 
 
@@ -216,9 +219,11 @@ def _call(node: ast.Call, scope: Scope) -> ir.TExpr:
             isinstance(typed, ir.Ref) and typed.symbol.kind == "var" and typed.symbol.name in scope.windows
         ):
             windows = ", ".join(sorted(scope.windows)) or "none (declare one with `window: N`)"
-            raise ast.ExprError(f"{node.name} takes a variable with a window; windows: {windows}", node.column, code=_TYPE)
+            raise ast.ExprError(f"{node.name} takes a variable with a window; windows: {windows}",
+                                node.column, code=_TYPE)
         if kind == "bytes" and typed.type.kind != "bytes":
-            raise ast.ExprError(f"{node.name} takes a bytes value, not {typed.type.described()}", node.column, code=_TYPE)
+            raise ast.ExprError(f"{node.name} takes a bytes value, not {typed.type.described()}",
+                                node.column, code=_TYPE)
         args.append(typed)
     try:
         result = result_type(node.name, [a.type for a in args])

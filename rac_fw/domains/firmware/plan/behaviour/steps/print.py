@@ -60,7 +60,8 @@ def split(text: str) -> list[tuple[str, str, str]]:
             inner = text[i + 1 : end]
             expression, _, fmt = inner.partition(":")
             if not expression.strip():
-                raise Unbalanced(f"empty placeholder at column {i + 1}", text[:i] + "{{" + inner + "}}" + text[end + 1 :])
+                literal_braces = text[:i] + "{{" + inner + "}}" + text[end + 1 :]
+                raise Unbalanced(f"empty placeholder at column {i + 1}", literal_braces)
             if literal:
                 parts.append(("text", literal, ""))
                 literal = ""
@@ -165,7 +166,8 @@ def _compile(c: Compiler, text: str, path: list[str | int]) -> ir.Stmt:
             continue
         problem = _fmt_ok(typed.type, fmt)
         if problem is not None:
-            plain = re.sub(r"\{\s*" + re.escape(body) + r"\s*:[^}]*\}", lambda _: "{" + body + "}", text, count=1)
+            plain = re.sub(r"\{\s*" + re.escape(body) + r"\s*:[^}]*\}", "{" + body.replace("\\", "\\\\") + "}", text,
+                           count=1)
             c.error("E_BEHAVIOUR_FORMAT", f"{{{body}:{fmt}}}: {problem}", path, [body],
                     [relax(f"print {body} in its default format", replace(path, plain))])  # fmt: skip
             continue
