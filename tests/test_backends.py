@@ -250,7 +250,7 @@ def test_idf_commands_and_missing_evidence(bare_host: Path, monkeypatch: pytest.
     base = ["idf.py", "-C", str(bare_host / "src"), "-B", str(bare_host / "build")]
     assert idf.commands(request, "esp32s3") == [[*base, "set-target", "esp32s3"], [*base, "build"]]  # type: ignore[attr-defined]
     messages = [e.message for e in idf.missing()]
-    assert any(m.startswith("ESP-IDF (IDF_PATH) not found: run `git clone -b v5.4 --recursive") for m in messages)
+    assert any(m.startswith("ESP-IDF (IDF_PATH) not found: run `git clone -b v5.5 --recursive") for m in messages)
     monkeypatch.setenv("IDF_PATH", str(bare_host))
     assert any(f"not an ESP-IDF checkout at {bare_host}" in e.message for e in idf.missing())
     result = idf.build(request)

@@ -196,7 +196,7 @@ SEEDED = [
     ),
     Seeded(
         "can-standard-frame-with-29-bit-id",
-        _can("native_sim", id=0x18FF50E5),
+        _can("native_sim", id=0x18FF50E5, mode="loopback"),  # the software controller delivers only in loopback
         "E_CAN_ID",
         "operations[0].id",
         ("tx", "0x18ff50e5"),

@@ -444,6 +444,8 @@ def test_call_order_follows_handles_through_helper_parameters() -> None:
         [
             ("E_CALL_MISSING", f"{main}:{_line(missing, main, 'if (send(&huart3')} in main()"),
             ("E_CALL_MISSING", f"{main}:{_line(missing, main, 'HAL_UART_Transmit(console')} in main()"),
+            # uart_init has no caller left: GCC's -Wunused-function, judged as an unused static
+            ("E_UNUSED_STATIC", f"{main}:{_line(missing, main, 'uart_init(UART_HandleTypeDef')}"),
         ]
     )
     zephyr = _mutated(
@@ -493,9 +495,11 @@ int main(void)
     ("calls", "expected"),
     [
         # backwards() is called by nobody: its handles are unknown, its own order (transmit, then init) is judged.
-        ("bridge(&h1, &h1) != HAL_OK", [("E_CALL_ORDER", "Src/main.c:12 in backwards()")]),
+        ("bridge(&h1, &h1) != HAL_OK", [("E_CALL_ORDER", "Src/main.c:12 in backwards()"),
+                                        ("E_UNUSED_STATIC", "Src/main.c:10")]),  # GCC: -Wunused-function
         ("bridge(&h1, &h1) != HAL_OK || backwards(&h1, &h1) != HAL_OK", []),
-        ("backwards(&h1, &h1) != HAL_OK", [("E_CALL_ORDER", "Src/main.c:19 in main()")]),
+        ("backwards(&h1, &h1) != HAL_OK", [("E_CALL_ORDER", "Src/main.c:19 in main()"),
+                                           ("E_UNUSED_STATIC", "Src/main.c:3")]),
     ],
 )
 def test_two_calls_inside_one_helper_call_keep_the_helpers_order(calls: str, expected: list[tuple[str, str]]) -> None:
@@ -681,7 +685,10 @@ def test_verifier_modules_never_import_the_lowering_nor_the_obligations() -> Non
 REGISTRY = {
     "c_parses": [("check_parse", ("E_C_PARSE",))],
     "sdk_apis_known": [("known_apis", ("E_API_ARITY", "E_DEPRECATED_API", "E_UNKNOWN_API"))],
-    "sdk_identifiers_declared": [("check_declared", ("E_UNDECLARED",))],
+    "sdk_identifiers_declared": [
+        ("check_declared", ("E_UNDECLARED",)),
+        ("check_release_headers", ("E_HEADER_RELEASE",)),
+    ],
     "no_foreign_framework_api": [("foreign_apis", ("E_FOREIGN_API",))],
     "call_order": [
         ("check_clocks", ("E_CLOCK_NOT_ENABLED",)),
@@ -698,13 +705,19 @@ REGISTRY = {
     "return_values_checked": [("check_returns", ("E_UNCHECKED_RETURN",))],
     "no_unused_statics": [("check_unused_statics", ("E_UNUSED_STATIC",))],
     "kconfig_consistent": [
-        ("check_kconfig", ("E_KCONFIG_CONFLICT", "E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET"))
+        ("check_kconfig", ("E_KCONFIG_CONFLICT", "E_KCONFIG_FILE_MISSING", "E_KCONFIG_MISSING", "E_SDKCONFIG_TARGET")),
+        (
+            "check_kconfig_lines",
+            ("E_KCONFIG_SYNTAX", "E_KCONFIG_UNKNOWN", "E_KCONFIG_TYPE", "E_KCONFIG_RANGE", "E_KCONFIG_DEPENDS",
+             "E_SDKCONFIG_RENAMED"),
+        ),
     ],
     "devicetree_consistent": [
         (
             "check_devicetree",
             ("E_DT_LABEL_UNKNOWN", "E_DT_NODE_MISSING", "E_DT_PINCTRL_INVALID", "E_DT_PROPERTY_MISSING"),
-        )
+        ),
+        ("check_overlays_with_dtc", ("E_DT_SYNTAX", "E_DT_DUPLICATE_PROPERTY")),
     ],
     "hal_conf_consistent": [
         ("check_hal_conf", ("E_HAL_CONF_MISSING", "E_HAL_FAMILY_MISMATCH", "E_HAL_MODULE_DISABLED"))

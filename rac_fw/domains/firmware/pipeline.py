@@ -239,9 +239,11 @@ class Resolved:
 
 
 @stage("resolve")
-def resolve(plan: Plan, target: str | None = None, framework: str | None = None, source: str = "<plan>") -> Resolved:
-    """Bind ``plan`` to a target (``target`` retargets a plan written for another chip) and a framework
-    (explicit, else the plan's unless retargeted to a chip without it, else the target's default)."""
+def resolve(plan: Plan, target: str | None = None, framework: str | None = None, source: str = "<plan>",
+            zephyr_version: str | None = None) -> Resolved:
+    """Bind ``plan`` to a target (``target`` retargets a plan written for another chip), a framework
+    (explicit, else the plan's unless retargeted to a chip without it, else the target's default) and the
+    Zephyr release the output is written for (``zephyr_version``, default the release ``facts.sdk`` names)."""
     target_id = target or plan.target
     if target_id is None:
         raise StageError([Evidence(code="E_PLAN_FIELD", message="the plan names no target; give `target:` or "
@@ -255,6 +257,7 @@ def resolve(plan: Plan, target: str | None = None, framework: str | None = None,
             relaxations=[Relaxation(description=f"use target {near}",
                                     patch=[{"op": "replace", "path": ["target"], "value": near}])
                          for near in exc.near])]) from None
+    facts = _with_release(facts, zephyr_version)
     retargeted = plan.target is not None and plan.target != target_id
     chosen = _resolve_framework(plan, facts, framework, retargeted)
     update: dict[str, Any] = {}
@@ -263,6 +266,18 @@ def resolve(plan: Plan, target: str | None = None, framework: str | None = None,
     if plan.framework is not None and plan.framework != chosen:
         update["framework"] = chosen
     return Resolved(plan.model_copy(update=update) if update else plan, facts, chosen)
+
+
+def _with_release(facts: Target, zephyr_version: str | None) -> Target:
+    """The target facts for the Zephyr release asked for (an unknown release is invalid input)."""
+    from rac_fw.domains.firmware.facts.sdk import UnknownSdkVersion, for_release
+
+    try:
+        return for_release(facts, "zephyr", zephyr_version)
+    except UnknownSdkVersion as exc:
+        raise StageError([Evidence(
+            code="E_SDK_VERSION", message=f"{exc}: give --zephyr-version {' or '.join(exc.known)}",
+            location="--zephyr-version", objects=[exc.version, *exc.known])]) from None
 
 
 @dataclass(frozen=True)
@@ -341,6 +356,7 @@ def run_plan(
     run_timeout_s: float = 30.0,
     force: bool = False,
     runners: Callable[[str], Backend] | None = None,
+    zephyr_version: str | None = None,
 ) -> PlanResult:
     """Run the stages for a plan (object, dict or YAML/JSON path).
 
@@ -349,12 +365,14 @@ def run_plan(
     ``out_dir`` writes the artifact (required by ``build``); ``build`` names a builder (``auto``,
     ``west``, ``gcc`` …) and ``run`` a runner, resolved by ``runners`` (default: the registered runners
     by name, ``qemu`` …; the bench layer's ``hil.board.runner_for`` adds ``board:ID``). ``force`` lets
-    the artifact overwrite files rac-fw did not write or that were edited since.
+    the artifact overwrite files rac-fw did not write or that were edited since. ``zephyr_version`` (``3.7``,
+    ``4.1``, ``3.7.1``…) is the Zephyr release a Zephyr artifact is written for (default: ``facts.sdk``'s).
     """
     source = str(plan) if isinstance(plan, Path | str) else "<plan>"
     result = PlanResult(status=Status.INVALID, source=source)
     with stage_log() as log:
-        _run_stages(result, plan, target, framework, out_dir, build, run, run_timeout_s, force, runners)
+        _run_stages(result, plan, target, framework, out_dir, build, run, run_timeout_s, force, runners,
+                    zephyr_version)
     for record in log:
         result.timings_ms[record.stage] = result.timings_ms.get(record.stage, 0.0) + record.ms
     result.timings_ms["total"] = sum(r.ms for r in log)
@@ -363,14 +381,15 @@ def run_plan(
 
 def _run_stages(result: PlanResult, plan: Plan | dict[str, Any] | Path | str, target: str | None,
                 framework: str | None, out_dir: Path | str | None, build: str | None, run: str | None,
-                run_timeout_s: float, force: bool, runners: Callable[[str], Backend] | None) -> None:
+                run_timeout_s: float, force: bool, runners: Callable[[str], Backend] | None,
+                zephyr_version: str | None = None) -> None:
     if (build is not None or run is not None) and out_dir is None:
         _invalid(result, [Evidence(code="E_USAGE", message="--build/--run need --out DIR to write the artifact to",
                                    location="--out")])
         return
     try:
         parsed = parse(plan)
-        resolved = resolve(parsed, target, framework, result.source)
+        resolved = resolve(parsed, target, framework, result.source, zephyr_version)
     except (PlanError, StageError) as exc:
         _invalid(result, exc.evidence)
         return

@@ -218,5 +218,6 @@ def build_artifact(
         build_dir=build_dir or artifact_dir / "build",
         board=board,
         timeout_s=timeout_s,
+        sdk_version=str(manifest["sdk_version"]) if manifest.get("sdk_version") else None,
     )
     return backend.build(request)

@@ -73,6 +73,9 @@ class BuildRequest:
     board: str | None = None
     """Overrides the builder's board name (e.g. ``native_sim/native/64`` for CI compile checks)."""
     timeout_s: float = 900.0
+    sdk_version: str | None = None
+    """The framework release the artifact was written for (its manifest's ``sdk_version``), which a builder
+    with a versioned workspace (west) compares with the workspace's."""
 
 
 @dataclass

@@ -24,8 +24,8 @@ from rac_fw.domains.firmware.backends.base import (
     run_command,
 )
 
-#: The ESP-IDF release the templates are written against.
-IDF_VERSION = "v5.4"
+#: The ESP-IDF release the templates are written for (the install step clones its branch).
+IDF_VERSION = "v5.5"
 
 INSTALL_IDF = (
     f"git clone -b {IDF_VERSION} --recursive https://github.com/espressif/esp-idf.git ~/esp/esp-idf && "

@@ -70,6 +70,26 @@ def zephyr_version(base: Path) -> str:
     return ".".join(fields.get(k, "?") for k in ("VERSION_MAJOR", "VERSION_MINOR", "PATCHLEVEL"))
 
 
+def workspace_version() -> str | None:
+    """``MAJOR.MINOR.PATCH`` of the Zephyr tree a build would use (None without a workspace)."""
+    base = find_zephyr_base()
+    return zephyr_version(base) if base is not None else None
+
+
+def release_mismatch(written_for: str | None, base: Path) -> Evidence | None:
+    """E_SDK_VERSION when the artifact was written for another Zephyr release than the workspace's."""
+    found = zephyr_version(base)
+    if written_for is None or ".".join(found.split(".")[:2]) == written_for:
+        return None
+    return Evidence(
+        code="E_SDK_VERSION",
+        message=f"the artifact was written for Zephyr {written_for} but the workspace {base} is Zephyr {found}: "
+        f"regenerate it with `rac-fw plan PLAN --zephyr-version {'.'.join(found.split('.')[:2])} --out DIR`",
+        location=str(base / "VERSION"),
+        objects=[f"Zephyr {written_for}", f"Zephyr {found}"],
+    )
+
+
 def find_zephyr_sdk() -> Path | None:
     """The Zephyr SDK (cross toolchains): ``$ZEPHYR_SDK_INSTALL_DIR`` or the CMake package registry."""
     env = os.environ.get("ZEPHYR_SDK_INSTALL_DIR")
@@ -181,6 +201,11 @@ class WestBackend(Backend):
             )
         base = find_zephyr_base()
         assert base is not None
+        mismatch = release_mismatch(request.sdk_version, base)
+        if mismatch is not None:
+            return BuildResult(
+                backend=self.name, ok=False, build_dir=request.build_dir, command=command, evidence=[mismatch]
+            )
         outcome = run_command(
             command,
             request.build_dir.parent / f"{request.build_dir.name}.west.log",

@@ -2,7 +2,8 @@
 
 The command agents call. It prints the feedback (a table, or versioned JSON with ``--json``) and
 exits 0 when the independent verifier passes the artifact, 1 when it (or a build/run) fails, 2 when
-the plan is invalid for the target. ``--target`` retargets a plan written for another chip.
+the plan is invalid for the target. ``--target`` retargets a plan written for another chip;
+``--zephyr-version`` chooses the Zephyr release a Zephyr app is written for (``facts/sdk.yaml``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ def plan(
     bench: Annotated[
         Path | None, typer.Option("--bench", help="Bench file for --run board:ID (default hil/bench.yaml).")
     ] = None,
+    zephyr_version: Annotated[str | None, typer.Option(
+        "--zephyr-version", help="Zephyr release to write for: 4.1 (default) or 3.7; with --build, the west "
+        "workspace's zephyr/VERSION when not given.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (versioned JSON).")] = False,
     force: Annotated[bool, typer.Option(
         "--force", help="Let --out overwrite files rac-fw did not write, or edited since it wrote them.")] = False,
@@ -77,10 +81,14 @@ def plan(
 
     if out is None and (build is not None or run is not None):
         out = DEFAULT_OUT / f"{plan_file.stem}-{target or 'plan'}-{framework or 'default'}"
+    if zephyr_version is None and (build is not None or run is not None):
+        from rac_fw.domains.firmware.backends.west import workspace_version
+
+        zephyr_version = workspace_version()
     try:
         result = run_plan(
             plan_file, target=target, framework=framework, out_dir=out, build=build, run=run, force=force,
-            runners=functools.partial(runner_for, bench=bench),
+            runners=functools.partial(runner_for, bench=bench), zephyr_version=zephyr_version,
         )
     except Exception as exc:  # a bug in a pipeline step must reach the agent as evidence, not a traceback
         frame = exc.__traceback__

@@ -191,7 +191,7 @@ def _peripherals_from_svd(svd: dict[str, Any]) -> dict[str, dict[str, Any]]:
 #: holds every ``Target`` field except the board's and the derived ones, so a new typed fact (one
 #: optional field on ``Target``) is a chip key at once.
 BOARD_KEYS = frozenset({"id", "chip", "frameworks", "board", "extra", "pins"})
-_DERIVED = frozenset({"chip", "peripherals", "svd_device", "irq_count"})
+_DERIVED = frozenset({"chip", "peripherals", "svd_device", "irq_count", "sdk"})
 #: The family tables a pack writes under ``extra:`` (a chip's and a board's, merged key by key): typed
 #: ``Target`` fields like every other fact, owned by ``facts/storage.py``, ``radio.py`` and ``network.py``.
 EXTRA_KEYS = frozenset({"flash", "radio", "network"})

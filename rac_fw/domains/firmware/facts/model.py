@@ -367,6 +367,13 @@ class Board:
     """The analog input a plan naming no ADC pin gets: the board's devicetree ADC channel (Arduino A0)."""
     adc_prescaler: dict[str, int] = field(default_factory=dict)
     """Framework → the ADC clock prescaler the board's devicetree sets (``st,adc-prescaler``)."""
+    zephyr_defconfig: tuple[str, ...] = ()
+    """Kconfig symbols (without ``CONFIG_``) the board's Zephyr defconfig and ``Kconfig.defconfig`` set ``y``:
+    what an app gets without asking (native_sim: the console only; no serial, GPIO or I2C driver). Empty: not
+    recorded (the verifier then assumes the common boards' GPIO, serial and console)."""
+    zephyr_driver_needs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Driver class symbol → what this board's driver for it needs besides (native_sim's I2C and SPI
+    controllers are emulators: ``I2C: [EMUL]``, since ``I2C_EMUL`` depends on ``EMUL``)."""
 
 
 @with_config(_STRICT)
@@ -439,6 +446,9 @@ class Target:
     """Number of device interrupt vectors after the 16 system exceptions (highest IRQn + 1)."""
     chip: str = ""
     """The chip pack's folder name under ``targets/chips/`` (``nrf52840``), shared by every board on it."""
+    sdk: dict[str, str] = field(default_factory=dict)
+    """Framework → the SDK release the output is written for (``zephyr: "3.7"``), set by
+    ``facts.sdk.for_release`` from ``--zephyr-version``; a framework not listed: its default release."""
 
     def region(self, name: str) -> MemoryRegion | None:
         return next((r for r in self.memory if r.name == name), None)

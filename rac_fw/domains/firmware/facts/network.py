@@ -35,6 +35,8 @@ class NetInterface:
     """How the interface may get its IPv4 address: ``dhcp``, ``static``, ``host`` (the host's stack owns it)."""
     kconfig: tuple[str, ...] = ()
     """Kconfig symbols (without ``CONFIG_``) that bring the interface's driver in (Zephyr)."""
+    heap_bytes: int = 0
+    """System heap the interface's driver allocates from (``CONFIG_HEAP_MEM_POOL_SIZE``; 0: none)."""
     notes: str = ""
 
 

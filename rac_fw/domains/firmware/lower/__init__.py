@@ -28,6 +28,7 @@ import jinja2
 
 from rac_fw.contract import Evidence, Receipt, Relaxation, sha256_of
 from rac_fw.domains.firmware.bind import BoundPlan, bind
+from rac_fw.domains.firmware.facts.sdk import release
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.registry import section_values
 from rac_fw.resources import data_dir
@@ -51,6 +52,9 @@ class Lowered:
     user_files: dict[str, str] = field(default_factory=dict)
     """The user's own files the tree includes and compiles (``usercode.placement``): path → the text
     ``write_artifact`` creates when absent. Not part of the tree's identity: never rewritten."""
+    sdk_version: str | None = None
+    """The framework release the tree is written for (``facts.sdk``: ``4.1``, ``3.7``, ``5.5``); the
+    manifest records it so ``rac-fw build`` can refuse a workspace of another release."""
 
     def file_hashes(self) -> dict[str, str]:
         """sha256 of each file's UTF-8 bytes, keyed by relative path (sorted)."""
@@ -142,7 +146,8 @@ def lower(plan: Plan, target: Target, framework: str) -> Lowered:
     bound = bind(plan, target, framework)
     lowered = get_lowerer(framework).lower(bound)
     receipt = lowered.receipt.model_copy(update={"bindings": list(bound.bindings)})
-    return dataclasses.replace(lowered, receipt=receipt)
+    written_for = release(target, framework)
+    return dataclasses.replace(lowered, receipt=receipt, sdk_version=written_for.version if written_for else None)
 
 
 def lowers(plan: Plan, target: Target, framework: str) -> bool:
@@ -365,5 +370,7 @@ def write_artifact(lowered: Lowered, out_dir: Path | str, force: bool = False) -
         ],
         "user_files": sorted(user),
     }
+    if lowered.sdk_version is not None:
+        manifest["sdk_version"] = lowered.sdk_version
     manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return manifest

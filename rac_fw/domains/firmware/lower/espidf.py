@@ -27,6 +27,7 @@ from rac_fw.contract import Evidence, Receipt
 from rac_fw.domains.firmware import usercode
 from rac_fw.domains.firmware.bind import BoundBuild, BoundPlan, UnboundName
 from rac_fw.domains.firmware.facts.query import free_pins
+from rac_fw.domains.firmware.facts.sdk import default_version
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -42,8 +43,8 @@ from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
 from rac_fw.domains.firmware.verify.console import operation_label
 
-#: ESP-IDF release the templates are written against (also in templates/espidf/VERSION).
-IDF_VERSION = "v5.4"
+#: ESP-IDF release the templates are written for (``facts/sdk.yaml``; also in templates/espidf/VERSION).
+IDF_VERSION = "v" + (default_version("espidf") or "")
 
 #: The ``idf_component_register`` REQUIRES each family needs (ESP-IDF 5.3+ split driver components).
 REQUIRES = {
@@ -316,7 +317,8 @@ def _sdkconfig(build: EspIdfBuild) -> dict[str, str]:
         "CONFIG_ESP_TASK_WDT_TIMEOUT_S": "5",
     }
     if any(v["family"] == "timer" for v in build.views):
-        options["CONFIG_GPTIMER_ISR_IRAM_SAFE"] = "y"
+        # components/esp_driver_gptimer/Kconfig (v5.5; IRAM_SAFE before, kept only in its sdkconfig.rename).
+        options["CONFIG_GPTIMER_ISR_CACHE_SAFE"] = "y"
     if build.gpio_isr_flags is not None or any(v["family"] == "timer" for v in build.views):
         # ISR handlers live in IRAM (IRAM_ATTR) and use FreeRTOS *FromISR calls, which must stay in IRAM too.
         options["CONFIG_FREERTOS_PLACE_FUNCTIONS_INTO_FLASH"] = "n"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rac_fw.contract import Evidence, Verdict
 from rac_fw.domain import Verification
 from rac_fw.domains.firmware import usercode
-from rac_fw.domains.firmware.verify import config, static  # noqa: F401  (imported to register their checks)
+from rac_fw.domains.firmware.verify import config, dtc, kconfig, static  # noqa: F401  (imported to register their checks)
 from rac_fw.domains.firmware.verify.sdk import FRAMEWORKS
 from rac_fw.domains.firmware.verify.static import RULES, Context, checks_of
 

@@ -137,7 +137,9 @@ def check_kconfig(ctx: Context) -> list[Evidence]:
     for path in paths:
         conf.update(parse_kconfig(files[path]))
     where = paths[0]
-    board_default = set(spec.get("board_default", ()))
+    # A board whose defconfig the facts do not record (an empty list) is judged as the common boards are.
+    board = (target.board.zephyr_defconfig or None) if target is not None and rules.framework == "zephyr" else None
+    board_default = {*spec.get("kconfig_default", ()), *(spec.get("board_default", ()) if board is None else board)}
     by_header: dict[str, list[str]] = dict(spec.get("by_header") or {})
     by_function: dict[str, list[str]] = dict(spec.get("by_function") or {})
     needs: dict[str, str] = {}
@@ -422,6 +424,18 @@ def _soc_label_known(label: str, target: Target) -> bool:
     name = label.upper()
     candidates = {name, re.sub(r"^(TIMERS|PWM)", "TIM", name)}
     return any(c in target.peripherals for c in candidates)
+
+
+def board_label_known(label: str, target: Target | None) -> bool:
+    """Whether the board or its SoC defines devicetree label ``label`` per the facts (a board label, a GPIO port
+    or peripheral instance, a pin-control node for a signal the pin carries); no facts: assumed."""
+    if target is None or label in target.board.dt_node_labels:
+        return True
+    pinctrl = _PINCTRL_LABEL.match(label)
+    if pinctrl is not None:
+        facts = target.pins.get(f"P{pinctrl.group(2).upper()}{pinctrl.group(3)}")
+        return facts is not None and facts.can_carry(pinctrl.group(1).upper())
+    return _soc_label_known(label, target)
 
 
 @register(

@@ -4,7 +4,8 @@ The output is ``zephyr_app/``'s CMakeLists.txt plus a ``prj.conf`` holding exact
 the operations need, a ``boards/<board>.overlay`` with the devicetree nodes the C relies on
 (``zephyr,user`` io-channels and ADC channel nodes, a UART's ``dmas`` route, controller ``status``),
 and ``src/main.c``.
-Written and checked against Zephyr 4.1 (``templates/zephyr/VERSION``).
+Written for Zephyr 4.1 or the 3.7 LTS (``facts/sdk.yaml``: the release is part of the target's facts, and
+what differs between releases is a row there, not a branch here or in a template).
 
 Modules: ``model`` (what is collected; constants), ``core`` (naming, templates, thread parts),
 ``devicetree`` (facts → nodes, overlay lines, buffer placement), ``views`` (one view per operation),
@@ -21,6 +22,7 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.bind import BoundPlan
 from rac_fw.domains.firmware.facts.load import load_target, target_ids
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.sdk import for_release
 from rac_fw.domains.firmware.lower import (
     Lowered,
     LoweringError,
@@ -113,8 +115,9 @@ def portable_boards(bound: BoundPlan, files: dict[str, str]) -> list[str]:
         return list(remembered[1])
     ours = _sources(files, bound.target)
     found: list[str] = []
+    written_for = bound.target.sdk.get("zephyr")
     for target_id in target_ids():
-        other = load_target(target_id)
+        other = for_release(load_target(target_id), "zephyr", written_for)
         board = other.board.zephyr_board
         if target_id == bound.target.id or board is None or "zephyr" not in other.frameworks:
             continue

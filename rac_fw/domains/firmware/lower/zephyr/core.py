@@ -13,6 +13,7 @@ from typing import Any
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.bind import BoundPlan
 from rac_fw.domains.firmware.facts.query import dt_labels
+from rac_fw.domains.firmware.facts.sdk import SdkRelease, release
 from rac_fw.domains.firmware.lower import LoweringError, template_env
 from rac_fw.domains.firmware.lower.zephyr.model import (
     C_PREFIX,
@@ -41,6 +42,10 @@ class BuilderCore:
         self.bound, self.plan, self.target, self.app = bound, bound.plan, bound.target, app
         self.env = template_env("zephyr")
         self.board = self.target.board.zephyr_board or ""
+        written_for = release(self.target, "zephyr")
+        assert written_for is not None, "facts/sdk.yaml describes Zephyr releases"
+        self.sdk: SdkRelease = written_for
+        """The Zephyr release the app is written for: templates read its names (``v.sdk.name(…)``) and C forms."""
         self.labels = dt_labels(self.target)
         # Every generated identifier carries the ``app_`` prefix so no plan name can collide with a
         # Zephyr symbol (an operation named ``wdt`` must not define ``wdt_setup``).
@@ -88,6 +93,7 @@ class BuilderCore:
         view.setdefault("id", self.ids[index])
         view.setdefault("tag", c_string_literal(view["id"].removeprefix(C_PREFIX)))
         view.setdefault("index", index)
+        view.setdefault("sdk", self.sdk)
         return view
 
     def thread_part(self, family: str, op_name: str, view: dict[str, Any], feeds: bool = False) -> ThreadPart:

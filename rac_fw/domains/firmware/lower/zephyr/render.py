@@ -15,9 +15,10 @@ import yaml
 
 from rac_fw.contract import Receipt
 from rac_fw.domains.firmware import usercode
+from rac_fw.domains.firmware.facts.sdk import release
 from rac_fw.domains.firmware.lower import Lowered, with_contributed
 from rac_fw.domains.firmware.lower.zephyr.core import family
-from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, ZEPHYR_VERSION, Step, unsupported
+from rac_fw.domains.firmware.lower.zephyr.model import C_PREFIX, HEADER_KCONFIG, Step, unsupported
 from rac_fw.domains.firmware.lower.zephyr.views import OperationViews
 from rac_fw.domains.firmware.ops.log.log import Log
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
@@ -36,10 +37,11 @@ class Builder(OperationViews):
         realization = spec(op.op).realization("zephyr")
         if realization is None or realization.view is None:
             raise LookupError(f"{op.op} has no Zephyr view in its op spec")
+        before = set(self.app.includes)
         view = realization.view(self, index, op)
         self.name_view(view, index)
         view["op"] = op
-        self.app.need(template)
+        self.app.need(template, *(s for h in sorted(self.app.includes - before) for s in HEADER_KCONFIG.get(h, ())))
         render = self.macro(template, op.op)
         if render is None:
             raise LookupError(f"templates/zephyr/{template}.c.j2 has no macro {op.op}")
@@ -66,13 +68,13 @@ class Builder(OperationViews):
         app = self.app
         threads = self.thread_views()
         header = {
-            "version": ZEPHYR_VERSION,
+            "version": self.sdk.version,
             "target": self.target.id,
             "board": self.board,
         }
         main = self.env.get_template("main.c.j2").render(
             header=header,
-            includes=sorted(app.includes),
+            includes=self.sdk.include_order(app.includes),
             log=any(isinstance(op, Log) for op in self.plan.operations),
             locks=[{"name": k, "pi": v} for k, v in app.locks.items()],
             early_globals=app.early_globals,
@@ -85,12 +87,11 @@ class Builder(OperationViews):
             boot=c_string_literal(self.target.id),
             loop=self.loop_view(),
         )
-        skeleton = data_dir("zephyr_app")
-        prj = (skeleton / "prj.conf").read_text(encoding="utf-8")
+        prj = self.skeleton("prj.conf")
         prj += self.env.get_template("prj.conf.j2").render(
             kconfig=self.kconfig_view(),
             main_stack=self.plan.stack_bytes,
-            heap=self.plan.heap_bytes,
+            heap=max(self.plan.heap_bytes, app.heap_floor),
         )
         gaps = sorted(set(range(max(app.io_channels, default=-1) + 1)) - set(app.io_channels))
         if gaps:
@@ -105,7 +106,7 @@ class Builder(OperationViews):
             header=header,
             user_props=sorted(app.user_props.items()),
             io_channels=[app.io_channels[k].split("|", 1)[1] for k in sorted(app.io_channels)],
-            label_blocks=sorted(app.label_blocks.items()),
+            label_blocks=sorted(self.label_blocks().items()),
             dt_bindings=self.dt_binding_includes(),
         )
         readme = self.env.get_template("README.md.j2").render(
@@ -115,7 +116,7 @@ class Builder(OperationViews):
         )
         board_file = self.board.replace("/", "_")
         files = with_contributed({
-            "CMakeLists.txt": (skeleton / "CMakeLists.txt").read_text(encoding="utf-8"),
+            "CMakeLists.txt": self.skeleton("CMakeLists.txt"),
             "prj.conf": prj,
             f"boards/{board_file}.overlay": overlay,
             "src/main.c": main,
@@ -126,12 +127,30 @@ class Builder(OperationViews):
             realized=app.realized,
             claims_success=True,
             notes=[
-                f"Zephyr {ZEPHYR_VERSION}",
+                self.sdk.label,
                 f"board {self.board}",
             ],
         )
         user = usercode.placement("src")
         return Lowered(framework="zephyr", target=self.target.id, files=files, receipt=receipt, user_files=user)
+
+    def skeleton(self, name: str) -> str:
+        """A file of ``zephyr_app/``, which names the default release; the app's own release is written instead."""
+        default = release(None, "zephyr")
+        text = (data_dir("zephyr_app") / name).read_text(encoding="utf-8")
+        return text.replace(default.label, self.sdk.label) if default is not None else text
+
+    def label_blocks(self) -> dict[str, list[str]]:
+        """The overlay's ``&label { … }`` blocks, with the properties the board's devicetree lacks on this
+        release added to the nodes the app touches (``SdkRelease.board_properties``)."""
+        lacking = self.sdk.board_properties.get(self.board, {})
+        blocks: dict[str, list[str]] = {}
+        for label, lines in self.app.label_blocks.items():
+            every = [*lines, *(p for p in lacking.get(label, ()) if p not in lines)]
+            # Properties precede subnodes in a node (dtc: "Properties must precede subnodes"), whichever
+            # operation added them first; each keeps its order.
+            blocks[label] = [line for line in every if "{" not in line] + [line for line in every if "{" in line]
+        return blocks
 
     def dt_binding_includes(self) -> list[str]:
         text = "\n".join("\n".join(v) for v in self.app.label_blocks.values())
@@ -144,9 +163,15 @@ class Builder(OperationViews):
             includes.append("zephyr/dt-bindings/dma/stm32_dma.h")
         if self.app.user_props:
             includes.append("zephyr/dt-bindings/gpio/gpio.h")
-        return includes
+        return [self.sdk.header(h) for h in includes]
 
     def kconfig_view(self) -> list[dict[str, str]]:
+        # What a symbol needs beside it on this release (SdkRelease.kconfig_implies) and with this board's
+        # driver for it (Board.zephyr_driver_needs), asked by the family that set it.
+        needs = {**self.sdk.kconfig_implies, **self.target.board.zephyr_driver_needs}
+        for symbol, asked_by in list(self.app.kconfig.items()):
+            for implied in needs.get(symbol.removeprefix("CONFIG_"), ()):
+                self.app.kconfig.setdefault(f"CONFIG_{implied}", asked_by)
         flags = {s: f for s, f in self.app.kconfig.items() if s not in self.app.settings}
         out = [{"symbol": s, "value": "y", "family": f} for s, f in flags.items()]
         out += [{"symbol": s, "value": v, "family": f} for s, (f, v) in self.app.settings.items()]

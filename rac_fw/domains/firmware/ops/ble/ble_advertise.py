@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.kconfig import kconfig_facts, range_of
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.radio import ble, ble_stack
 from rac_fw.domains.firmware.ops.ble import payload
@@ -275,6 +276,14 @@ def _ad_view(op: BleAdvertise) -> dict[str, Any]:
     }
 
 
+def adv_data_limit(version: str, chained: bool) -> int:
+    """Most advertising data bytes the Zephyr controller takes, with or without data chaining (Kconfig facts)."""
+    facts = kconfig_facts("zephyr")
+    symbol = facts.symbol("BT_CTLR_ADV_DATA_LEN_MAX", version) if facts is not None else None
+    limits = range_of(symbol, frozenset({"BT_CTLR_ADV_DATA_CHAIN"} if chained else ())) if symbol else None
+    return limits.max if limits is not None else payload.EXTENDED_BUDGET
+
+
 def _zephyr(b: ZephyrBuilder, index: int, op: BleAdvertise) -> dict[str, Any]:
     b.app.need("ble", "CONFIG_BT", "CONFIG_BT_PERIPHERAL" if op.connectable else "CONFIG_BT_BROADCASTER")
     b.app.includes.update({"zephyr/bluetooth/bluetooth.h", "zephyr/bluetooth/hci.h", "zephyr/sys/byteorder.h"})
@@ -285,7 +294,12 @@ def _zephyr(b: ZephyrBuilder, index: int, op: BleAdvertise) -> dict[str, Any]:
         b.app.setting("ble", "CONFIG_BT_DEVICE_NAME", c_string_literal(op.device_name))
     if op.extended:
         b.app.need("ble", "CONFIG_BT_EXT_ADV")
-        b.app.setting("ble", "CONFIG_BT_CTLR_ADV_DATA_LEN_MAX", str(payload.EXTENDED_BUDGET))
+        # The Zephyr link layer holds BT_CTLR_ADV_DATA_LEN_MAX bytes of advertising data: 31..191 in one
+        # AUX_ADV_IND, more only with data chaining (the Kconfig facts' range; 251 without it aborts the build).
+        need = max(payload.LEGACY_BUDGET, payload.size(op.ad_fields(), "advertising"))
+        if adv_data_limit(b.sdk.version, chained=False) < need:
+            b.app.need("ble", "CONFIG_BT_CTLR_ADV_DATA_CHAIN")
+        b.app.setting("ble", "CONFIG_BT_CTLR_ADV_DATA_LEN_MAX", str(need))
     if op.io_capabilities != "none" or op.bond:
         b.app.need("ble", "CONFIG_BT_SMP")
     value = op.manufacturer.value if op.manufacturer else None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.kconfig import minimum
 from rac_fw.domains.firmware.facts.model import Target
 from rac_fw.domains.firmware.facts.radio import ble, ble_stack
 from rac_fw.domains.firmware.ops.ble import payload
@@ -287,9 +288,14 @@ def _zephyr(b: ZephyrBuilder, index: int, op: BleGattService) -> dict[str, Any]:
         b.app.need("ble", "CONFIG_BT_SMP_SC_ONLY")
     if op.mtu > DEFAULT_ATT_MTU:
         stack = ble_stack(b.target, "zephyr")
-        b.app.setting("ble", stack.mtu_kconfig if stack else "CONFIG_BT_L2CAP_TX_MTU", str(op.mtu))
-        b.app.setting("ble", "CONFIG_BT_BUF_ACL_RX_SIZE", str(op.mtu + 4))
-        b.app.setting("ble", "CONFIG_BT_BUF_ACL_TX_SIZE", str(op.mtu + 4))
+        mtu_symbol = stack.mtu_kconfig if stack else "BT_L2CAP_TX_MTU"
+        # L2CAP PDUs carry the ATT MTU plus a 4-byte header; with SMP, Zephyr's Kconfig raises the floor of both
+        # (BT_L2CAP_TX_MTU >= 65, BT_BUF_ACL_RX_SIZE >= 69: LE Secure Connections pairing PDUs), a value below
+        # it aborts the build, so the smallest legal value at least as large as the plan's is written.
+        on = frozenset({s.removeprefix("CONFIG_") for s in b.app.kconfig})
+        pdu = op.mtu + 4
+        for symbol, value in ((mtu_symbol, op.mtu), ("BT_BUF_ACL_RX_SIZE", pdu), ("BT_BUF_ACL_TX_SIZE", pdu)):
+            b.app.setting("ble", f"CONFIG_{symbol}", str(max(value, minimum("zephyr", b.sdk.version, symbol, on))))
     chars = _characteristics(op)
     for ch in chars:
         ch["value_id"] = b.op_id(ch["source"]) if ch["source"] else None

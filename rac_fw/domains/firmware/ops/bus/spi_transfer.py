@@ -111,7 +111,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
             for node in route.nodes:
                 b.app.okay(node)
         tx, rx = found.routes
-        b.app.okay(label, f"dmas = {tx.cells}, {rx.cells};", 'dma-names = "tx", "rx";')
+        b.app.dma(label, "tx", tx.cells)
+        b.app.dma(label, "rx", rx.cells)
         b.app.need("bus", "CONFIG_DMA", "CONFIG_SPI_STM32_DMA")
         # Zephyr 4.1's STM32 SPI driver refuses D-cached DMA buffers (-EFAULT): declare them __nocache.
         nocache = dcache_active(b.target, "zephyr")

@@ -85,6 +85,22 @@ def check(plan: Plan, target: Target, framework: str, index: int, op: CanOperati
             )
         ]
     found: list[Evidence] = _pins(plan, target, index, op, controller)
+    if controller.virtual and op.mode != "loopback":
+        # drivers/can/can_loopback.c delivers a sent frame to the filters only in CAN_MODE_LOOPBACK: in normal
+        # mode every receive times out (Zephyr 3.7.1 native_sim build, run by hand).
+        found.append(
+            violation(
+                CONTROLLER,
+                f"{label}: {controller.instance} is a software controller with no bus; it delivers frames only in "
+                "loopback mode, so in normal mode nothing is ever received",
+                [*where, "mode"],
+                [label, controller.instance, op.mode],
+                relaxations=[relax(f"run {controller.instance} in loopback mode", *[
+                    replace(["operations", i, "mode"], "loopback") for i, o in enumerate(plan.operations)
+                    if isinstance(o, CanOperation) and controller_of(target, o) == controller
+                ])],
+            )
+        )
     if op.id > 0x7FF and not op.extended:
         found.append(
             violation(

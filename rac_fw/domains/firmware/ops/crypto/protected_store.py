@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.contract import Evidence, Relaxation
+from rac_fw.domains.firmware.facts.kconfig import release_has
 from rac_fw.domains.firmware.facts.model import Target
+from rac_fw.domains.firmware.facts.sdk import release
 from rac_fw.domains.firmware.ops.crypto import policy
 from rac_fw.domains.firmware.ops.storage.area import (
     area,
@@ -241,19 +243,45 @@ def _realized(rule: OpCheck) -> OpCheck:
 
 def _espidf_refusal(plan: Plan, target: Target, index: int, op: ProtectedStore) -> tuple[str, list[Relaxation]]:
     """ESP-IDF 5.x: no psa/internal_trusted_storage.h in its core; nvs_flash (optionally NVS encryption) is there."""
+    why = (
+        "ESP-IDF has no PSA Internal Trusted Storage (psa_its_*) in its core; it keeps records in NVS (nvs_flash "
+        "on the nvs partition), encrypted with CONFIG_NVS_ENCRYPTION and nvs_flash_secure_init"
+    )
+    return why, _nvs_instead(op, index)
+
+
+#: The Zephyr subsystem the realization stands on (subsys/secure_storage, new in Zephyr 4.1).
+ITS_KCONFIG = "SECURE_STORAGE"
+
+
+def _zephyr_available(target: Target) -> bool:
+    """A storage partition for the settings backend, and a Zephyr release with the secure_storage subsystem."""
+    return has_partition("zephyr", "storage")(target) and release_has(target, "zephyr", ITS_KCONFIG)
+
+
+def _zephyr_refusal(plan: Plan, target: Target, index: int, op: ProtectedStore) -> tuple[str, list[Relaxation]]:
+    """Zephyr without secure_storage (3.7: PSA ITS only through TF-M on a secure-capable core): NVS as on ESP-IDF."""
+    written_for = release(target, "zephyr")
+    if release_has(target, "zephyr", ITS_KCONFIG) or written_for is None:
+        return f"{target.id} has no storage_partition for the settings backend", []
+    why = (
+        f"{written_for.label} has no secure_storage subsystem (CONFIG_{ITS_KCONFIG} came with Zephyr 4.1: "
+        "--zephyr-version 4.1 realizes it); keep the record in NVS instead"
+    )
+    return why, _nvs_instead(op, index)
+
+
+def _nvs_instead(op: ProtectedStore, index: int) -> list[Relaxation]:
+    """The record as an NVS record or setting: what both frameworks offer without PSA ITS."""
     key = op.record[:IDF_KEY_MAX]
     at: ev.Path = ["operations", index]
     name = {"name": op.name} if op.name else {}
     kv = {"op": "kv_record", **name, "key": key, "value_bytes": op.size_bytes, "delete": op.remove}
     setting = {"op": "settings_value", **name, "key": key, "value_bytes": op.size_bytes}
-    why = (
-        "ESP-IDF has no PSA Internal Trusted Storage (psa_its_*) in its core; it keeps records in NVS (nvs_flash "
-        "on the nvs partition), encrypted with CONFIG_NVS_ENCRYPTION and nvs_flash_secure_init"
-    )
     options = [ev.relax(f"keep {op.record} as an NVS record (kv_record {key})", ev.replace(at, kv))]
     if op.size_bytes <= SETTINGS_MAX_VAL_LEN and not op.remove:
         options.append(ev.relax(f"keep {op.record} as an NVS setting (settings_value {key})", ev.replace(at, setting)))
-    return why, options
+    return options
 
 
 # --- Zephyr lowering --------------------------------------------------------------------------------------
@@ -293,10 +321,10 @@ SPEC = OpSpec(
     model=ProtectedStore,
     family="crypto",
     realizations={
-        "zephyr": Realization(template="its", view=_zephyr, available=has_partition("zephyr", "storage")),
+        "zephyr": Realization(template="its", view=_zephyr, available=_zephyr_available),
     },
     checks=tuple(_realized(rule) for rule in (_partition, _shared, _data_size, _uid, _write_once, _stack)),
     codes=("E_PARTITION_MISSING", BACKEND, SHARED, DATA_SIZE, UID, WRITE_ONCE, policy.STACK),
-    refusals={"espidf": _espidf_refusal},
+    refusals={"espidf": _espidf_refusal, "zephyr": _zephyr_refusal},
     ram=lambda op: (2 * op.size_bytes, "size_bytes"),  # the written and the read-back copy (static arrays)
 )

@@ -107,7 +107,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: DmaPeriphRx) -> dict[str, Any]:
         )
     b.claim_rx(index, label)
     if route.dmas is not None:
-        b.app.okay(label, f"dmas = {route.dmas};", 'dma-names = "rx";')
+        b.app.dma(label, "rx", route.dmas)
         for node in route.nodes:
             b.app.okay(node)
         b.app.kconfig.setdefault("CONFIG_DMA", "uart")

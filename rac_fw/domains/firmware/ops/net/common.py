@@ -182,6 +182,8 @@ def zephyr_base(b: Any, index: int) -> None:
     """Kconfig and headers every Zephyr IP operation needs; the interface's driver from the facts."""
     found = interface(b.target, "zephyr")
     kconfig = [f"CONFIG_{k}" for k in (found.kconfig if found else ())]
+    if found is not None:  # a driver that allocates its sockets (native_sim's offloaded sockets) needs a heap
+        b.app.heap_at_least(found.heap_bytes)
     # SO_RCVTIMEO/SO_SNDTIMEO need their net_context support (subsys/net/ip/Kconfig).
     b.app.need("net", "CONFIG_NETWORKING", "CONFIG_NET_IPV4", "CONFIG_NET_SOCKETS", "CONFIG_NET_TCP",
                "CONFIG_NET_UDP", "CONFIG_NET_CONTEXT_RCVTIMEO", "CONFIG_NET_CONTEXT_SNDTIMEO", *kconfig)  # fmt: skip

@@ -124,6 +124,7 @@ def slots_needed(plan: Plan) -> int:
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: TlsCredentials) -> dict[str, Any]:
+    common.zephyr_base(b, index)  # the TLS socket option and the credential store live in the networking stack
     b.app.need("net", "CONFIG_TLS_CREDENTIALS", "CONFIG_NET_SOCKETS_SOCKOPT_TLS", "CONFIG_MBEDTLS",
                "CONFIG_MBEDTLS_ENABLE_HEAP", "CONFIG_MBEDTLS_PEM_CERTIFICATE_FORMAT")  # fmt: skip
     b.app.setting("net", "CONFIG_MBEDTLS_HEAP_SIZE", str(ZEPHYR_MBEDTLS_HEAP_BYTES))

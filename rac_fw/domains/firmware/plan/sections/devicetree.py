@@ -615,8 +615,8 @@ def _dma_entries(b: ZephyrBuilder, block: Devicetree) -> None:
                 b.app.okay(node)
     for peripheral, routes in per.items():
         label = node_label_of(peripheral, "af")
-        names = ", ".join(f'"{d}"' for d, _ in routes)
-        b.app.okay(label, f"dmas = {', '.join(r.cells for _, r in routes)};", f"dma-names = {names};")
+        for direction, route in routes:
+            b.app.dma(label, direction, route.cells)
 
 
 SECTION = SectionSpec(

@@ -32,6 +32,8 @@ from typing import Any
 
 import yaml
 
+from rac_fw.domains.firmware.facts.sdk import SdkRelease
+
 #: libyaml's loader when available (the catalogs load several times faster).
 _YamlLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -352,12 +354,41 @@ def catalog_variants(framework: str) -> dict[str, str]:
     return dict(rules(framework).catalog_files)
 
 
-def catalog(framework: str, variant: str | None = None) -> Catalog:
-    """The API catalog of ``framework`` (for the HAL, ``variant`` is the family, default the first)."""
+def catalog(framework: str, variant: str | None = None, release: SdkRelease | None = None) -> Catalog:
+    """The API catalog of ``framework`` (for the HAL, ``variant`` is the family, default the first), as
+    ``release`` declares it (the catalog files are the default release's; see :func:`_released_catalog`)."""
     files = catalog_variants(framework)
     chosen = variant if variant in files else next(iter(files))
     label = rules(framework).label + ("" if chosen == "default" else f" {chosen}")
-    return _catalog_file(_HERE / framework / files[chosen], label)
+    found = _catalog_file(_HERE / framework / files[chosen], label)
+    return found if release is None or _is_canonical(release) else _released_catalog(found, release)
+
+
+def _is_canonical(release: SdkRelease) -> bool:
+    return not (release.headers or release.signatures)
+
+
+#: (id of the canonical catalog or header model, framework, release) → it as that release declares it. The
+#: canonical objects are cached for the process, so their ids are stable keys.
+_RELEASED: dict[tuple[int, str, str], Any] = {}
+
+
+def _released_catalog(base: Catalog, release: SdkRelease) -> Catalog:
+    """``base`` as another release declares it: headers under their names there (``zephyr/net_buf.h`` is
+    ``zephyr/net/buf.h`` on Zephyr 3.7) and the signatures that differ (``facts/sdk.yaml``)."""
+    key = (id(base), release.framework, release.version)
+    if key in _RELEASED:
+        return _RELEASED[key]
+    headers: dict[str, dict[str, Any]] = {}
+    for header, body in base._headers.items():
+        moved = {key: dict(value) if isinstance(value, Mapping) else value for key, value in body.items()}
+        for name, signature in release.signatures.items():
+            if name in (moved.get("functions") or {}):
+                moved["functions"][name] = signature
+        headers[release.header(header)] = moved
+    found = Catalog(base.framework, f"{base.label} ({release.label})", release.version, base.sources, headers)
+    _RELEASED[key] = found
+    return found
 
 
 def all_catalogs(framework: str) -> list[Catalog]:
@@ -430,9 +461,35 @@ def _header_model_file(path: Path, framework: str) -> HeaderModel:
     return HeaderModel(framework, includes, dict(data.get("stand_ins") or {}), dict(data["types"]), by_suffix)
 
 
-def header_model(framework: str, variant: str | None = None) -> HeaderModel | None:
-    """The header model beside the catalog of ``framework`` (``variant`` as for :func:`catalog`), if harvested."""
+def header_model(framework: str, variant: str | None = None, release: SdkRelease | None = None) -> HeaderModel | None:
+    """The header model beside the catalog of ``framework`` (``variant`` as for :func:`catalog`), if harvested,
+    with the headers under ``release``'s names."""
     files = catalog_variants(framework)
     chosen = variant if variant in files else next(iter(files))
     path = _HERE / framework / files[chosen].replace("api", "headers", 1)
-    return _header_model_file(path, framework) if path.is_file() else None
+    if not path.is_file():
+        return None
+    found = _header_model_file(path, framework)
+    return found if release is None or not release.headers else _released_model(found, release)
+
+
+def _released_model(base: HeaderModel, release: SdkRelease) -> HeaderModel:
+    key = (id(base), release.framework, release.version)
+    if key in _RELEASED:
+        return _RELEASED[key]
+    name = release.header
+    includes = {name(h): tuple(name(i) for i in inner) for h, inner in base.includes.items()}
+    by_suffix: dict[str, str] = {}
+    for header in includes:
+        parts = header.split("/")
+        for cut in range(1, len(parts)):
+            by_suffix.setdefault("/".join(parts[cut:]), header)
+    found = HeaderModel(
+        base.framework,
+        includes,
+        {name(h): name(t) for h, t in base.stand_ins.items()},
+        {t: name(h) for t, h in base.types.items()},
+        by_suffix,
+    )
+    _RELEASED[key] = found
+    return found

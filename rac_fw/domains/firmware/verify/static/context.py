@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from rac_fw.contract import Evidence
+from rac_fw.domains.firmware.facts.sdk import release
 from rac_fw.domains.firmware.verify.sdk import (
     FRAMEWORKS,
     Catalog,
@@ -46,7 +47,7 @@ def catalog_variant(framework: str, files: dict[str, str], target: Target | None
 
 def framework_catalog(framework: str, files: dict[str, str], target: Target | None) -> Catalog:
     """The API catalog an artifact is judged against (the source-writing interfaces show it as context)."""
-    return catalog(framework, catalog_variant(framework, files, target))
+    return catalog(framework, catalog_variant(framework, files, target), release(target, framework))
 
 
 @dataclass(eq=False)
@@ -67,15 +68,16 @@ class Context:
     def build(cls, files: dict[str, str], framework: str, target: Target | None) -> Context:
         judged = rules(framework)
         variant = catalog_variant(framework, files, target)
+        written_for = release(target, framework)
         return cls(
             files,
             framework,
             target,
             judged,
-            catalog(framework, variant),
+            catalog(framework, variant, written_for),
             stdlib(),
             build_program(files, judged),
-            header_model(framework, variant),
+            header_model(framework, variant, written_for),
         )
 
     def foreign(self) -> list[Catalog]:

@@ -23,6 +23,7 @@ from weakref import WeakKeyDictionary
 from tree_sitter import Node
 
 from rac_fw.contract import Evidence
+from rac_fw.domains.firmware.facts.sdk import release
 from rac_fw.domains.firmware.verify.sdk import HeaderModel, catalog_variants, header_model
 from rac_fw.domains.firmware.verify.static.model import Unit, finding, function_name
 from rac_fw.domains.firmware.verify.static.registry import register
@@ -194,3 +195,26 @@ def _enclosing(node: Node) -> str:
             return function_name(parent) or ""
         parent = parent.parent
     return ""
+
+
+@register("sdk_identifiers_declared", "E_HEADER_RELEASE")
+def check_release_headers(ctx: Context) -> list[Evidence]:
+    """An include of a header the release spells otherwise (``zephyr/net_buf.h`` is ``zephyr/net/buf.h`` on Zephyr
+    3.7, ``facts/sdk.yaml``) names a file that release does not ship: the compiler stops there."""
+    written_for = release(ctx.target, ctx.framework)
+    if written_for is None or not written_for.headers:
+        return []
+    found: list[Evidence] = []
+    for path in sorted(p for p in ctx.files if p.endswith((".c", ".h", ".overlay"))):
+        text = ctx.files[path]
+        for match in _INCLUDE.finditer(text):
+            spelled = written_for.headers.get(match.group(1))
+            if spelled is not None and spelled != match.group(1):
+                where = f"{path}:{text.count(chr(10), 0, match.start()) + 1}"
+                found.append(finding(
+                    "E_HEADER_RELEASE",
+                    f"{where} includes <{match.group(1)}>, which {written_for.label} does not have: it is "
+                    f"<{spelled}> there",
+                    where, [match.group(1), spelled, written_for.label], f"include <{spelled}>",
+                ))  # fmt: skip
+    return found

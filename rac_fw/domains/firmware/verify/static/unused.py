@@ -1,4 +1,4 @@
-"""Rule ``no_unused_statics``: every file-scope ``static`` object of a source file is used in it.
+"""Rule ``no_unused_statics``: every file-scope ``static`` object and function of a source file is used in it.
 
 A ``static`` object nothing in its file reads or writes is dead state the generator emitted by mistake
 (``'temperature_tx' defined but not used`` from GCC's ``-Wunused-variable`` on generated HAL code): a
@@ -30,7 +30,8 @@ _CONTAINERS = frozenset({"translation_unit", "preproc_if", "preproc_ifdef", "pre
 
 
 def _file_statics(unit: Unit) -> list[tuple[str, Node, Node]]:
-    """(name, declarator identifier, declaration) of each file-scope ``static`` object (not a function)."""
+    """(name, declarator identifier, declaration or definition) of each file-scope ``static`` object and
+    function (``-Wunused-function`` warns of a static function nothing calls, as of an unused object)."""
     found: list[tuple[str, Node, Node]] = []
     stack = [unit.root]
     while stack:
@@ -38,10 +39,15 @@ def _file_statics(unit: Unit) -> list[tuple[str, Node, Node]]:
         if node.type in _CONTAINERS:
             stack.extend(reversed(node.named_children))
             continue
-        if node.type != "declaration":
+        if node.type not in ("declaration", "function_definition"):
             continue
         storage = {(c.text or b"").decode() for c in node.children if c.type == "storage_class_specifier"}
         if "static" not in storage:
+            continue
+        if node.type == "function_definition":
+            ident = _identifier(node.child_by_field_name("declarator"))
+            if ident is not None and ident.text:
+                found.append((ident.text.decode(), ident, node))
             continue
         for declarator in node.children_by_field_name("declarator"):
             initialized = declarator.type == "init_declarator"
@@ -57,6 +63,10 @@ def _identifier(node: Node | None) -> Node | None:
     while node is not None and node.type != "identifier":
         node = node.child_by_field_name("declarator")
     return node
+
+
+def _kind(declaration: Node) -> str:
+    return "function" if declaration.type == "function_definition" else "object"
 
 
 _IDENTIFIERS = Query(C_LANGUAGE, "(identifier) @name")
@@ -96,13 +106,15 @@ def check_unused_statics(ctx: Context) -> list[Evidence]:
             continue
         lines = unit.text.split("\n")
         for name, ident, declaration in statics:
-            declared = "\n".join(lines[declaration.start_point[0] : declaration.end_point[0] + 1])
+            # A definition's attributes come before its name; a declaration's anywhere in it.
+            end = declaration.end_point[0] if declaration.type == "declaration" else ident.start_point[0]
+            declared = "\n".join(lines[declaration.start_point[0] : end + 1])
             if counts.get(name.encode(), 0) > 1 or name in macro_words or _EXEMPT.search(declared):
                 continue
             found.append(
                 finding(
                     "E_UNUSED_STATIC",
-                    f"static object {name} is defined but nothing in {unit.path} uses it "
+                    f"static {_kind(declaration)} {name} is defined but nothing in {unit.path} uses it "
                     f"(GCC: '{name}' defined but not used)",
                     unit.location(ident),
                     [name],
