@@ -135,21 +135,11 @@ def _validate(plan: dict[str, Any], target: str) -> list[Any]:
 
 
 @pytest.mark.parametrize("case", SEEDED, ids=[c.id for c in SEEDED])
-def test_seeded_behaviour_violation_is_caught_with_evidence(case: Seeded) -> None:
-    evidence = _validate(case.plan, case.target)
-    hits = [e for e in evidence if e.code == case.code]
-    assert hits, f"{case.code} not raised; got {[(e.code, e.message) for e in evidence]}"
-    hit = hits[0]
-    assert set(case.objects) <= set(hit.objects), hit.objects
-    assert hit.location and hit.location.startswith("behaviour") and hit.location.endswith(case.location), hit.location
-    assert set(case.units) <= {m.unit for m in hit.magnitudes}
-    assert hit.relaxations and all(r.patch for r in hit.relaxations), "no machine-applicable relaxation"
-
-
-@pytest.mark.parametrize("case", SEEDED, ids=[c.id for c in SEEDED])
-def test_first_relaxation_repairs_the_plan_through_run_plan(case: Seeded) -> None:
-    evidence = _validate(case.plan, case.target)
-    hit = next(e for e in evidence if e.code == case.code)
+def test_seeded_violation_is_located_and_its_first_relaxation_passes_run_plan(case: Seeded) -> None:
+    """Code, objects and magnitudes are the corpus's test; here: the field it points at, and a repair that passes
+    the whole pipeline (validate, lower, verify) — not only the obligations."""
+    hit = next(e for e in _validate(case.plan, case.target) if e.code == case.code)
+    assert hit.location.startswith("behaviour") and hit.location.endswith(case.location), hit.location
     repaired = apply_patch({"target": case.target, **case.plan}, hit.relaxations[0].patch)
     result = run_plan(repaired)
     assert result.status is Status.PASS, [(e.code, e.location, e.message) for e in result.evidence]
