@@ -118,3 +118,24 @@ def test_mutated_firmware_no_longer_matches_the_original_prediction(stem: str, t
     verdicts, evidence = judge(parse_plan(document), target, "baremetal", output)
     assert verdicts and not verdicts[0].passed, f"{stem} ({mutation.kind}): the mutant still matches"
     assert evidence and evidence[0].code == "E_TRACE_MISMATCH" and evidence[0].message
+
+
+def test_uart_lines_reach_the_behaviour_in_its_thread(tmp_path: Path) -> None:
+    """The bare-metal UART raises ``line`` where its loop drains the ring (thread context, so the steps print):
+    lines typed into QEMU's console are answered; three lines end this run (``times: 3``)."""
+    require_tool("arm-none-eabi-gcc")
+    require_tool("qemu-system-arm")
+    from rac_fw.domains.firmware.backends import get_backend
+    from rac_fw.domains.firmware.backends.base import RunRequest
+
+    document = apply_patch(_document("behaviour_uart_commands"), [
+        {"op": "add", "path": ["behaviour", "triggers", 1, "times"], "value": 3}])  # fmt: skip
+    built = run_plan(document, out_dir=tmp_path / "app", build="gcc")
+    assert built.status is Status.PASS and built.build is not None, [e.message for e in built.evidence]
+    ran = get_backend("qemu").run(RunRequest(image=Path(built.build["image"]), target="stm32f407", expect=(),
+                                             timeout_s=30, output_dir=tmp_path / "run"),
+                                  console_input=b"ping\r\ncount\r\nhello\r\n")  # fmt: skip
+    lines = (ran.output or "").splitlines()
+    assert lines[-4:] == ["pong", "2 line(s) so far", "unknown command 68656c6c6f (5 bytes)", "rac: done"], lines
+    verdicts, _ = judge(parse_plan(document), load_target("stm32f407"), "baremetal", ran.output or "")
+    assert verdicts and verdicts[0].passed  # the lines from outside are the open part of the prediction
