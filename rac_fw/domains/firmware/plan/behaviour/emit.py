@@ -87,7 +87,7 @@ def _summary(t: ir.Trigger) -> str:
     return f"on {t.event}" + (" (deferred from its interrupt)" if t.deferred else "")
 
 
-def _all_statements(program: ir.Program) -> list[ir.Stmt]:
+def all_statements(program: ir.Program) -> list[ir.Stmt]:
     stmts = [s for t in program.all_triggers() for s in ir.walk(t.body)]
     return stmts + [s for st in program.states for s in ir.walk(st.entry + st.exit)]
 
@@ -128,7 +128,7 @@ def render_program(program: ir.Program, framework: str, plan: Any, ops: dict[int
                                         for t in listeners]})  # fmt: skip
     states = [{"c": s.c, "number": s.number, "entry_body": r.block(s.entry, 2), "exit_body": r.block(s.exit, 2)}
               for s in program.states]  # fmt: skip
-    started = {s.data["script"] for s in _all_statements(program) if s.kind == "start"}
+    started = {s.data["script"] for s in all_statements(program) if s.kind == "start"}
     template = r.env.get_template("program.c.j2")
     return template.render(
         rt=r.rt, line_bytes=program.line_bytes, window_types=window_types(program),
@@ -140,5 +140,5 @@ def render_program(program: ir.Program, framework: str, plan: Any, ops: dict[int
         scripts=[{"c": t.c, "name": t.name, "mode": t.mode, "start_body": _start_body(r, t)} for t in program.scripts
                  if t.name in started],
         hooks=hook_views, boot=[t for t in program.triggers if t.kind == "boot"], finite=program.finite,
-        ends=program.finite or any(s.kind == "exit" for s in _all_statements(program)),
+        ends=program.finite or any(s.kind == "exit" for s in all_statements(program)),
     )  # fmt: skip
