@@ -15,10 +15,11 @@ import pytest
 from rac_fw.contract import Status
 from rac_fw.domains.firmware.facts.load import load_target
 from rac_fw.domains.firmware.pipeline import run_plan
+from rac_fw.domains.firmware.plan.behaviour.console import predicted
+from rac_fw.domains.firmware.plan.load import parse_plan
 from rac_fw.domains.firmware.tasks import Task, get_task, suite
 from rac_fw.domains.firmware.tasks.calibrate import calibrate_task
 from rac_fw.domains.firmware.tasks.judge import judge_sources
-from rac_fw.domains.firmware.tasks.trace import reference_trace
 from tests.conftest import require_tool
 
 BEHAVIOUR = [t for t in suite().values() if t.family == "behaviour"]
@@ -46,7 +47,7 @@ def test_reference_validates_on_its_cell(task_id: str) -> None:
     task = _task(task_id)
     result = run_plan(task.reference_plan())
     assert result.status is Status.PASS, [(e.code, e.message) for e in result.evidence]
-    guess = reference_trace(task)
+    guess = predicted(parse_plan(task.reference_plan()), load_target(task.target), task.framework)
     assert guess is not None and guess.prediction.ends != "open", guess and guess.prediction.notes
 
 
@@ -74,7 +75,7 @@ def test_a_neighbouring_artifact_fails_the_trace_with_every_string_present(artif
     judged = judge_sources(lowered.files, "baremetal", load_target("stm32f407"), task)
     strings = [v for v in judged.verification.verdicts if v.predicate.startswith("task.string")]
     assert strings and all(v.passed for v in strings)
-    traced = [v for v in judged.verification.verdicts if v.predicate == "task.trace"]
+    traced = [v for v in judged.verification.verdicts if "predicted trace" in v.predicate]
     assert traced and not traced[0].passed and not judged.ok
     assert any(e.code == "E_TRACE_MISMATCH" for e in judged.verification.evidence)
 

@@ -6,7 +6,7 @@ checks Φ are derived from the reference, not written by hand:
 
 * ``trace`` — where a runner exists for the cell (STM32F407 bare metal in QEMU here; a board or native_sim
   elsewhere), the run's console must match the trace the reference plan predicts, line for line
-  (:mod:`rac_fw.domains.firmware.tasks.trace`);
+  (:mod:`rac_fw.domains.firmware.tasks.judge`);
 * ``string`` — on every cell, each constant text the requirement makes the console print is a string literal
   on a live path of the artifact (the C-model check that stands where nothing runs).
 """
