@@ -5,7 +5,9 @@ A ``static`` object nothing in its file reads or writes is dead state the genera
 warning in a ``-Wall -Werror`` build, and usually a sign that an operation lost the code using it. Only
 ``.c`` files are judged (a ``static`` in a header is shared by its includers); an object marked
 ``__unused``/``__maybe_unused``/``__used`` (or GNU ``unused``/``used``) is exempt, and a name that
-appears in one of the artifact's own macros counts as used (macro bodies are not parsed as C).
+appears in one of the artifact's own macros counts as used (macro bodies are not parsed as C). A ``static
+inline`` function is exempt as GCC exempts it from ``-Wunused-function``: a helper library offered to the
+code after it (the behaviour runtime's formatters and CRCs), of which the compiler keeps what is called.
 """
 
 from __future__ import annotations
