@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from test_behaviour_seeded import SEEDED as BEHAVIOUR_SEEDED
 from test_devicetree import SEEDED as DEVICETREE_SEEDED
 from test_fw_contract import SEEDED as CONTRACT_SEEDED
 from test_op_periph import SEEDED as PERIPH_SEEDED
@@ -637,6 +638,9 @@ CASES += [
         framework="hal"), "E_ADC_CLOCK", ["a", "HCLK", "stm32h743"], ["Hz"]),
 ]
 
+
+# The behaviour block's obligations, every case (their own checks: test_behaviour_seeded.py).
+CASES += [Case(c.id, c.target, c.plan, c.code, list(c.objects), list(c.units)) for c in BEHAVIOUR_SEEDED]
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_seeded_violation_is_caught_and_first_relaxation_repairs_it(case: Case) -> None:

@@ -131,6 +131,12 @@ def suite() -> dict[str, Task]:
             if task.id in tasks:
                 raise TaskSuiteError(f"{path.name}: duplicate task id {task.id}")
             tasks[task.id] = task
+    from rac_fw.domains.firmware.tasks.behaviour import behaviour_tasks  # its data: tasks/behaviour.yaml
+
+    for task in behaviour_tasks():
+        if task.id in tasks:
+            raise TaskSuiteError(f"behaviour.yaml: duplicate task id {task.id}")
+        tasks[task.id] = task
     return tasks
 
 

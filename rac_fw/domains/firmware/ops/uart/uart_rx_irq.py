@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -10,7 +10,7 @@ from rac_fw.domains.firmware.facts.query import console_uart_known
 from rac_fw.domains.firmware.ops.uart import UART_DRAIN_MS, Baud, UartInstance, baud_error, zephyr_uart_mode
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority
-from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Output, Realization
 
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
@@ -31,6 +31,9 @@ class UartRxIrq(Operation):
     echo: bool = Field(default=False, description="Send each received byte back (from thread context).")
     baud: Baud = None
     irq_priority: IrqPriority | None = None
+
+    THREAD_EVENTS: ClassVar[frozenset[str]] = frozenset({"line"})
+    """``line`` is raised where the loop drains the ring (thread context), not in the interrupt handler."""
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: UartRxIrq) -> dict[str, Any]:
@@ -68,6 +71,11 @@ def _baremetal(b: BaremetalBuild, index: int, op: UartRxIrq) -> None:
         raise b.error(f"{driver['inst']} has no RX pin (add {driver['inst']}_RX to resources.pins)")
     irq, handler = b.irq(driver["inst"])
     ring = 1 << max(3, (op.ring_bytes - 1).bit_length())
+    from rac_fw.domains.firmware.plan.behaviour.lowering import program  # the plan model exists by now
+
+    hooks = b.hooks(index, "line")
+    found = program(b.plan, b.target, "baremetal")
+    lines = bool(hooks) or (found is not None and "line" in found.outputs.get(index, []))
     ctx = (
         b.base(index, op)
         | {key: driver[key] for key in ("inst", "putc", "init", "m", "layout")}
@@ -81,6 +89,9 @@ def _baremetal(b: BaremetalBuild, index: int, op: UartRxIrq) -> None:
             "echo": op.echo,
             "window_ms": b.RX_WINDOW_MS,
             "window_budget": b.budget_us(4 * b.RX_WINDOW_MS * 1000),
+            "hooks": hooks,
+            "line_bytes": line_bytes(op) if lines else 0,
+            "outputs": {"line": f"{b.base(index, op)['id']}_line"},
         }
     )
     b.emit("ops/uart_rx_irq", ctx)
@@ -93,6 +104,16 @@ def _instance(plan: Plan, target: Target, framework: str, index: int, op: UartRx
 
     return uart_named(plan, target, index, op, needs_rx=True)
 
+def line_bytes(op: UartRxIrq) -> int:
+    """The longest line kept (a longer one is cut): the ring's size, at most 128 bytes."""
+    return min(op.ring_bytes, 128)
+
+
+#: What a behaviour may use: the ``line`` event (a whole line arrived) and the line itself.
+OUTPUTS = {"line": Output("bytes", "The last whole line received, without its line end (cut to 128 bytes).",
+                          size=line_bytes, ready="event")}  # fmt: skip
+
+
 SPEC = OpSpec(
     model=UartRxIrq,
     family="uart",
@@ -103,8 +124,11 @@ SPEC = OpSpec(
         ),
         "espidf": Realization(template="uart", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
-        "baremetal": Realization(template="ops/uart_rx_irq", view=_baremetal),
+        "baremetal": Realization(template="ops/uart_rx_irq", view=_baremetal,
+                                 behaviour=frozenset({"event:line", "output:line"})),
     },
+    events=("line",),
+    outputs=OUTPUTS,
     checks=(_instance, baud_error),
     codes=("E_NO_PERIPHERAL", "E_UNKNOWN_RESOURCE", "E_BAUD_ERROR"),
 )

@@ -88,7 +88,8 @@ def render(e: ir.TExpr, access: Access) -> str:
         t = e.args[0].type if function.args[0] in ("window",) else e.type
         return "(" + function.c.format(*args, t=suffix(t)) + ")"
     if isinstance(e, ir.Index):
-        return f"rac_b_byte_at({render(e.base, access)}, {render(e.base, access)}_len, {render(e.index, access)})"
+        base = render(e.base, access)
+        return f"rac_b_byte_at({base}, {base}_len, {e.base.type.size}U, {render(e.index, access)})"
     raise TypeError(f"cannot render {e!r}")
 
 
@@ -122,7 +123,10 @@ def _binary(e: ir.Binary, access: Access) -> str:
         if t.kind == "bytes":
             same = f"rac_b_bytes_equal({left}, {left}_len, {right}, {right}_len)"
             return same if e.op == "==" else f"(!{same})"
-        if t.kind in ("int", "float"):
+        if t.kind == "int":  # exactly, in 64 bits, through a helper: a compiler warns on a comparison whose
+            # operands' types decide it (u32 >= 0) or that compares a promoted '~' with a constant
+            return f"(rac_b_i64({left}) {e.op} rac_b_i64({right}))"
+        if t.kind == "float":
             left, right = _cast(left, t), _cast(right, t)
         return f"({left} {e.op} {right})"
     if t.kind == "float":
@@ -136,3 +140,4 @@ def _binary(e: ir.Binary, access: Access) -> str:
             return _cast(f"(uint{t.bits}_t)({left}) << {amount}", t)
         return _cast(f"{_cast(left, t)} >> {amount}", t)
     return _wrapped(e.op, left, right, t)
+

@@ -20,6 +20,7 @@ from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.plan.behaviour import ir
 from rac_fw.domains.firmware.plan.behaviour.contexts import _path
 from rac_fw.domains.firmware.plan.behaviour.evaluate import UNKNOWN, constant
+from rac_fw.domains.firmware.plan.behaviour.functions import FUNCTIONS
 from rac_fw.domains.firmware.plan.behaviour.lowering import compiled
 from rac_fw.domains.firmware.plan.behaviour.spec import step_spec
 from rac_fw.domains.firmware.plan.evidence import add, measure, relax, remove, replace, violation
@@ -125,8 +126,17 @@ def _defaults(var: ir.Variable) -> Any:
 _VALUES = ("var", "output")
 
 
+def _value_reads(e: ir.TExpr) -> list[str]:
+    """Variables and outputs ``e`` reads as values: a reduction over a window (``mean(w)``, ``count(w)``) reads
+    its samples, which start empty and are never uninitialised, so it is no read of the variable's value."""
+    samples = {id(a) for x in ir.sub_exprs(e) if isinstance(x, ir.Call)
+               for kind, a in zip(FUNCTIONS[x.function].args, x.args, strict=True) if kind == "window"}  # fmt: skip
+    return [x.symbol.name for x in ir.sub_exprs(e) if isinstance(x, ir.Ref) and x.symbol.kind in _VALUES
+            and id(x) not in samples]  # fmt: skip
+
+
 def _reads(s: ir.Stmt) -> list[str]:
-    names = [sym.name for e in s.exprs.values() for sym in ir.refs(e) if sym.kind in _VALUES]
+    names = [name for e in s.exprs.values() for name in _value_reads(e)]
     return names + list(s.data.get("reads", ()))
 
 
@@ -144,8 +154,7 @@ def _flow(stmts: list[ir.Stmt], known: set[str], plan: Any, found: dict[str, str
     for s in stmts:
         if s.kind == "set":
             for name, kind, what in s.data["assign"]:
-                reads = [sym.name for sym in ir.refs(s.exprs[what]) if sym.kind in _VALUES] if kind == "expr" else (
-                    [what] if kind == "var" else [])  # fmt: skip
+                reads = _value_reads(s.exprs[what]) if kind == "expr" else ([what] if kind == "var" else [])
                 for r in reads:
                     if r not in known:
                         found.setdefault(r, s.path)
@@ -199,9 +208,9 @@ def _uninit(program: ir.Program, plan: Any) -> list[Evidence]:
             continue
         start = (initial if t.context == "isr" and not t.deferred else known) | _outputs_ready(plan, "event", t)
         if t.condition is not None:
-            for sym in ir.refs(t.condition):
-                if sym.kind in _VALUES and sym.name not in start:
-                    found.setdefault(sym.name, t.path)
+            for name in _value_reads(t.condition):
+                if name not in start:
+                    found.setdefault(name, t.path)
         _flow(t.body, start, plan, found)
     for state in program.states:
         _flow(state.entry + state.exit, known, plan, found)

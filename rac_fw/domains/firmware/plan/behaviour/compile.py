@@ -24,7 +24,7 @@ from rac_fw.domains.firmware.plan.behaviour.expr import ExprError
 from rac_fw.domains.firmware.plan.behaviour.fields import CounterBytes, FillBytes, HexBytes, TextBytes, VarBytes
 from rac_fw.domains.firmware.plan.behaviour.model import Behaviour, BootTrigger, EventTrigger, EveryTrigger
 from rac_fw.domains.firmware.plan.behaviour.spec import step_spec
-from rac_fw.domains.firmware.plan.behaviour.typecheck import Scope, compile_expr, convert
+from rac_fw.domains.firmware.plan.behaviour.typecheck import Scope, compile_expr, convert, unit_fixes
 from rac_fw.domains.firmware.plan.behaviour.types import BOOL, VType, parse_type
 from rac_fw.domains.firmware.plan.behaviour.units import unit
 from rac_fw.domains.firmware.plan.evidence import Path, relax, replace, violation
@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
 #: Bytes a ``bytes`` variable holds when its ``size`` is not given.
 DEFAULT_BYTES = 32
-#: The prefix of every C identifier the behaviour declares.
+#: The prefix of the behaviour's runtime identifiers (helpers, the line buffer, the state). Plan names reach C
+#: as ``rac_v<N>_<name>`` (variable N), ``rac_t<N>_<name>`` (trigger N), ``rac_s<N>_<name>`` (script N): the
+#: number keeps them apart from the runtime, from each other and from the names derived from them (``_len``).
 C_PREFIX = "rac_b_"
 
 ROOT: Path = ["behaviour"]
@@ -69,19 +71,26 @@ class Compiler:
         return f"s{self._ids}"
 
     # --- expressions -------------------------------------------------------------------------------
-    def expr(self, value: Any, path: Path, want: VType | None = None) -> ir.TExpr | None:
-        """The typed expression at ``path`` (converted to ``want`` when given); None after an error."""
+    def expr(self, value: Any, path: Path, want: VType | None = None,
+             unit_field: Path | None = None) -> ir.TExpr | None:
+        """The typed expression at ``path`` (converted to ``want`` when given); None after an error.
+
+        ``unit_field`` is where the receiving variable declares its unit: a value of that dimension it cannot
+        hold exactly (``1500mV`` into a ``V`` variable) is then answered with declaring the finer unit there."""
         try:
             typed = compile_expr(value, self.scope)
             self._note_outputs(typed, path)
             return convert(typed, want, 0) if want is not None else typed
         except ExprError as exc:
             where = f" (column {exc.column})" if exc.column and isinstance(value, str) else ""
-            code = "E_BEHAVIOUR_UNIT" if "combined" in str(exc) or "precision" in str(exc) or " is not " in str(
-                exc) else "E_BEHAVIOUR_EXPR"  # fmt: skip
             fixes = [relax(f"use {s}", replace(path, str(value).replace(_bad_name(str(exc)), s, 1)))
                      for s in exc.suggestions if isinstance(value, str) and _bad_name(str(exc))]  # fmt: skip
-            self.error(code, f"{value!r}: {exc}{where}", path, [str(value)], fixes)
+            if exc.code == "E_BEHAVIOUR_UNIT" and isinstance(value, str):
+                fixes += [relax(f"write {text}", replace(path, text)) for text in unit_fixes(value, self.scope, want)]
+                finer = _finer_unit(value, self.scope, want)
+                if finer is not None and unit_field is not None:
+                    fixes.append(relax(f"declare it in {finer}", replace(unit_field, finer)))
+            self.error(exc.code, f"{value!r}: {exc}{where}", path, [str(value)], fixes)
             return None
 
     def cond(self, value: Any, path: Path) -> ir.TExpr | None:
@@ -144,13 +153,17 @@ class Compiler:
             return number // 1000
         return number * 1000 if text.endswith("s") and not text.endswith("ms") else number
 
-    def variable(self, name: str, path: Path) -> ir.Variable | None:
+    def variable(self, name: str, path: Path, keys: dict[str, Any] | None = None) -> ir.Variable | None:
+        """The variable ``name`` (E_BEHAVIOUR_NAME with the near names otherwise). ``keys``: the name is a key of
+        that mapping at ``path[:-1]`` (a ``set``), so a fix renames the key in place, keeping the order."""
         found = self.variables.get(name)
         if found is None:
             near = difflib.get_close_matches(name, list(self.variables), n=3, cutoff=0.6)
+            fixes = [relax(f"use {n}", replace(path, n)) for n in near] if keys is None else [
+                relax(f"use {n}", replace(path[:-1], {n if k == name else k: _plain(v) for k, v in keys.items()}))
+                for n in near if n not in keys]  # fmt: skip
             self.error("E_BEHAVIOUR_NAME", f"no variable is named {name!r} (variables: "
-                       f"{', '.join(self.variables) or 'none'})", path, [name],
-                       [relax(f"use {n}", replace(path, n)) for n in near])  # fmt: skip
+                       f"{', '.join(self.variables) or 'none'})", path, [name], fixes)  # fmt: skip
         return found
 
     def script(self, name: str, path: Path) -> bool:
@@ -202,6 +215,23 @@ class Compiler:
         return None
 
 
+def _finer_unit(value: str, scope: Scope, want: VType | None) -> str | None:
+    """The unit of ``value`` when it is of ``want``'s dimension but finer (what the receiver should declare)."""
+    try:
+        typed = compile_expr(value, scope)
+    except ExprError:
+        return None
+    got = typed.type.unit
+    if want is None or want.unit is None or got is None or got.dimension != want.unit.dimension:
+        return None
+    return got.symbol if got.exponent < want.unit.exponent else None
+
+
+def _plain(value: Any) -> Any:
+    """A plan value as plan data again (a payload model as its mapping)."""
+    return value.model_dump(by_alias=True) if hasattr(value, "model_dump") else value
+
+
 def _key(step: Any) -> tuple[str, Any]:
     """The step's kind and its value (the one field of its model)."""
     field_name, info = next(iter(type(step).model_fields.items()))
@@ -238,7 +268,7 @@ def _variables(c: Compiler) -> None:
             continue
         t = parse_type(decl.type, (decl.size or DEFAULT_BYTES) if decl.type == "bytes" else None)
         t = t.with_unit(unit(decl.unit))
-        var = ir.Variable(decl.name, f"{C_PREFIX}{decl.name}", t, persist=decl.persist, guard=decl.guard,
+        var = ir.Variable(decl.name, f"rac_v{index}_{decl.name}", t, persist=decl.persist, guard=decl.guard,
                           path=format_path(path))  # fmt: skip
         declare(c, decl, var, path)
         c.variables[decl.name] = var
@@ -283,7 +313,7 @@ def _trigger(c: Compiler, index: int, decl: Any) -> ir.Trigger | None:
         "boot" if isinstance(decl, BootTrigger) else "every" if isinstance(decl, EveryTrigger)
         else "event" if isinstance(decl, EventTrigger) else "condition"
     )  # fmt: skip
-    trigger = ir.Trigger(kind, name, f"{C_PREFIX}{name}", format_path(path), [])
+    trigger = ir.Trigger(kind, name, f"rac_t{index}_{name}", format_path(path), [])
     if not isinstance(decl, BootTrigger):
         trigger.times = decl.times
         if decl.in_state is not None and c.state(decl.in_state, [*path, "in_state"]) is not None:
@@ -312,7 +342,7 @@ def compile_behaviour(behaviour: Behaviour, plan: Plan, target: Target, framewor
     scripts = []
     for index, decl in enumerate(behaviour.scripts):
         path: Path = [*ROOT, "scripts", index]
-        script = ir.Trigger("script", decl.name, f"{C_PREFIX}{decl.name}", format_path(path),
+        script = ir.Trigger("script", decl.name, f"rac_s{index}_{decl.name}", format_path(path),
                             c.body(decl.do, [*path, "do"]), mode=decl.mode,
                             queue=decl.queue or (4 if decl.mode == "queued" else 1))  # fmt: skip
         if decl.queue is not None and decl.mode != "queued":

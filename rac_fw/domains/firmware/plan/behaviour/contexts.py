@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rac_fw.domains.firmware.plan.behaviour import ir
 from rac_fw.domains.firmware.plan.behaviour.spec import step_spec
-from rac_fw.domains.firmware.plan.evidence import Path, relax, replace
+from rac_fw.domains.firmware.plan.evidence import Path, relax, remove, replace
 from rac_fw.domains.firmware.plan.matrix import realizes
 from rac_fw.domains.firmware.plan.paths import format_path
 from rac_fw.domains.firmware.plan.registry import spec as op_spec
@@ -63,7 +63,11 @@ def supports(c: Compiler, index: int, feature: str, path: Path) -> bool:
     return False
 
 
-def raised_in_isr(op: Any) -> bool:
+def raised_in_isr(op: Any, event: str | None = None) -> bool:
+    """Whether ``op`` raises ``event`` in an interrupt handler: its flags say so, unless the op model lists the
+    event among its ``THREAD_EVENTS`` (a line a UART's loop assembles from what its interrupt received)."""
+    if event is not None and event in getattr(op, "THREAD_EVENTS", frozenset()):
+        return False
     return op_spec(op.op).has(Flag.ISR_CONTEXT) or bool(getattr(op, "EVENT_IN_ISR", False))
 
 
@@ -87,7 +91,7 @@ def bind_event(c: Compiler, trigger: ir.Trigger, decl: EventTrigger, path: Path)
     trigger.source_op, trigger.event = index, event
     trigger.queue = decl.queue
     trigger.resets_after = bool(getattr(op, "RESETS_AFTER_EVENT", False))
-    trigger.context = "isr" if raised_in_isr(op) else "thread"
+    trigger.context = "isr" if raised_in_isr(op, event) else "thread"
     trigger.deferred = decl.context == "thread" and trigger.context == "isr"
     if decl.context == "isr" and trigger.context == "thread":
         c.error("E_BEHAVIOUR_CONTEXT", f"{source} raises {event} in a thread, not an interrupt",
@@ -205,6 +209,11 @@ def place(c: Compiler, program: ir.Program) -> None:
                             _path(stmt.path), [trigger.name],
                             [relax("start the script", replace(_path(stmt.path)[:-1], {"start": stmt.data["script"]}))])
     _guard(c, program)
+    for var in program.variables:
+        if not var.contexts:  # nothing reads or writes it: it would change nothing (and C warns on it)
+            c.error("E_BEHAVIOUR_NAME", f"variable {var.name} is declared but no step, condition or state reads or "
+                    "writes it", [*_path(var.path), "name"], [var.name],
+                    [relax(f"remove {var.name}", remove(_path(var.path)))])  # fmt: skip
 
 
 __all__ = ["bind_event", "blocking", "format_path", "place", "raised_in_isr", "supports"]

@@ -19,7 +19,7 @@ from rac_fw.domains.firmware.plan.behaviour.render import _element as element
 
 def hook_name(op_name: str, event: str) -> str:
     """The C function a publisher calls when ``event`` happens (defined by the behaviour)."""
-    return f"rac_b_on_{op_name}_{event}"
+    return f"rac_b_on_{op_name}__{event}"
 
 
 def hooks(program: ir.Program, plan: Any) -> dict[tuple[int, str], str]:
@@ -37,7 +37,7 @@ def _filter_view(r: Renderer, var: ir.Variable) -> dict[str, Any]:
     t = var.type
     source = f["input"]
     view: dict[str, Any] = {"c": var.c, "t": t.c_type, "in": source.c_type, "e": element(t) if var.window else {},
-                            "kind": f["kind"], "float": t.kind == "float", "now": str(r.rt.now_ms()).strip()}
+                            "kind": f["kind"], "float": t.kind == "float", "now": "rac_b_now"}
     if f["kind"] == "exponential":
         view.update(alpha_pct=f["alpha_pct"], alpha_f=literal(f["alpha_pct"] / 100.0, t))
     elif f["kind"] == "delta":
@@ -67,7 +67,7 @@ def _filters(r: Renderer) -> list[str]:
 def _start_body(r: Renderer, t: ir.Trigger) -> str:
     slots = t.queue + 1
     push = (f"const uint8_t tail = {t.c}_tail;\nconst uint8_t next = (uint8_t)((tail + 1U) % {slots}U);\n"
-            f"if (next != {t.c}_head) {{\n{INDENT}{t.c}_since[tail] = {r.rt.now_ms()};\n{INDENT}{t.c}_tail = next;\n}}")
+            f"if (next != {t.c}_head) {{\n{INDENT}{t.c}_since[tail] = rac_b_now;\n{INDENT}{t.c}_tail = next;\n}}")
     if t.mode == "queued":
         return push
     nested = "\n".join(INDENT + line for line in push.splitlines())

@@ -146,3 +146,34 @@ def constant(e: ir.TExpr) -> Any:
         return UNKNOWN
 
     return evaluate(e, no_names)
+
+
+def upper_bound(e: ir.TExpr) -> int | None:
+    """The largest value an integer expression can take, as far as its constants say more than its type
+    (``min(n, 5)`` ≤ 5, ``clamp(x, 0, 20)`` ≤ 20, ``n % 10`` ≤ 9, ``n & 0x0F`` ≤ 15, ``n >> 28`` of a u32 ≤ 15);
+    None when it is not an integer. Loop bounds ask it, so a plan can bound a run-time count the way C would."""
+    if e.type.kind != "int":
+        return None
+    value = constant(e)
+    if value is not UNKNOWN:
+        return int(value)
+    widest = int_range(e.type)[1]
+    found: int | None = None
+    if isinstance(e, ir.Call) and e.function == "min":
+        bounds = [b for b in (upper_bound(a) for a in e.args) if b is not None]
+        found = min(bounds) if bounds else None
+    elif isinstance(e, ir.Call) and e.function == "clamp":
+        found = upper_bound(e.args[2])
+    elif isinstance(e, ir.Binary) and e.op == "%":
+        divisor = constant(e.right)
+        found = abs(int(divisor)) - 1 if divisor is not UNKNOWN and divisor != 0 else None
+    elif isinstance(e, ir.Binary) and e.op == "&":
+        masks = [int(v) for v in (constant(e.left), constant(e.right)) if v is not UNKNOWN and v >= 0]
+        found = min(masks) if masks else None
+    elif isinstance(e, ir.Binary) and e.op == ">>" and not e.type.signed:
+        shift = constant(e.right)
+        found = widest >> (int(shift) & (e.type.bits - 1)) if shift is not UNKNOWN else None
+    elif isinstance(e, ir.Convert) and e.factor == 1 and e.operand.type.kind == "int":
+        inner = upper_bound(e.operand)
+        found = inner if inner is not None and int_range(e.operand.type)[0] >= int_range(e.type)[0] else None
+    return widest if found is None else min(found, widest)

@@ -13,6 +13,8 @@ indexing ``buf[i]``. Every error carries the column it was found at.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from rac_fw.domains.firmware.plan.behaviour.units import UNITS
@@ -24,12 +26,15 @@ MAX_DEPTH = 24
 
 
 class ExprError(ValueError):
-    """An expression that does not parse or type-check; ``column`` is 1-based into the text."""
+    """An expression that does not parse or type-check; ``column`` is 1-based into the text; ``code`` is the
+    evidence code (E_BEHAVIOUR_EXPR: syntax and names, E_BEHAVIOUR_TYPE: kinds, E_BEHAVIOUR_UNIT: units)."""
 
-    def __init__(self, message: str, column: int = 0, suggestions: tuple[str, ...] = ()):
+    def __init__(self, message: str, column: int = 0, suggestions: tuple[str, ...] = (),
+                 code: str = "E_BEHAVIOUR_EXPR"):  # fmt: skip
         super().__init__(message)
         self.column = column
         self.suggestions = suggestions
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -176,48 +181,51 @@ class _Parser:
             raise ExprError(f"unexpected {self.tok.text!r}", self.tok.column)
         return node
 
-    def level(self, index: int) -> Node:
+    @contextmanager
+    def nested(self, column: int) -> Iterator[None]:
+        """One level of real nesting (parentheses, a call, an index, a unary operator), bounded so no input
+        can exhaust the parser's stack; precedence levels are not nesting and do not count."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise ExprError(f"expression nested deeper than {MAX_DEPTH}", self.tok.column)
+            raise ExprError(f"expression nested deeper than {MAX_DEPTH}", column)
         try:
-            if index == len(_BINARY):
-                return self.unary()
-            if index == _NOT_LEVEL:
-                if self.tok.text == "not":
-                    start = self.take()
-                    return Unary(start.column, "not", self.level(index))
-                return self.level(index + 1)
-            left = self.level(index + 1)
-            ops = _BINARY[index]
-            comparison = "==" in ops
-            while self.tok.text in ops and self.tok.kind in ("op", "kw"):
-                token = self.take()
-                right = self.level(index + 1)
-                left = Binary(token.column, token.text, left, right)
-                if comparison and self.tok.text in ops:
-                    raise ExprError("comparisons do not chain: write (a < b) and (b < c)", self.tok.column)
-            return left
+            yield
         finally:
             self.depth -= 1
+
+    def level(self, index: int) -> Node:
+        if index == len(_BINARY):
+            return self.unary()
+        if index == _NOT_LEVEL:
+            if self.tok.text == "not":
+                start = self.take()
+                with self.nested(start.column):
+                    return Unary(start.column, "not", self.level(index))
+            return self.level(index + 1)
+        left = self.level(index + 1)
+        ops = _BINARY[index]
+        comparison = "==" in ops
+        while self.tok.text in ops and self.tok.kind in ("op", "kw"):
+            token = self.take()
+            right = self.level(index + 1)
+            left = Binary(token.column, token.text, left, right)
+            if comparison and self.tok.text in ops:
+                raise ExprError("comparisons do not chain: write (a < b) and (b < c)", self.tok.column)
+        return left
 
     def unary(self) -> Node:
         if self.tok.text in ("-", "~"):
             token = self.take()
-            self.depth += 1
-            if self.depth > MAX_DEPTH:
-                raise ExprError(f"expression nested deeper than {MAX_DEPTH}", token.column)
-            try:
+            with self.nested(token.column):
                 operand = self.unary()
-            finally:
-                self.depth -= 1
             if token.text == "-" and isinstance(operand, Num):
                 return Num(token.column, -operand.value, operand.unit)
             return Unary(token.column, token.text, operand)
         node = self.primary()
         while self.tok.text == "[":
             start = self.take()
-            index = self.level(0)
+            with self.nested(start.column):
+                index = self.level(0)
             self.expect("]")
             node = Index(start.column, node, index)
         return node
@@ -234,16 +242,18 @@ class _Parser:
                     raise ExprError(f"{token.text!r} is not a function", token.column)
                 self.take()
                 args: list[Node] = []
-                if self.tok.text != ")":
-                    args.append(self.level(0))
-                    while self.tok.text == ",":
-                        self.take()
+                with self.nested(token.column):
+                    if self.tok.text != ")":
                         args.append(self.level(0))
+                        while self.tok.text == ",":
+                            self.take()
+                            args.append(self.level(0))
                 self.expect(")")
                 return Call(token.column, token.text, tuple(args))
             return Name(token.column, tuple(token.text.split(".")))
         if token.text == "(":
-            inner = self.level(0)
+            with self.nested(token.column):
+                inner = self.level(0)
             self.expect(")")
             return inner
         found = token.text or "the end"

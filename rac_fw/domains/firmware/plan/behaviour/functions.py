@@ -175,11 +175,11 @@ FUNCTIONS: dict[str, Function] = {
 
 
 def result_type(name: str, types: Sequence[VType]) -> VType:
-    """The type of ``name(args…)``; FunctionError / UnitError explain a misfit."""
+    """The type of ``name(args…)``; FunctionError (kinds, arity) / UnitError (units) explain a misfit."""
     function = FUNCTIONS[name]
     if len(types) != len(function.args):
         raise FunctionError(f"{name} takes {len(function.args)} argument(s), got {len(types)}")
     try:
         return function.result(types)
     except UnitError as exc:
-        raise FunctionError(f"{name}: {exc}") from None
+        raise UnitError(f"{name}: {exc}") from None

@@ -65,4 +65,4 @@ def render(plan: Any, target: Any, framework: str, refs: dict[int, OpRef]) -> st
     """The behaviour's C for the main file of ``framework`` (``refs``: views of :func:`used_ops`)."""
     found = program(plan, target, framework)
     assert found is not None
-    return render_program(found, framework, plan, refs, lambda i, e: raised_in_isr(plan.operations[i]))
+    return render_program(found, framework, plan, refs, lambda i, e: raised_in_isr(plan.operations[i], e))

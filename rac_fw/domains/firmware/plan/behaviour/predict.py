@@ -487,10 +487,17 @@ def _run(m: Machine, program: ir.Program, notes: list[str]) -> Prediction:
             if due - start > HORIZON_MS:
                 raise OpenTrace(f"{trigger.name} is still waiting after {HORIZON_MS // 1000} s of predicted time")
             _dispatch(m, trigger, due)
-        waiting = [t.name for t in program.triggers if t.name in external and t.times is not None
+        # An event trigger short of its `times` keeps the behaviour alive (the C dispatcher waits for it): for
+        # events from outside the chip the rest is open; for events only the behaviour raises, it never ends.
+        waiting = [t.name for t in program.triggers if t.kind == "event" and t.times is not None
                    and m.runs.get(t.name, _Run()).runs < t.times and not m.runs.get(t.name, _Run()).stopped]
-        if waiting:  # fmt: skip
-            m.items.append(Open(f"{', '.join(waiting)} wait(s) for events from outside the chip"))
+        outside = [name for name in waiting if name in external]
+        if outside:  # fmt: skip
+            m.items.append(Open(f"{', '.join(outside)} wait(s) for events from outside the chip"))
+            return Prediction(coalesce(m.items), "open", notes)
+        if waiting:
+            m.items.append(Open(f"{', '.join(waiting)} wait(s) for more events than the behaviour raises: the run "
+                                "does not end (lower its times)"))
             return Prediction(coalesce(m.items), "open", notes)
         m.emit(exact(done_line(0), "behaviour"))
         return Prediction(coalesce(m.items), "done", notes)

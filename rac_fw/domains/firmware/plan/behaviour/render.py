@@ -144,7 +144,7 @@ class Renderer:
         zero = "true" if fmt.startswith("0") else "false"
         upper = "true" if fmt.endswith("X") else "false"
         if base == 16 and t.signed:
-            value = f"(uint{max(t.bits, 32)}_t)({value})"
+            value = f"(uint{t.bits}_t)({value})"  # the bits of its own width, as the predictor prints them
         return f"rac_b_put_num((int64_t)({value}), {base}U, {width}U, {zero}, {upper});"
 
     # --- statements -------------------------------------------------------------------------------------
@@ -155,13 +155,19 @@ class Renderer:
     def block(self, stmts: list[ir.Stmt], depth: int = 1) -> str:
         return "\n".join(indent(self.stmt(s), depth) for s in stmts)
 
-    def wait(self, ms: int) -> str:
+    def pause(self, ms: int) -> str:
+        """Sleep ``ms`` on the clock (in a restart-mode script, ending at once when the script is restarted)."""
         script = self.current
         if script is not None and script.kind == "script" and script.mode == "restart" and script.started:
             return (f"{{\n{INDENT}const uint32_t t0 = {self.rt.now_ms()};\n{INDENT}while ((uint32_t)({self.rt.now_ms()}"
-                    f" - t0) < {ms}U) {{\n{INDENT * 2}if ({script.c}_restart) {{\n{INDENT * 3}goto rac_b_{script.name}"
-                    f"_again;\n{INDENT * 2}}}\n{INDENT * 2}{str(self.rt.sleep_ms(1)).strip()}\n{INDENT}}}\n}}")
+                    f" - t0) < {ms}U) {{\n{INDENT * 2}if ({script.c}_restart) {{\n{INDENT * 3}rac_b_now += (uint32_t)"
+                    f"({self.rt.now_ms()} - t0);\n{INDENT * 3}goto {script.c}_again;\n{INDENT * 2}}}\n{INDENT * 2}"
+                    f"{str(self.rt.sleep_ms(1)).strip()}\n{INDENT}}}\n}}")
         return str(self.rt.sleep_ms(ms)).strip()  # fmt: skip
+
+    def wait(self, ms: int) -> str:
+        """A ``wait``: the pause, then the behaviour's time moves on by exactly ``ms`` (the predictor's clock)."""
+        return f"{self.pause(ms)}\nrac_b_now += {ms}U;"
 
     def assign(self, s: ir.Stmt, name: str, kind: str, what: Any) -> str:
         var = self.program.variable(name)

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 
 from rac_fw.domains.firmware.plan.behaviour import expr as ast
 from rac_fw.domains.firmware.plan.behaviour import ir
+from rac_fw.domains.firmware.plan.behaviour.evaluate import to_type
 from rac_fw.domains.firmware.plan.behaviour.functions import FUNCTIONS, FunctionError, result_type
 from rac_fw.domains.firmware.plan.behaviour.types import BOOL, F32, I32, I64, U32, VType, int_range, joined
-from rac_fw.domains.firmware.plan.behaviour.units import UnitError, common, factor, unit
+from rac_fw.domains.firmware.plan.behaviour.units import UNITS, UnitError, common, factor, unit
 
+_TYPE, _UNIT = "E_BEHAVIOUR_TYPE", "E_BEHAVIOUR_UNIT"
 _ARITH = {"+", "-", "*", "/", "%"}
 _BITS = {"&", "|", "^", "<<", ">>"}
 _COMPARE = {"==", "!=", "<", "<=", ">", ">="}
@@ -62,18 +64,17 @@ def convert(e: ir.TExpr, into: VType, column: int = 0) -> ir.TExpr:
     if t == into:
         return e
     if t.kind != into.kind and not (t.numeric and into.numeric):
-        raise ast.ExprError(f"a {t.described()} value cannot be used as {into.described()}", column)
+        raise ast.ExprError(f"a {t.described()} value cannot be used as {into.described()}", column, code=_TYPE)
     if t.kind == "bytes":
         if into.kind == "bytes":
             return e
-        raise ast.ExprError(f"a {t.described()} value cannot be used as {into.described()}", column)
+        raise ast.ExprError(f"a {t.described()} value cannot be used as {into.described()}", column, code=_TYPE)
     try:
         scale = factor(t.unit, into.unit)
     except UnitError as exc:
-        raise ast.ExprError(str(exc), column) from None
-    if isinstance(e, ir.Const) and t.numeric:
-        value = e.value * scale
-        return ir.Const(into, float(value) if into.kind == "float" else int(value))
+        raise ast.ExprError(str(exc), column, code=_UNIT) from None
+    if isinstance(e, ir.Const) and t.numeric:  # folded as the C converts: wrapped (or saturated) to ``into``
+        return ir.Const(into, to_type(to_type(e.value, into) * scale, into))
     return ir.Convert(into, e, scale)
 
 
@@ -87,7 +88,7 @@ def _fits(literal: ir.Const, other: VType) -> bool:
 def _operands(left: ir.TExpr, right: ir.TExpr, column: int, *, with_units: bool) -> VType:
     lt, rt = left.type, right.type
     if not (lt.numeric and rt.numeric):
-        raise ast.ExprError(f"expects numbers, got {lt.described()} and {rt.described()}", column)
+        raise ast.ExprError(f"expects numbers, got {lt.described()} and {rt.described()}", column, code=_TYPE)
     # An integer literal meets a typed value in that value's signedness (count + 1 on a u32 stays u32).
     if isinstance(left, ir.Const) and _fits(left, rt):
         lt = rt.with_unit(lt.unit)
@@ -101,7 +102,7 @@ def _operands(left: ir.TExpr, right: ir.TExpr, column: int, *, with_units: bool)
     try:
         return base.with_unit(common(lt.unit, rt.unit))
     except UnitError as exc:
-        raise ast.ExprError(str(exc), column) from None
+        raise ast.ExprError(str(exc), column, code=_UNIT) from None
 
 
 def check(node: ast.Node, scope: Scope) -> ir.TExpr:
@@ -122,10 +123,10 @@ def check(node: ast.Node, scope: Scope) -> ir.TExpr:
     if isinstance(node, ast.Index):
         base = check(node.base, scope)
         if base.type.kind != "bytes":
-            raise ast.ExprError(f"only bytes values are indexed, not {base.type.described()}", node.column)
+            raise ast.ExprError(f"only bytes values are indexed, not {base.type.described()}", node.column, code=_TYPE)
         index = check(node.index, scope)
         if index.type.kind != "int":
-            raise ast.ExprError("an index is an integer", node.column)
+            raise ast.ExprError("an index is an integer", node.column, code=_TYPE)
         return ir.Index(VType("int", 8, False), base, index)
     raise ast.ExprError("unsupported expression", node.column)
 
@@ -134,14 +135,14 @@ def _unary(node: ast.Unary, operand: ir.TExpr) -> ir.TExpr:
     t = operand.type
     if node.op == "not":
         if t.kind != "bool":
-            raise ast.ExprError(f"'not' needs a bool, got {t.described()}", node.column)
+            raise ast.ExprError(f"'not' needs a bool, got {t.described()}", node.column, code=_TYPE)
         return ir.Unary(BOOL, "not", operand)
     if node.op == "~":
         if t.kind != "int":
-            raise ast.ExprError(f"'~' needs an integer, got {t.described()}", node.column)
+            raise ast.ExprError(f"'~' needs an integer, got {t.described()}", node.column, code=_TYPE)
         return ir.Unary(joined(t, t).with_unit(None), "~", operand)
     if not t.numeric:
-        raise ast.ExprError(f"'-' needs a number, got {t.described()}", node.column)
+        raise ast.ExprError(f"'-' needs a number, got {t.described()}", node.column, code=_TYPE)
     result = t if t.kind == "float" else joined(t, I32).with_unit(t.unit)
     return ir.Unary(result, "-", operand)
 
@@ -151,21 +152,22 @@ def _binary(node: ast.Binary, left: ir.TExpr, right: ir.TExpr) -> ir.TExpr:
     lt, rt = left.type, right.type
     if op in ("and", "or"):
         if lt.kind != "bool" or rt.kind != "bool":
-            raise ast.ExprError(f"'{op}' needs two bools, got {lt.described()} and {rt.described()}", column)
+            raise ast.ExprError(f"'{op}' needs two bools, got {lt.described()} and {rt.described()}",
+                                column, code=_TYPE)
         return ir.Binary(BOOL, op, left, right, BOOL)
     if op in _COMPARE:
         return _compare(node, left, right)
     if op in _BITS:
         if lt.kind != "int" or rt.kind != "int":
-            raise ast.ExprError(f"'{op}' needs integers, got {lt.described()} and {rt.described()}", column)
+            raise ast.ExprError(f"'{op}' needs integers, got {lt.described()} and {rt.described()}", column, code=_TYPE)
         if lt.unit or rt.unit:
-            raise ast.ExprError(f"'{op}' works on raw bits: its operands carry no unit", column)
+            raise ast.ExprError(f"'{op}' works on raw bits: its operands carry no unit", column, code=_UNIT)
         t = _operands(left, right, column, with_units=False)
         if op in ("<<", ">>"):
             t = joined(lt, lt)
         return ir.Binary(t, op, left, right, t)
     if op == "%" and (lt.kind == "float" or rt.kind == "float"):
-        raise ast.ExprError("'%' needs integers (a float remainder is not defined here)", column)
+        raise ast.ExprError("'%' needs integers (a float remainder is not defined here)", column, code=_TYPE)
     if op in ("+", "-", "%"):
         t = _operands(left, right, column, with_units=True)
         return ir.Binary(t, op, convert(left, t, column), convert(right, t, column), t)
@@ -173,14 +175,16 @@ def _binary(node: ast.Binary, left: ir.TExpr, right: ir.TExpr) -> ir.TExpr:
     t = _operands(left, right, column, with_units=False)
     if lt.unit and rt.unit:
         if op == "*":
-            raise ast.ExprError(f"a product of {lt.unit.symbol} and {rt.unit.symbol} has no unit here", column)
+            raise ast.ExprError(f"a product of {lt.unit.symbol} and {rt.unit.symbol} has no unit here",
+                                column, code=_UNIT)
         try:
             both = t.with_unit(common(lt.unit, rt.unit))
         except UnitError as exc:
-            raise ast.ExprError(str(exc), column) from None
+            raise ast.ExprError(str(exc), column, code=_UNIT) from None
         return ir.Binary(t.with_unit(None), op, convert(left, both, column), convert(right, both, column), both)
     if rt.unit and op == "/":
-        raise ast.ExprError(f"dividing by {rt.unit.symbol} gives a unit this language does not have", column)
+        raise ast.ExprError(f"dividing by {rt.unit.symbol} gives a unit this language does not have",
+                            column, code=_UNIT)
     return ir.Binary(t.with_unit(lt.unit or rt.unit), op, left, right, t.with_unit(None))
 
 
@@ -189,9 +193,9 @@ def _compare(node: ast.Binary, left: ir.TExpr, right: ir.TExpr) -> ir.TExpr:
     op, column = node.op, node.column
     if lt.kind in ("bool", "state", "bytes") or rt.kind in ("bool", "state", "bytes"):
         if lt.kind != rt.kind:
-            raise ast.ExprError(f"cannot compare {lt.described()} with {rt.described()}", column)
+            raise ast.ExprError(f"cannot compare {lt.described()} with {rt.described()}", column, code=_TYPE)
         if op not in ("==", "!="):
-            raise ast.ExprError(f"{lt.kind} values compare only with == and !=", column)
+            raise ast.ExprError(f"{lt.kind} values compare only with == and !=", column, code=_TYPE)
         return ir.Binary(BOOL, op, left, right, lt)
     t = _operands(left, right, column, with_units=True)
     if t.kind == "int":  # compared exactly: both sides widened to 64 bits (u32 against i32 included)
@@ -215,14 +219,16 @@ def _call(node: ast.Call, scope: Scope) -> ir.TExpr:
             isinstance(typed, ir.Ref) and typed.symbol.kind == "var" and typed.symbol.name in scope.windows
         ):
             windows = ", ".join(sorted(scope.windows)) or "none (declare one with `window: N`)"
-            raise ast.ExprError(f"{node.name} takes a variable with a window; windows: {windows}", node.column)
+            raise ast.ExprError(f"{node.name} takes a variable with a window; windows: {windows}",
+                                node.column, code=_TYPE)
         if kind == "bytes" and typed.type.kind != "bytes":
-            raise ast.ExprError(f"{node.name} takes a bytes value, not {typed.type.described()}", node.column)
+            raise ast.ExprError(f"{node.name} takes a bytes value, not {typed.type.described()}",
+                                node.column, code=_TYPE)
         args.append(typed)
     try:
         result = result_type(node.name, [a.type for a in args])
     except (FunctionError, UnitError) as exc:
-        raise ast.ExprError(str(exc), node.column) from None
+        raise ast.ExprError(str(exc), node.column, code=_UNIT if isinstance(exc, UnitError) else _TYPE) from None
     if node.name == "scale":
         source = result.with_unit(common(common(args[0].type.unit, args[1].type.unit), args[2].type.unit))
         args = [convert(a, joined(a.type, source).with_unit(source.unit), node.column) for a in args[:3]] + [
@@ -240,3 +246,33 @@ def compile_expr(text: str | int | float | bool, scope: Scope) -> ir.TExpr:
     if isinstance(text, int | float):
         return _literal(ast.Num(1, text))
     return check(ast.parse(text), scope)
+
+
+def unit_fixes(text: str, scope: Scope, want: VType | None = None, most: int = 3) -> list[str]:
+    """Rewrites of ``text`` whose only change is one literal's unit (``5ms`` → ``5mV``, or no unit) that type
+    in ``scope`` (and convert to ``want``): the relaxations of a unit mismatch, each checked before it is offered."""
+    try:
+        tokens = [t for t in ast.tokenize(text) if t.kind == "num" and t.unit is not None]
+        named = [s.type.unit for n in ast.names(ast.parse(text)) if (s := scope.symbols.get(n.text)) is not None]
+    except ast.ExprError:
+        return []
+    units = {u.symbol: u for u in [*named, want.unit if want else None] if u is not None}
+    found: list[str] = []
+    for token in tokens:
+        start = token.column - 1 + len(token.text)
+        dimension = UNITS[token.unit].dimension if token.unit in UNITS else None
+        if any(u.dimension == dimension for u in units.values()):
+            continue  # a literal of a dimension the expression expects is not the culprit
+        for symbol in [*sorted(units), ""]:
+            candidate = text[:start] + symbol + text[start + len(token.unit or ""):]
+            try:
+                typed = compile_expr(candidate, scope)
+                if want is not None:
+                    convert(typed, want)
+            except ast.ExprError:
+                continue
+            if candidate not in found:
+                found.append(candidate)
+            if len(found) >= most:
+                return found
+    return found

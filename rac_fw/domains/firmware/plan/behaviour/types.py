@@ -153,10 +153,19 @@ def trunc_mod(a: int, b: int) -> int:
     return a - trunc_div(a, b) * b
 
 
+#: Beyond this magnitude a float scaled to its decimals no longer fits the 64-bit integer the C formatter uses.
+FIXED_LIMIT = 9.2e18
+
+
 def fixed(value: float, decimals: int) -> str:
-    """A float printed with ``decimals`` decimals, rounding half away from zero (the C helper's rule)."""
+    """A float printed with ``decimals`` decimals, rounding half away from zero (the C helper's rule); NaN prints
+    ``nan`` and a value too large for the format (infinity included) ``inf`` or ``-inf``."""
+    if math.isnan(value):
+        return "nan"
     scale = 10**decimals
     scaled = value * scale
+    if scaled >= FIXED_LIMIT or scaled <= -FIXED_LIMIT:
+        return "inf" if scaled > 0 else "-inf"
     whole = int(scaled - 0.5) if scaled < 0 else int(scaled + 0.5)
     sign = "-" if whole < 0 else ""
     whole = abs(whole)

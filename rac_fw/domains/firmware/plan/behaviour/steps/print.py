@@ -13,6 +13,7 @@ from rac_fw.domains.firmware.plan.behaviour.fields import Text, _Closed
 from rac_fw.domains.firmware.plan.behaviour.spec import StepSpec
 from rac_fw.domains.firmware.plan.behaviour.trace import Line, literal
 from rac_fw.domains.firmware.plan.behaviour.types import VType, fixed, int_range
+from rac_fw.domains.firmware.plan.evidence import relax, replace
 from rac_fw.domains.firmware.plan.paths import format_path
 
 if TYPE_CHECKING:
@@ -31,6 +32,14 @@ class PrintStep(_Closed):
     print: Text = Field(description="The line; {expr} inserts a value, {{ and }} are braces.")
 
 
+class Unbalanced(ValueError):
+    """A brace that opens or closes no placeholder; ``repaired`` is the text with that brace written literally."""
+
+    def __init__(self, message: str, repaired: str):
+        super().__init__(message)
+        self.repaired = repaired
+
+
 def split(text: str) -> list[tuple[str, str, str]]:
     """``("text", literal, "")`` and ``("value", expression, format)`` parts of a print's text."""
     parts: list[tuple[str, str, str]] = []
@@ -43,15 +52,16 @@ def split(text: str) -> list[tuple[str, str, str]]:
             i += 2
             continue
         if ch == "}":
-            raise ValueError(f"unmatched '}}' at column {i + 1} (write '}}}}' for a brace)")
+            raise Unbalanced(f"unmatched '}}' at column {i + 1} (write '}}}}' for a brace)", text[:i] + "}" + text[i:])
         if ch == "{":
             end = text.find("}", i)
             if end < 0:
-                raise ValueError(f"unclosed '{{' at column {i + 1}")
+                raise Unbalanced(f"unclosed '{{' at column {i + 1}", text[:i] + "{" + text[i:])
             inner = text[i + 1 : end]
             expression, _, fmt = inner.partition(":")
             if not expression.strip():
-                raise ValueError(f"empty placeholder at column {i + 1}")
+                literal_braces = text[:i] + "{{" + inner + "}}" + text[end + 1 :]
+                raise Unbalanced(f"empty placeholder at column {i + 1}", literal_braces)
             if literal:
                 parts.append(("text", literal, ""))
                 literal = ""
@@ -128,7 +138,7 @@ def pattern_for(t: VType, fmt: str, states: list[str]) -> str:
     if t.kind == "bytes":
         return "(?:[0-9a-f]{2})*"
     if t.kind == "float":
-        return r"-?\d+(?:\.\d+)?"
+        return r"(?:-?\d+(?:\.\d+)?|nan|-?inf)"
     if t.kind == "bool":
         return "(?:true|false)"
     if t.kind == "state":
@@ -142,8 +152,9 @@ def _compile(c: Compiler, text: str, path: list[str | int]) -> ir.Stmt:
     stmt = ir.Stmt("print", format_path(path), data={"parts": []})
     try:
         parts = split(text)
-    except ValueError as exc:
-        c.error("E_BEHAVIOUR_FORMAT", f"{text!r}: {exc}", path, [text])
+    except Unbalanced as exc:
+        c.error("E_BEHAVIOUR_FORMAT", f"{text!r}: {exc}", path, [text],
+                [relax("print the brace literally", replace(path, exc.repaired))])  # fmt: skip
         return stmt
     for kind, body, fmt in parts:
         if kind == "text":
@@ -155,7 +166,10 @@ def _compile(c: Compiler, text: str, path: list[str | int]) -> ir.Stmt:
             continue
         problem = _fmt_ok(typed.type, fmt)
         if problem is not None:
-            c.error("E_BEHAVIOUR_FORMAT", f"{{{body}:{fmt}}}: {problem}", path, [body])
+            plain = re.sub(r"\{\s*" + re.escape(body) + r"\s*:[^}]*\}", "{" + body.replace("\\", "\\\\") + "}", text,
+                           count=1)
+            c.error("E_BEHAVIOUR_FORMAT", f"{{{body}:{fmt}}}: {problem}", path, [body],
+                    [relax(f"print {body} in its default format", replace(path, plain))])  # fmt: skip
             continue
         stmt.exprs[key] = typed
         stmt.data["parts"].append(("value", key, fmt))

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from rac_fw.domains.firmware.plan.behaviour import ir
-from rac_fw.domains.firmware.plan.behaviour.evaluate import UNKNOWN, constant
+from rac_fw.domains.firmware.plan.behaviour.evaluate import UNKNOWN, constant, upper_bound
 from rac_fw.domains.firmware.plan.behaviour.fields import Expr, _Closed
 from rac_fw.domains.firmware.plan.behaviour.spec import StepSpec
-from rac_fw.domains.firmware.plan.behaviour.types import U32, int_range
+from rac_fw.domains.firmware.plan.behaviour.types import U32
 from rac_fw.domains.firmware.plan.evidence import relax, replace
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.paths import format_path
@@ -25,7 +25,8 @@ MAX_TIMES = 100_000
 
 
 class RepeatBody(_Closed):
-    times: Expr = Field(description="How many times: a number, or an expression of a type ≤ 16 bits.")
+    times: Expr = Field(description="How many times (≤ 100000): a number, or an expression bounded by its type "
+                       "(≤ 16 bits) or by min(…, N).")
     as_: Name | None = Field(default=None, alias="as", description="The index name: 0 … times-1.")
     do: Steps
 
@@ -45,17 +46,17 @@ def _compile(c: Compiler, body: RepeatBody, path: list[str | int]) -> ir.Stmt:
                     [*path, "times"], [str(body.times)])  # fmt: skip
         else:
             fixed = constant(times)
-            bound = fixed if fixed is not UNKNOWN else int_range(times.type)[1]
-            if bound > MAX_TIMES or (fixed is UNKNOWN and times.type.bits > 16):
+            bound = upper_bound(times) or 0
+            if bound > MAX_TIMES:
                 clamp = f"min({body.times}, 1000)" if fixed is UNKNOWN else MAX_TIMES
                 c.error("E_BEHAVIOUR_UNBOUNDED", f"repeat {body.times!r} may run up to {bound} times (at most "
-                        f"{MAX_TIMES}, and a run-time count needs a type of ≤ 16 bits)", [*path, "times"],
+                        f"{MAX_TIMES}: bound a run-time count, e.g. with min)", [*path, "times"],
                         [str(body.times)], [relax(f"bound it: {clamp}", replace([*path, "times"], clamp))])
             stmt.exprs["times"] = times  # fmt: skip
             stmt.data["bound"] = bound
     symbols = []
     if body.as_ is not None:
-        index = ir.Symbol("loop", body.as_, f"rac_b_{body.as_}_{len(path)}", U32)
+        index = ir.Symbol("loop", body.as_, f"rac_i{len(path)}_{body.as_}", U32)
         stmt.data["index"] = index
         symbols.append(index)
     with c.scoped(symbols):

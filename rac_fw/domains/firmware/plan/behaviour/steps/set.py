@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from rac_fw.domains.firmware.plan.behaviour import ir
+from rac_fw.domains.firmware.plan.behaviour.contexts import _path
 from rac_fw.domains.firmware.plan.behaviour.fields import Expr, Payload, _Closed
 from rac_fw.domains.firmware.plan.behaviour.spec import StepSpec
 from rac_fw.domains.firmware.plan.fields import Name
@@ -31,7 +32,7 @@ def _compile(c: Compiler, values: dict[str, Any], path: list[str | int]) -> ir.S
     stmt = ir.Stmt("set", format_path(path), data={"assign": [], "writes": []})
     for name, value in values.items():
         where = [*path, name]
-        var = c.variable(name, where)
+        var = c.variable(name, where, values)
         if var is None:
             continue
         stmt.data["writes"].append(name)
@@ -62,7 +63,7 @@ def _compile(c: Compiler, values: dict[str, Any], path: list[str | int]) -> ir.S
             c.error("E_BEHAVIOUR_TYPE", f"{name} is {var.type.described()}: a payload sets only bytes", where, [name])
             continue
         want = var.filter["input"] if var.filter else var.type
-        typed = c.expr(value, where, want)
+        typed = c.expr(value, where, want, unit_field=[*_path(var.path), "unit"] if not var.filter else None)
         if typed is not None:
             key = f"v{len(stmt.exprs)}"
             stmt.exprs[key] = typed

@@ -9,6 +9,7 @@ from pydantic import Field
 from rac_fw.domains.firmware.plan.behaviour import ir
 from rac_fw.domains.firmware.plan.behaviour.fields import Duration, Expr, _Closed
 from rac_fw.domains.firmware.plan.behaviour.spec import StepSpec
+from rac_fw.domains.firmware.plan.evidence import relax, remove
 from rac_fw.domains.firmware.plan.paths import format_path
 
 if TYPE_CHECKING:
@@ -40,7 +41,8 @@ def _compile(c: Compiler, body: WaitUntilBody, path: list[str | int]) -> ir.Stmt
         stmt.exprs["cond"] = cond
     stmt.blocks["on_timeout"] = c.body(body.on_timeout, [*path, "on_timeout"])
     if ms is None and body.on_timeout:
-        c.error("E_BEHAVIOUR_FIELD", "on_timeout never runs without a timeout", [*path, "on_timeout"], [])
+        c.error("E_BEHAVIOUR_FIELD", "on_timeout never runs without a timeout", [*path, "on_timeout"], [],
+                [relax("remove on_timeout", remove([*path, "on_timeout"]))])  # fmt: skip
     return stmt
 
 

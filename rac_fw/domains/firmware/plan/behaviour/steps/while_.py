@@ -10,12 +10,17 @@ from rac_fw.domains.firmware.plan.behaviour import ir
 from rac_fw.domains.firmware.plan.behaviour.evaluate import UNKNOWN
 from rac_fw.domains.firmware.plan.behaviour.fields import Expr, _Closed
 from rac_fw.domains.firmware.plan.behaviour.spec import StepSpec
+from rac_fw.domains.firmware.plan.evidence import relax, remove, replace
 from rac_fw.domains.firmware.plan.paths import format_path
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.plan.behaviour.compile import Compiler
     from rac_fw.domains.firmware.plan.behaviour.model import Steps
     from rac_fw.domains.firmware.plan.behaviour.predict import Machine
+
+
+#: The most iterations a bounded ``while`` may allow.
+MAX_ITERATIONS = 100_000
 
 
 class WhileBody(_Closed):
@@ -33,16 +38,18 @@ class WhileStep(_Closed):
 
 def _compile(c: Compiler, body: WhileBody, path: list[str | int]) -> ir.Stmt:
     stmt = ir.Stmt("while", format_path(path), data={"max": body.max})
-    if isinstance(body.max, int) and not 1 <= body.max <= 100_000:
-        c.error("E_BEHAVIOUR_UNBOUNDED", f"while max {body.max} is outside 1 … 100000", [*path, "max"],
-                [str(body.max)])  # fmt: skip
+    if isinstance(body.max, int) and not 1 <= body.max <= MAX_ITERATIONS:
+        bound = min(max(body.max, 1), MAX_ITERATIONS)
+        c.error("E_BEHAVIOUR_UNBOUNDED", f"while max {body.max} is outside 1 … {MAX_ITERATIONS}", [*path, "max"],
+                [str(body.max)], [relax(f"bound it at {bound}", replace([*path, "max"], bound))])  # fmt: skip
     cond = c.cond(body.cond, [*path, "cond"])
     if cond is not None:
         stmt.exprs["cond"] = cond
     stmt.blocks["do"] = c.body(body.do, [*path, "do"])
     stmt.blocks["on_limit"] = c.body(body.on_limit, [*path, "on_limit"])
     if body.max == "forever" and body.on_limit:
-        c.error("E_BEHAVIOUR_FIELD", "on_limit never runs in a loop without a bound", [*path, "on_limit"], [])
+        c.error("E_BEHAVIOUR_FIELD", "on_limit never runs in a loop without a bound", [*path, "on_limit"], [],
+                [relax("remove on_limit", remove([*path, "on_limit"]))])  # fmt: skip
     return stmt
 
 
