@@ -56,9 +56,10 @@ class Costs:
     target: Target
 
     def console_ms(self, chars: int) -> float:
+        """``chars`` at the console's baud rate (a console without a wire, native_sim's PTY: baud 0, costs none)."""
         console = self.target.board.console
         baud = console.baud if console is not None else 115200
-        return chars * 10 * 1000.0 / baud
+        return chars * 10 * 1000.0 / baud if baud else 0.0
 
     def action_ms(self, index: int, stmt: ir.Stmt) -> float:
         op = self.plan.operations[index]
