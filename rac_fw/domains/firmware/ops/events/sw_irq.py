@@ -84,7 +84,8 @@ def _software_level(plan: Plan, target: Target, index: int, op: SwIrq) -> list[E
     path: list[str | int] = ["operations", index, "irq_priority"]
     levels = [s.level for s in target.interrupts.software] if target.interrupts is not None else []
     return [violation("E_TARGET_UNSUPPORTED", f"{target.id}'s software interrupts have the fixed levels "
-                      f"{', '.join(map(str, levels))}, not {op.irq_priority}", path, [op.name or "sw_irq", "irq_priority"],
+                      f"{', '.join(map(str, levels))}, not {op.irq_priority}", path,
+                      [op.name or "sw_irq", "irq_priority"],
                       relaxations=[relax(f"use level {level}", replace(path, level)) for level in levels])]  # fmt: skip
 
 

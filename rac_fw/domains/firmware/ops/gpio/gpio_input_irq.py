@@ -58,7 +58,8 @@ def _espidf(b: EspIdfBuild, index: int, op: GpioInputIrq) -> dict[str, Any]:
     edges = {"rising": "GPIO_INTR_POSEDGE", "falling": "GPIO_INTR_NEGEDGE", "both": "GPIO_INTR_ANYEDGE"}
     b.gpio_isr_flags = b.intr_flags(op.irq_priority)
     return {"gpio": gpio, "active_low": active_low, "pull": op.pull or ("up" if active_low else "down"),
-            "intr": edges[op.edge], "reactions": reaction_symbols(b, index), "hooks": b.hooks(index, "edge")}  # fmt: skip
+            "intr": edges[op.edge], "reactions": reaction_symbols(b, index),
+            "hooks": b.hooks(index, "edge")}  # fmt: skip
 
 
 def _hal(b: HalBuild, index: int, op: GpioInputIrq) -> dict[str, Any]:

@@ -105,7 +105,7 @@ def _nvs_keys(value: Behaviour) -> list[Evidence]:
         if var.persist and len(var.name) > NVS_KEY_CHARS:
             path: list[str | int] = ["behaviour", "vars", index, "persist"]
             out.append(violation(
-                "E_BEHAVIOUR_PERSIST", f"{var.name} is persisted as an NVS blob keyed by its name, and NVS keys hold at "
-                f"most {NVS_KEY_CHARS} characters ({len(var.name)} here)", path, [var.name],
+                "E_BEHAVIOUR_PERSIST", f"{var.name} is persisted as an NVS blob keyed by its name, and NVS keys "
+                f"hold at most {NVS_KEY_CHARS} characters ({len(var.name)} here)", path, [var.name],
                 relaxations=[relax(f"do not persist {var.name}", replace(path, False))]))  # fmt: skip
     return out
