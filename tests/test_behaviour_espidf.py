@@ -307,3 +307,42 @@ def test_plans_without_a_behaviour_keep_app_main_and_the_pytest_file_as_they_wer
     assert "rac_behaviour_run" not in main and "rac_await" not in main and "rac_labels" not in main
     assert "static atomic_uint rac_reported;" in main and 'ESP_LOGI(TAG, "started' in main
     assert "PREDICTED" not in files[PYTEST_FILE] and "OPERATIONS = " in files[PYTEST_FILE]
+
+
+#: A JEDEC id read over SPI and a register write/read over I2C, each with the behaviour's own buffers.
+BUS: dict[str, Any] = {
+    "target": "esp32s3", "framework": "espidf",
+    "resources": {"devices": [
+        {"name": "flash_chip", "bus": "spi", "controller": "SPI2", "chip_select": "GPIO10", "frequency_hz": 1000000},
+        {"name": "tmp102", "bus": "i2c", "controller": "I2C0", "address": 0x48, "frequency_hz": 100000}]},
+    "operations": [
+        {"op": "spi_transfer", "name": "jedec", "device": "flash_chip", "register_index": 0x9F, "read_bytes": 3},
+        {"op": "i2c_transfer", "name": "temp", "device": "tmp102", "register_index": 1, "write_bytes": 2,
+         "read_bytes": 2, "interval_ms": 500}],
+    "behaviour": {
+        "vars": [{"name": "id", "type": "bytes", "size": 3}, {"name": "back", "type": "bytes", "size": 2},
+                 {"name": "ok", "type": "bool", "init": False}],
+        "triggers": [{"at": "boot", "do": [
+            {"act": {"op": "jedec", "action": "transfer", "into": "id", "ok": "ok"}},
+            {"act": {"op": "temp", "action": "transfer", "args": {"tx": {"hex": "60 a0"}}, "into": "back"}},
+            {"print": "id={id} ok={ok} back={back}"}]}],
+    },
+}  # fmt: skip
+
+
+def test_bus_transfers_send_the_payload_and_read_into_a_variable() -> None:
+    main = _clean(_lowered(BUS))["main/main.c"]
+    assert "rac_b_ok = jedec_transfer(NULL, 0U);" in main
+    assert "(void)temp_transfer((const uint8_t[]){0x60U, 0xa0U}, 2U);" in main
+    assert "rac_b_copy(rac_b_id, &rac_b_id_len, 3U, jedec_in, jedec_in_len);" in main
+    assert "i2c_master_transmit_receive(tmp102_dev, out, 1U + count, temp_in, 2, 100) == ESP_OK" in main
+    assert "spi_device_polling_transmit(flash_chip_m0_dev, &transaction) == ESP_OK" in main
+
+
+def test_a_behaviour_transfer_beside_periodic_spi_transfers_is_refused() -> None:
+    plan = _plan(BUS)
+    plan["operations"][0]["interval_ms"] = 200
+    result = run_plan(plan)
+    refusal = next(e for e in result.evidence if e.code == "E_TARGET_UNSUPPORTED")
+    assert "SPI master driver" in refusal.message and "operations[0].interval_ms" in (refusal.location or "")
+    assert run_plan(refusal.relaxations[0].apply(plan)).status is Status.PASS

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.bus import ACTIONS, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
+from rac_fw.domains.firmware.ops.bus import ACTIONS, ESPIDF_BEHAVIOUR, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -68,7 +68,8 @@ def _espidf(b: EspIdfBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
     b.i2c_buses.setdefault(port, {"port": port, "sda": sda, "scl": scl, "devices": {}})
     b.i2c_buses[port]["devices"][device.name] = {"name": device.name, "address": device.address,
                                                  "hz": device.frequency_hz}  # fmt: skip
-    return {"device": device.name, "port": port, "task": b.thread(None, b.symbol(index, op))}
+    return {"device": device.name, "port": port, "task": b.thread(None, b.symbol(index, op)),
+            "outputs": {"rx": f"{b.symbol(index, op)}_in"}}
 
 
 def _hal(b: HalBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
@@ -95,7 +96,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="i2c", view=_zephyr, available=lambda t: has_dt_label(t, r"i2c\d*"),
                               quiet=True, behaviour=ZEPHYR_BEHAVIOUR),
-        "espidf": Realization(template="bus", view=_espidf),
+        "espidf": Realization(template="bus", view=_espidf, quiet=True, behaviour=ESPIDF_BEHAVIOUR),
         "hal": Realization(template="ops", view=_hal),
     },
     checks=(_names,),
