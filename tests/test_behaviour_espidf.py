@@ -234,7 +234,7 @@ def test_persisted_variables_live_in_nvs_with_every_return_checked() -> None:
     for call in re.findall(r"^\s*(?:\(void\))?(nvs_\w+)\(", main, re.M):
         assert call == "nvs_close", call  # every other NVS call's result is tested
     # A set only marks the value changed; the task writes it before it resets the chip (and at its waits).
-    assert "rac_b_boots_changed = true;" in main and "rac_b_flush();\n        esp_restart();" in main
+    assert "rac_b_boots_changed = true;" in main and "rac_idf_flush();\n        esp_restart();" in main
     assert main.index("rac_b_boots_load();") < main.index("rac_b_t0();\n    rac_b_exit(0);")
     assert result.lowered is not None
     trace = [t.get("line") or t.get("open") for t in result.lowered.receipt.trace or []]
