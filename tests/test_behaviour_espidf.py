@@ -143,7 +143,7 @@ def test_behaviour_examples_lower_clean_on_esp32s3(example: str) -> None:
     files = _clean(_lowered(plan))
     main = files["main/main.c"]
     # app_main reports the operation in plan order, then runs the behaviour, which prints "rac: done" itself.
-    assert main.index('rac_ok("led");') < main.index("rac_await(0U);") < main.index("rac_behaviour_run();")
+    assert main.index('rac_ok("led");') < main.index("rac_await(0U, 1000U);") < main.index("rac_behaviour_run();")
     assert 'printf("rac: done\\n")' not in main and 'ESP_LOGI(TAG, "started' not in main
     assert "CONFIG_ESP_MAIN_TASK_AFFINITY_CPU0=y" in files["sdkconfig.defaults"]
 
@@ -204,7 +204,7 @@ def test_events_outputs_and_actions_render_in_their_contexts() -> None:
     assert "value_sw = gpio_get_level(GPIO_NUM_38) ^ 0;" in main and "((value_sw != 0))" in main
     assert "(void)led_drive(-1);" in main and "CONFIG_GPIO_CTRL_FUNC_IN_IRAM=y" in files["sdkconfig.defaults"]
     # Every quiet operation's report is awaited in plan order before the behaviour starts.
-    awaited = [int(i) for i in re.findall(r"rac_await\((\d+)U\);", main)]
+    awaited = [int(i) for i in re.findall(r"rac_await\((\d+)U, 1000U\);", main)]
     assert awaited == list(range(len(RICH["operations"])))
 
 
@@ -337,6 +337,8 @@ def test_bus_transfers_send_the_payload_and_read_into_a_variable() -> None:
     assert "rac_b_copy(rac_b_id, &rac_b_id_len, 3U, jedec_in, jedec_in_len);" in main
     assert "i2c_master_transmit_receive(tmp102_dev, out, 1U + count, temp_in, 2, 100) == ESP_OK" in main
     assert "spi_device_polling_transmit(flash_chip_m0_dev, &transaction) == ESP_OK" in main
+    # Each transfer reports after its first attempts: app_main waits as long as they may take.
+    assert "rac_await(0U, 1300U);" in main and "rac_await(1U, 1300U);" in main
 
 
 def test_a_behaviour_transfer_beside_periodic_spi_transfers_is_refused() -> None:

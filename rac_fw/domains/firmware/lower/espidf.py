@@ -71,6 +71,9 @@ DEFAULT_STACK_BYTES = 4096
 DEFAULT_PRIORITY = 5
 #: FreeRTOS priorities usable by application tasks (configMAX_PRIORITIES is 25 in ESP-IDF).
 MAX_TASK_PRIORITY = 24
+#: How long app_main waits for a quiet operation's first report (at set-up, or its task's first run) when its
+#: view states no longer bound (a bus transfer's attempts and timeouts).
+REPORT_WITHIN_MS = 1000
 #: The UART driver's RX ring must be larger than the hardware FIFO (SOC_UART_FIFO_LEN = 128 on S3).
 UART_MIN_RING = 256
 
@@ -296,6 +299,7 @@ def _view(build: EspIdfBuild, index: int, op: Any) -> dict[str, Any]:
     quiet = realization.quiet(op) if callable(realization.quiet) else realization.quiet
     # With a behaviour, app_main waits for a quiet operation's report before the next set-up (plan order).
     view["await"] = build.plan.behaviour is not None and quiet
+    view.setdefault("report_within_ms", REPORT_WITHIN_MS)
     return view
 
 

@@ -69,7 +69,9 @@ def _espidf(b: EspIdfBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
     b.i2c_buses[port]["devices"][device.name] = {"name": device.name, "address": device.address,
                                                  "hz": device.frequency_hz}  # fmt: skip
     return {"device": device.name, "port": port, "task": b.thread(None, b.symbol(index, op)),
-            "outputs": {"rx": f"{b.symbol(index, op)}_in"}}
+            "outputs": {"rx": f"{b.symbol(index, op)}_in"},
+            # Its first report comes after its first transfer: every attempt may take the whole timeout.
+            "report_within_ms": (op.retries + 1) * op.timeout_ms + 1000}
 
 
 def _hal(b: HalBuild, index: int, op: I2cTransfer) -> dict[str, Any]:

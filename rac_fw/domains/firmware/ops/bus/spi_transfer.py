@@ -153,7 +153,9 @@ def _espidf(b: EspIdfBuild, index: int, op: SpiTransfer) -> dict[str, Any]:
     cs = b.gpio(device.chip_select, f"{where}.chip_select")
     bus["devices"][handle] = {"name": handle, "mode": op.mode, "hz": device.frequency_hz, "cs": cs}
     return {"device": handle, "host": host, "length": length, "task": b.thread(None, b.symbol(index, op)),
-            "outputs": {"rx": f"{b.symbol(index, op)}_in"}}
+            "outputs": {"rx": f"{b.symbol(index, op)}_in"},
+            # Its first report comes after its first transfer: every attempt may take the whole timeout.
+            "report_within_ms": (op.retries + 1) * op.timeout_ms + 1000}
 
 
 def _hal(b: HalBuild, index: int, op: SpiTransfer) -> dict[str, Any]:
