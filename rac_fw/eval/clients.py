@@ -86,16 +86,25 @@ class ModelError(RuntimeError):
 
 
 class ModelClient(Protocol):
-    """What the metering bridge calls; ``name`` is recorded with every run."""
+    """What the metering bridge calls; ``name`` is recorded with every run.
+
+    ``request_body`` is the exact JSON text ``complete`` sends for these messages and tools (the bridge
+    counts its tokens when the provider reports no usage), ``wire_tools`` the tool definitions in it.
+    """
 
     name: str
 
     def complete(self, messages: list[Msg], tools: list[ToolSpec], options: ModelOptions) -> ModelReply: ...
 
+    def request_body(self, messages: list[Msg], tools: list[ToolSpec], options: ModelOptions) -> str: ...
 
-def _post(url: str, body: dict[str, Any], headers: dict[str, str], options: ModelOptions) -> dict[str, Any]:
-    """POST JSON with bounded retries on 429/5xx and network errors; the decoded JSON answer."""
-    data = json.dumps(body).encode()
+    @staticmethod
+    def wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]: ...
+
+
+def _post(url: str, body: str, headers: dict[str, str], options: ModelOptions) -> dict[str, Any]:
+    """POST a JSON text with bounded retries on 429/5xx and network errors; the decoded JSON answer."""
+    data = body.encode()
     attempt = 0
     while True:
         request = urllib.request.Request(url, data=data, method="POST",
@@ -156,16 +165,22 @@ class OpenAIChatClient:
                 out.append({"role": m.role, "content": m.content})
         return out
 
-    def complete(self, messages: list[Msg], tools: list[ToolSpec], options: ModelOptions) -> ModelReply:
-        body: dict[str, Any] = {
-            "model": self.model, "messages": self.wire_messages(messages), "max_tokens": options.max_tokens,
-            "tools": [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                        "parameters": t.parameters}} for t in tools],
-        }
+    @staticmethod
+    def wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+        return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                  "parameters": t.parameters}} for t in tools]
+
+    def request_body(self, messages: list[Msg], tools: list[ToolSpec], options: ModelOptions) -> str:
+        body: dict[str, Any] = {"model": self.model, "messages": self.wire_messages(messages),
+                                "max_tokens": options.max_tokens, "tools": self.wire_tools(tools)}
         if options.temperature is not None:
             body["temperature"] = options.temperature
         if options.reasoning_effort is not None:
             body["reasoning_effort"] = options.reasoning_effort
+        return json.dumps(body)
+
+    def complete(self, messages: list[Msg], tools: list[ToolSpec], options: ModelOptions) -> ModelReply:
+        body = self.request_body(messages, tools, options)
         key = _key(self.api_key_env)
         answer = _post(f"{self.base_url}/chat/completions", body,
                        {"authorization": f"Bearer {key}"} if key else {}, options)
@@ -222,18 +237,24 @@ class AnthropicClient:
                 out.append({"role": "user", "content": m.content})
         return system, out
 
-    def complete(self, messages: list[Msg], tools: list[ToolSpec], options: ModelOptions) -> ModelReply:
+    @staticmethod
+    def wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+        return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+
+    def request_body(self, messages: list[Msg], tools: list[ToolSpec], options: ModelOptions) -> str:
         system, wire = self.wire_messages(messages)
-        body: dict[str, Any] = {
-            "model": self.model, "max_tokens": options.max_tokens, "system": system, "messages": wire,
-            "tools": [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools],
-        }
+        body: dict[str, Any] = {"model": self.model, "max_tokens": options.max_tokens, "system": system,
+                                "messages": wire, "tools": self.wire_tools(tools)}
         if options.reasoning_effort is not None:
             budget = THINKING_BUDGET[options.reasoning_effort]
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
             body["max_tokens"] = max(options.max_tokens, budget + 1024)
         elif options.temperature is not None:
             body["temperature"] = options.temperature
+        return json.dumps(body)
+
+    def complete(self, messages: list[Msg], tools: list[ToolSpec], options: ModelOptions) -> ModelReply:
+        body = self.request_body(messages, tools, options)
         key = _key(self.api_key_env)
         headers = {"anthropic-version": "2023-06-01", **({"x-api-key": key} if key else {})}
         answer = _post(f"{self.base_url}/v1/messages", body, headers, options)

@@ -1,14 +1,23 @@
-"""Where episodes run: in this process (``local``) or as Ray tasks (``ray``, the optional ``[ray]`` extra).
+"""Where episodes run: on a thread pool in this process (``local``) or on warmed Ray actors (``ray``).
 
 An episode is described by a plain, picklable :class:`EpisodeSpec`; :func:`run_spec` turns one into an
-``EpisodeResult`` document in whatever process runs it, so the Ray executor ships specs to workers and
-gets back the same documents the local one produces (``--address`` joins an existing cluster; its
-workers must be able to import rac-fw and reach the model endpoint).
+``EpisodeResult`` document in whatever process runs it, so both executors produce the same documents.
+
+* ``local`` runs episodes on a thread pool: an episode spends most of its time waiting for the model
+  (seconds per call), which threads overlap; judging is short. This is what one machine needs.
+* ``ray`` starts ``workers`` actors once (:class:`RayPool`), each warming the domains it will judge
+  (imports, numba kernels, catalogs) before the first episode and then reused for every episode of the
+  run — and of further runs while the pool is open — each serving several episodes at once on its own
+  threads. Ray pays across machines (``--address`` joins an existing cluster; its workers must be able
+  to import rac-fw and reach the model endpoint).
+
+Results are delivered to ``on_result`` in the calling thread (the store's SQLite connection lives there).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -16,6 +25,9 @@ from rac_fw.eval.clients import AnthropicClient, ModelClient, ModelOptions, Open
 from rac_fw.eval.episode import EpisodeResult, run_episode
 
 Provider = Literal["openai", "anthropic"]
+
+#: Episodes one local process (or one Ray actor) runs at once by default: enough to overlap model latency.
+DEFAULT_THREADS = 4
 
 
 @dataclass(frozen=True)
@@ -43,7 +55,7 @@ class EpisodeSpec:
 
 
 def run_spec(spec: EpisodeSpec) -> dict[str, Any]:
-    """Run one episode (in any process) and return its result document."""
+    """Run one episode (in any process or thread) and return its result document."""
     from rac_fw.eval.interfaces import get_interface
 
     interface = get_interface(spec.domain, spec.interface)
@@ -51,41 +63,104 @@ def run_spec(spec: EpisodeSpec) -> dict[str, Any]:
     return result.to_json()
 
 
+def warm(domains: Iterable[str]) -> None:
+    """Load what the first judgement of each domain would otherwise pay for (imports, kernels, catalogs)."""
+    from rac_fw.domain import load_domain
+
+    for name in dict.fromkeys(domains):
+        load_domain(name).warm()
+
+
 OnResult = Callable[[EpisodeResult], None]
 
 
-def run_local(specs: Iterable[EpisodeSpec], on_result: OnResult) -> None:
-    for spec in specs:
-        on_result(EpisodeResult.from_json(run_spec(spec)))
+def run_local(specs: Iterable[EpisodeSpec], on_result: OnResult, threads: int = DEFAULT_THREADS) -> None:
+    """Run the episodes on ``threads`` threads of this process; ``on_result`` runs in the caller's thread."""
+    todo = list(specs)
+    if threads <= 1 or len(todo) <= 1:
+        for spec in todo:
+            on_result(EpisodeResult.from_json(run_spec(spec)))
+        return
+    with ThreadPoolExecutor(max_workers=min(threads, len(todo)), thread_name_prefix="rac-eval") as pool:
+        pending: set[Future[dict[str, Any]]] = {pool.submit(run_spec, spec) for spec in todo}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                on_result(EpisodeResult.from_json(future.result()))
 
 
 class ExecutorError(RuntimeError):
     """The executor cannot start (Ray not installed, cluster unreachable)."""
 
 
-def run_ray(specs: list[EpisodeSpec], on_result: OnResult, address: str | None = None,
-            workers: int | None = None) -> None:
-    """Episodes as Ray tasks; results are delivered as they complete (``on_result`` runs in the driver)."""
-    try:
-        import ray
-    except ImportError:
-        raise ExecutorError("the Ray executor needs the optional extra: pip install 'rac-fw[ray]'") from None
-    started_here = not ray.is_initialized()
-    if started_here:
+class _Worker:
+    """A Ray actor's body: warmed once, then runs any number of episodes (several at once)."""
+
+    def __init__(self, domains: list[str]):
+        warm(domains)
+
+    def ready(self) -> bool:
+        return True
+
+    def run(self, spec: EpisodeSpec) -> dict[str, Any]:
+        return run_spec(spec)
+
+
+class RayPool:
+    """``workers`` warmed Ray actors, reused for every ``run`` until the pool is closed.
+
+    Used as a context manager; it starts a local Ray instance (``num_cpus=workers``) or joins ``address``,
+    and shuts Ray down on exit only if it started it.
+    """
+
+    def __init__(self, domains: Iterable[str], address: str | None = None, workers: int | None = None,
+                 threads: int = DEFAULT_THREADS):
+        self.domains, self.address, self.threads = list(dict.fromkeys(domains)), address, threads
+        self.workers = workers
+        self.actors: list[Any] = []
+        self._started = False
+
+    def __enter__(self) -> RayPool:
         try:
-            if address is not None:
-                ray.init(address=address, log_to_driver=False)
-            else:
-                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise ExecutorError(f"cannot start or reach the Ray cluster ({address or 'local'}): {exc}") from None
-    try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(run_spec)
-        pending = [remote.remote(spec) for spec in specs]
+            import ray
+        except ImportError:
+            raise ExecutorError("the Ray executor needs the optional extra: pip install 'rac-fw[ray]'") from None
+        self._ray = ray
+        if not ray.is_initialized():
+            try:
+                if self.address is not None:
+                    ray.init(address=self.address, log_to_driver=False)
+                else:
+                    ray.init(num_cpus=self.workers, include_dashboard=False, log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ExecutorError(f"cannot start or reach the Ray cluster ({self.address or 'local'}): {exc}"
+                                    ) from None
+            self._started = True
+        count = self.workers or max(1, int(ray.available_resources().get("CPU", 1)))
+        actor = ray.remote(_Worker).options(num_cpus=1, max_restarts=0, max_concurrency=self.threads)
+        self.actors = [actor.remote(self.domains) for _ in range(count)]
+        ray.get([a.ready.remote() for a in self.actors])  # every actor warmed before the first episode
+        return self
+
+    def run(self, specs: list[EpisodeSpec], on_result: OnResult) -> None:
+        """Episodes spread round-robin over the actors; results delivered as they complete."""
+        ray = self._ray
+        pending = [self.actors[i % len(self.actors)].run.remote(spec) for i, spec in enumerate(specs)]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
                 on_result(EpisodeResult.from_json(ray.get(ref)))
-    finally:
-        if started_here:
-            ray.shutdown()
+
+    def __exit__(self, *exc: object) -> None:
+        for actor in self.actors:
+            self._ray.kill(actor)
+        self.actors = []
+        if self._started:
+            self._ray.shutdown()
+
+
+def run_ray(specs: list[EpisodeSpec], on_result: OnResult, address: str | None = None,
+            workers: int | None = None) -> None:
+    """Episodes on a Ray pool opened for this call (see :class:`RayPool`)."""
+    with RayPool({s.domain for s in specs}, address, workers) as pool:
+        pool.run(specs, on_result)

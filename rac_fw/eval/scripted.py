@@ -8,28 +8,45 @@ client, bridge and episode loop against it. The request's ``model`` picks the ag
   of every evidence item in the last tool result to its previous arguments (falling back to the
   reference when the evidence carries no patch, as for hand-written C);
 * ``hostile`` — cycles through malformed arguments, an unknown tool, oversized arguments, a non-object
-  and a reply with no tool call at all.
+  and a reply with no tool call at all;
+* ``several`` — puts three proposals in every reply (first call: the flawed action, then the reference
+  twice; later calls: the reference, the reference, the flawed action), preceded by a schema lookup where
+  the interface offers one: under the proposal rule only the first proposal of each reply is judged.
 
 The task comes from the ``task: ID`` line of the first user message; the turn from how many assistant
 messages the conversation already holds, so the server keeps no state between requests. The same
 agents answer Anthropic Messages requests (``POST /v1/messages``), so both clients are exercised over
-HTTP; ``transient_failures`` makes the first N requests answer 429/503 to exercise the clients' retries.
+HTTP; ``transient_failures`` makes the first N requests answer 429/503 to exercise the clients' retries;
+``latency_s=(low, high)`` delays every answer by a time drawn from that range (deterministic per request
+body), as a hosted model takes seconds, for the executor benchmark.
+
+Usage is reported as a provider would, counted the way the metering bridge counts when a provider
+reports none: the o200k tokens of the request body exactly as received, and of the reply's text and
+tool calls (the hostile agent reports no usage, so the bridge's own count is exercised). Every request
+is logged in ``ScriptedServer.requests`` (agent, tokens in, tokens of the tool definitions) so tests
+measure what a model would be sent.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from rac_fw.contract import PatchError, apply_patch
+from rac_fw.eval.bridge import produced_text
 from rac_fw.eval.interfaces import Interface, ScriptedAction
 from rac_fw.metering import measure
 
-AGENTS = ("oracle", "repairing", "hostile")
+AGENTS = ("oracle", "repairing", "hostile", "several")
+#: Requests kept in ``ScriptedServer.requests`` (the oldest are dropped beyond it).
+MAX_LOGGED = 10_000
 _TASK_LINE = re.compile(r"^task: (\S+)$", re.M)
 MAX_REQUEST_BYTES = 64 << 20
 
@@ -51,6 +68,17 @@ def _repair(previous: dict[str, Any], result: dict[str, Any]) -> dict[str, Any] 
     return patched if applied else None
 
 
+@dataclass(frozen=True)
+class RequestRecord:
+    """One request the server answered: which agent, o200k tokens of the body and of its tool definitions."""
+
+    agent: str
+    tokens_in: int
+    tool_tokens: int
+    body: str | None = None
+    """The request body as received (kept only when the server was asked to keep bodies)."""
+
+
 class ScriptedAgents:
     """Decides the next assistant message of each agent from the conversation so far."""
 
@@ -65,10 +93,20 @@ class ScriptedAgents:
         task = found.group(1)
         turn = sum(1 for m in messages if m.get("role") == "assistant")
         if agent == "oracle":
-            return self._submit(self.interface.reference(task), turn)
+            return self._submit(self.interface.reference_at(task, turn), turn)
         if agent == "repairing":
             return self._submit(self._repairing(task, messages, turn), turn)
+        if agent == "several":
+            return self._several(task, tools, turn)
         return self._hostile(tools, turn)
+
+    def _several(self, task: str, tools: list[dict[str, Any]], turn: int) -> dict[str, Any]:
+        flawed, right = self.interface.flawed(task), self.interface.reference_at(task, turn)
+        order = [flawed, right, right] if turn == 0 else [right, right, flawed]
+        calls = [_call(a.tool, json.dumps(a.arguments), 10 * turn + i) for i, a in enumerate(order)]
+        if any(t.get("function", {}).get("name") == "schema" for t in tools):
+            calls.insert(0, _call("schema", json.dumps({"part": "resources"}), 10 * turn + 9))
+        return {"role": "assistant", "content": None, "tool_calls": calls}
 
     def _repairing(self, task: str, messages: list[dict[str, Any]], turn: int) -> ScriptedAction:
         if turn == 0:
@@ -142,7 +180,15 @@ def _to_anthropic(message: dict[str, Any], agent: str, usage: dict[str, int] | N
     return doc
 
 
-def _handler(agents: ScriptedAgents, failures: list[int]) -> type[BaseHTTPRequestHandler]:
+def _delay(body: str, latency_s: tuple[float, float]) -> float:
+    """A time in ``latency_s`` picked by the request body's hash (the same request waits the same)."""
+    low, high = latency_s
+    fraction = int.from_bytes(hashlib.sha256(body.encode()).digest()[:4], "big") / 2**32
+    return low + (high - low) * fraction
+
+
+def _handler(agents: ScriptedAgents, failures: list[int], log: list[RequestRecord],
+             keep_bodies: bool, latency_s: tuple[float, float]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read results, not logs
             return
@@ -174,7 +220,8 @@ def _handler(agents: ScriptedAgents, failures: list[int]) -> type[BaseHTTPReques
                 self._answer(413, {"error": {"message": "request body missing or too large"}})
                 return
             try:
-                request = json.loads(self.rfile.read(length))
+                body = self.rfile.read(length).decode("utf-8")
+                request = json.loads(body)
                 agent = str(request["model"])
                 if anthropic:
                     messages, tools = _from_anthropic(request)
@@ -187,10 +234,18 @@ def _handler(agents: ScriptedAgents, failures: list[int]) -> type[BaseHTTPReques
                 self._answer(404, {"error": {"message": f"no scripted agent {agent!r}; agents: {', '.join(AGENTS)}"}})
                 return
             message = agents.reply(agent, messages, tools)
+            if latency_s[1] > 0:
+                time.sleep(_delay(body, latency_s))
+            tokens_in = measure(body)[1]
+            with lock:
+                log.append(RequestRecord(agent, tokens_in, measure(json.dumps(request.get("tools") or []))[1],
+                                         body if keep_bodies else None))
+                del log[:-MAX_LOGGED]
             usage = None
             if agent != "hostile":  # the hostile agent reports no usage: the bridge then counts o200k tokens
-                produced = json.dumps(message.get("tool_calls") or message.get("content") or "")
-                usage = {"prompt_tokens": measure(json.dumps(messages))[1], "completion_tokens": measure(produced)[1]}
+                produced = produced_text(message.get("content") or "", [
+                    (c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls") or []])
+                usage = {"prompt_tokens": tokens_in, "completion_tokens": measure(produced)[1]}
             if anthropic:
                 self._answer(200, _to_anthropic(message, agent, usage))
                 return
@@ -207,11 +262,18 @@ def _handler(agents: ScriptedAgents, failures: list[int]) -> type[BaseHTTPReques
 class ScriptedServer:
     """The server in a background thread; ``base_url`` is what the OpenAI client is given."""
 
-    def __init__(self, interface: Interface, transient_failures: int = 0):
-        handler = _handler(ScriptedAgents(interface), [transient_failures])
+    def __init__(self, interface: Interface, transient_failures: int = 0, keep_bodies: bool = False,
+                 latency_s: tuple[float, float] = (0.0, 0.0)):
+        self.requests: list[RequestRecord] = []
+        self._failures = [transient_failures]
+        handler = _handler(ScriptedAgents(interface), self._failures, self.requests, keep_bodies, latency_s)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="scripted-llm", daemon=True)
+
+    def fail_next(self, requests: int) -> None:
+        """Answer the next ``requests`` requests with 429/503 (a provider that is down for a while)."""
+        self._failures[0] = requests
 
     @property
     def base_url(self) -> str:

@@ -46,6 +46,15 @@ from rac_fw.domains.scheduling.sandbox import Limits, run_python
 
 CANDIDATES = 3
 NO_RELATIONS = PcbAction(relations=[])
+#: Where the relational domain's summary states its action format (a baseline states its own there).
+_FORMAT_AT = " Submit {relations: [...]}"
+
+
+def _restate(obs: Observation, action_format: str) -> Observation:
+    """The observation with the relational action format replaced by the baseline's own."""
+    board, found, _ = obs.summary.partition(_FORMAT_AT)
+    obs.summary = f"{board if found else obs.summary.rstrip()} {action_format}"
+    return obs
 
 
 class _Strict(BaseModel):
@@ -99,6 +108,14 @@ class PcbCoordDomain(PcbDomain):
 
     name: ClassVar[str] = "pcb_coord"
     action_model: ClassVar[type[BaseModel]] = BoardArtifact  # type: ignore[assignment]
+    action_format: ClassVar[str] = (
+        "Submit the layout itself in millimetres: {placements: {REF: {x, y, rot}} for every part (placed parts "
+        "stay where they are), tracks: [{net, layer, x1, y1, x2, y2, width}] (straight segments), vias: [{net, "
+        "x, y, drill, diameter}]}; the DRC and the requirements judge it as given.")
+
+    def observe(self, task: str, detail: str | None = None) -> Observation:
+        obs = super().observe(task, detail)
+        return obs if detail is not None else _restate(obs, self.action_format)
 
     def validate(self, task: str, action: Action) -> Validation:
         problems = _coord_check(task, action.payload)
@@ -119,6 +136,10 @@ class PcbCoordPyDomain(PcbCoordDomain):
 
     name: ClassVar[str] = "pcb_coord_py"
     action_model: ClassVar[type[BaseModel]] = CoordPyAction
+    action_format: ClassVar[str] = (
+        "Submit {program: Python 3 source}; it runs sandboxed (10 s, no network) with this observation as JSON "
+        "on stdin and must print, as its last stdout line, a layout in millimetres: {placements: {REF: {x, y, "
+        "rot}}, tracks: [{net, layer, x1, y1, x2, y2, width}], vias: [{net, x, y, drill, diameter}]}.")
     limits = Limits(wall_s=10.0, cpu_s=10, memory_mb=512)
 
     def validate(self, task: str, action: Action) -> Validation:
@@ -178,6 +199,8 @@ class PcbCandidatesDomain(PcbDomain):
         if detail is None:
             obs.data["candidates"] = [{"index": i, "placements": c["placements"], "tracks": len(c["tracks"]),
                                        "vias": len(c["vias"])} for i, c in enumerate(candidates(task))]
+            _restate(obs, f"Submit {{choice: INDEX}}: pick one of the {CANDIDATES} layouts the toolchain proposes "
+                     "(data.candidates: placements, track and via counts); the chosen layout is judged as it is.")
         return obs
 
     def validate(self, task: str, action: Action) -> Validation:
@@ -203,6 +226,13 @@ class PcbSeqDomain(PcbDomain):
     name: ClassVar[str] = "pcb_seq"
     action_model: ClassVar[type[BaseModel]] = SeqAction  # type: ignore[assignment]
 
+    def observe(self, task: str, detail: str | None = None) -> Observation:
+        obs = super().observe(task, detail)
+        return obs if detail is not None else _restate(obs, (
+            "Submit one relation per call: {history: [the relations you stated before, in order], relation: the "
+            "new one}; the bundle so far is placed, routed and judged. Distances are classes "
+            "(tight/close/loose), never numbers."))
+
     def validate(self, task: str, action: Action) -> Validation:
         try:
             step = SeqAction.model_validate(action.payload)
@@ -218,6 +248,12 @@ class PcbReqOnlyDomain(PcbDomain):
 
     name: ClassVar[str] = "pcb_req"
     action_model: ClassVar[type[BaseModel]] = ReqOnlyAction  # type: ignore[assignment]
+
+    def observe(self, task: str, detail: str | None = None) -> Observation:
+        obs = super().observe(task, detail)
+        return obs if detail is not None else _restate(obs, (
+            "Submit {requirements: [indices into data.requirements]} (omit it for all): the toolchain states "
+            "them as relations, places and routes; you write no relation and no number."))
 
     def validate(self, task: str, action: Action) -> Validation:
         required = get_task(task).requirements

@@ -2,9 +2,14 @@
 
 An interface names its tools (JSON Schemas the model's native tool calling uses), writes the task
 prompt from the domain's observation, and judges one tool call with the domain's independent
-verifier, returning a contract ``Feedback``. It also states, for the scripted agents of tests and
-calibration, a *reference* action (what the oracle submits) and a *flawed* one (the repairing agent's
-first proposal, whose evidence carries the fix).
+verifier, returning a contract ``Feedback``. Besides the one tool that *proposes* (judged, one per model
+call: see ``docs/INTERFACES.md``, "The proposal rule"), an interface may offer *lookup* tools that only
+read (the rac interface's ``schema``, as over MCP): they are answered, never judged. It also states, for
+the scripted agents of tests and calibration, a *reference* action (what the oracle submits; a
+sequence for interfaces that build an answer over several turns) and a *flawed* one (the repairing
+agent's first proposal, whose evidence carries the fix), and, where the domain has one, the *quality*
+a passing proposal must also reach (scheduling: makespan ≤ 1.25 × the known optimum, which the model
+never sees).
 
 Interfaces are found by ``(domain, name)`` in a registry: the built-in ones register from the modules
 listed in ``_BUILTIN``; another distribution (a new domain, e.g. PCB) adds its own through the
@@ -17,7 +22,7 @@ from __future__ import annotations
 import importlib
 import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
@@ -28,7 +33,8 @@ from rac_fw.eval.clients import ToolSpec
 ENTRY_POINT_GROUP = "rac_fw.interfaces"
 
 #: Modules that register the built-in interfaces when imported.
-_BUILTIN = ("rac_fw.eval.interfaces.rac", "rac_fw.eval.interfaces.scheduling_code", "rac_fw.eval.interfaces.source")
+_BUILTIN = ("rac_fw.eval.interfaces.rac", "rac_fw.eval.interfaces.scheduling_code", "rac_fw.eval.interfaces.source",
+            "rac_fw.eval.interfaces.pcb")
 
 #: Largest tool-result text sent back to the model (evidence beyond it is cut, with a note).
 MAX_RESULT_CHARS = 12_000
@@ -51,7 +57,17 @@ class Judged:
 
     @property
     def passed(self) -> bool:
+        """The verifier accepted the proposal (its quality, where a domain has one, is judged apart)."""
         return self.feedback.status is Status.PASS and not self.unknown
+
+
+@dataclass(frozen=True)
+class Quality:
+    """How good an accepted proposal is: ``passed`` when it reaches the task's quality bar, with the
+    measurements behind it (stored per episode; never shown to the model)."""
+
+    passed: bool
+    metrics: dict[str, float] = field(default_factory=dict)
 
 
 class EpisodeState(ABC):
@@ -89,6 +105,28 @@ class Interface(ABC):
     @abstractmethod
     def flawed(self, task: str) -> ScriptedAction: ...
 
+    def reference_at(self, task: str, turn: int) -> ScriptedAction:
+        """The oracle's proposal at ``turn`` (0-based): the reference, unless the interface builds its answer
+        over several turns (PCB's sequential relations)."""
+        return self.reference(task)
+
+    def lookup_tools(self, task: str) -> list[ToolSpec]:
+        """Tools that only read (answered, never judged, any number per reply); none by default."""
+        return []
+
+    def lookup(self, task: str, tool: str, arguments: dict[str, Any]) -> str:
+        """The answer to one lookup call (a JSON text; problems are answered, never raised)."""
+        return json.dumps({"error": f"no lookup tool {tool!r}"})
+
+    def quality(self, task: str, feedback: Feedback) -> Quality | None:
+        """The quality of an accepted proposal, for domains that define one (None: acceptance is the pass)."""
+        return None
+
+    def constraints(self, feedback: Feedback) -> tuple[int, int]:
+        """(held, total) of the task's constraints on a judged proposal — the CPR's ingredients. By
+        default every verdict of the verifier is a constraint."""
+        return sum(v.passed for v in feedback.verdicts), len(feedback.verdicts)
+
     def labels(self, task: str) -> dict[str, str]:
         """Grouping labels for the report (``family``, ``target``)."""
         return {"family": self.domain, "target": "-"}
@@ -98,7 +136,7 @@ class Interface(ABC):
         from rac_fw.metering import measure
 
         system, user = self.prompt(task)
-        schemas = json.dumps([t.__dict__ for t in self.tools(task)])
+        schemas = json.dumps([t.__dict__ for t in [*self.tools(task), *self.lookup_tools(task)]])
         return measure(system + user + schemas)[1]
 
 
@@ -147,6 +185,12 @@ class UnknownInterface(LookupError):
     def __init__(self, domain: str, name: str):
         known = ", ".join(f"{d}:{n}" for d, n in interfaces())
         super().__init__(f"no interface {name!r} for domain {domain!r}; registered: {known}")
+
+
+def interfaces_of(domain: str) -> list[str]:
+    """The names of the interfaces registered for ``domain`` (``rac`` first)."""
+    names = [n for d, n in interfaces() if d == domain]
+    return sorted(names, key=lambda n: (n != "rac", n))
 
 
 def get_interface(domain: str, name: str) -> Interface:

@@ -3,7 +3,8 @@
 The tool ``submit_program`` takes the program's source. :func:`rac_fw.domains.scheduling.code.run_code`
 runs it under the sandbox (no network, resource limits, wall clock) with the instance on stdin, and
 judges its relations or timetable with the scheduling verifier — the comparison with the RAC interface
-is on equal terms.
+is on equal terms: one program, one sandbox run, per proposal (the episode judges at most one proposal
+per model call), and the same quality bar (:mod:`.makespan`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from rac_fw.contract import Feedback
 from rac_fw.domain import load_domain
 from rac_fw.eval.clients import ToolSpec
-from rac_fw.eval.interfaces import EpisodeState, Interface, Judged, ScriptedAction, register_interface
+from rac_fw.eval.interfaces import EpisodeState, Interface, Judged, Quality, ScriptedAction, register_interface
+from rac_fw.eval.interfaces.makespan import makespan_quality
 
 TOOL = "submit_program"
 
@@ -81,6 +84,9 @@ class SchedulingCode(Interface):
 
     def start(self, task: str, seed: int, budget: int) -> EpisodeState:
         return CodeState(task, seed)
+
+    def quality(self, task: str, feedback: Feedback) -> Quality | None:
+        return makespan_quality(task, feedback)
 
     def reference(self, task: str) -> ScriptedAction:
         return ScriptedAction(TOOL, {"source": _REFERENCE})

@@ -2,8 +2,9 @@
 
 The three interfaces differ *only* in the SDK context in the prompt, all built from the catalogs the
 verifier harvests from the real headers (``verify/sdk/<framework>/api*.json``) and the verifier's own
-rules (``rules.yaml``), restricted to the headers the task's behaviour touches (the headers declaring
-a call of the reference lowering):
+rules (``rules.yaml``), restricted to the headers chosen from the task *statement* (the APIs it names,
+the framework's base headers, and retrieval over the catalog by the requirement's words:
+:mod:`.sdk_context`) — never from the reference solution, which would hand the baseline the answer:
 
 * **RawSDK** — each relevant header as an excerpt: every declaration it holds, each with a comment
   block stating, in full sentences, what the rules know about it (fallible, blocking, not in ISRs,
@@ -19,8 +20,6 @@ The model submits a file tree with ``write_sources``; it is judged by the same f
 from __future__ import annotations
 
 import json
-import re
-from functools import cache
 from typing import Any, ClassVar
 
 from rac_fw.contract import Feedback, Status, sha256_of
@@ -30,8 +29,6 @@ from rac_fw.eval.interfaces import EpisodeState, Interface, Judged, ScriptedActi
 TOOL = "write_sources"
 MAX_FILES = 64
 MAX_FILE_CHARS = 200_000
-
-_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 SYSTEM = (
     "You write the complete firmware application for one task yourself, as a file tree, and submit it with "
@@ -75,37 +72,27 @@ def _clauses(framework: str, name: str, header: str) -> list[tuple[str, str]]:
     return out
 
 
-@cache
 def _reference_files(task_id: str) -> dict[str, str]:
-    from rac_fw.domains.firmware.pipeline import run_plan
-    from rac_fw.domains.firmware.tasks import get_task
+    """The reference plan's lowering: what the scripted oracle submits (never shown to the model)."""
+    from rac_fw.domains.firmware.tasks import get_task, reference_lowering
 
     task = get_task(task_id)
     if task is None:
         raise LookupError(f"{task_id!r} is not a firmware suite task")
-    result = run_plan(task.reference_plan())
-    if result.lowered is None:
-        raise LookupError(f"the reference plan of {task_id} does not lower: {[e.code for e in result.evidence]}")
-    return dict(result.lowered.files)
+    return dict(reference_lowering(task).files)
 
 
 def relevant_headers(task_id: str) -> dict[str, list[str]]:
-    """Header → the catalog names it declares, for every header declaring a call of the reference lowering."""
+    """Header → the catalog names it declares, for the headers the task statement selects."""
     from rac_fw.domains.firmware.facts.load import load_target
     from rac_fw.domains.firmware.tasks import get_task
     from rac_fw.domains.firmware.verify.static.context import framework_catalog
+    from rac_fw.eval.interfaces.sdk_context import select_headers
 
     task = get_task(task_id)
     assert task is not None
-    files = _reference_files(task_id)
-    catalog = framework_catalog(task.framework, files, load_target(task.target))
-    called = {m for path, text in files.items() if path.endswith((".c", ".h")) for m in _CALL.findall(text)}
-    wanted = {catalog.entries[n][0] for n in called if n in catalog.entries}
-    by_header: dict[str, list[str]] = {}
-    for name, (header, _kind) in catalog.entries.items():
-        if header in wanted:
-            by_header.setdefault(header, []).append(name)
-    return {h: sorted(by_header[h]) for h in sorted(by_header)}
+    target = load_target(task.target)
+    return select_headers(task.requirement, task.framework, target, framework_catalog(task.framework, {}, target))
 
 
 def sdk_context(task_id: str, style: str) -> str:
@@ -116,7 +103,7 @@ def sdk_context(task_id: str, style: str) -> str:
 
     task = get_task(task_id)
     assert task is not None
-    catalog = framework_catalog(task.framework, _reference_files(task_id), load_target(task.target))
+    catalog = framework_catalog(task.framework, {}, load_target(task.target))
     lines = [f"/* SDK: {catalog.label} {catalog.version} */"]
     for header, names in relevant_headers(task_id).items():
         lines.append(f"\n#include <{header}>" if style == "raw" else f"\n/* {header} */")
