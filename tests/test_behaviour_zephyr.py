@@ -113,7 +113,7 @@ def test_sw_irq_fires_through_irq_offload_and_runs_its_trigger_in_the_interrupt(
     assert result.lowered is not None
     files = result.lowered.files
     main = files["src/main.c"]
-    assert "CONFIG_IRQ_OFFLOAD=y" in files["prj.conf"]
+    assert "CONFIG_IRQ_OFFLOAD=y" in files["prj.conf"] and "CONFIG_TEST=y" in files["prj.conf"]  # depends on TEST
     assert "irq_offload(app_soft_isr, NULL);" in main and "#include <zephyr/irq_offload.h>" in main
     # No step of the irq trigger blocks: its hook calls the trigger function in the interrupt.
     hook = re.search(r"void rac_b_on_soft_irq\(void\)\n\{(.*?)\n\}", main, re.S)
@@ -287,3 +287,14 @@ def test_a_reset_reboots_the_board_and_the_predicted_console_spans_the_resets() 
     refused = run_plan(EXAMPLES / "behaviour_boot_counter.yaml", target="native_sim", framework="zephyr")
     reset = next(e for e in refused.evidence if e.code == "E_TARGET_UNSUPPORTED")
     assert "sys_reboot" in reset.message and "nrf52840" in reset.message and reset.relaxations
+
+
+def test_a_persisted_value_larger_than_one_setting_is_refused() -> None:
+    plan = _plan(RICH, "nrf52840", operations=RICH["operations"][:1])
+    plan["behaviour"]["vars"] = [{"name": "blob", "type": "bytes", "size": 255, "persist": True}]
+    plan["behaviour"]["triggers"] = [{"at": "boot", "do": [{"set": {"blob": {"fill": 7, "size": 255}}},
+                                                           {"print": "{blob[0]}"}]}]  # fmt: skip
+    result = run_plan(plan)
+    refusal = next(e for e in result.evidence if e.code == "E_BEHAVIOUR_PERSIST")
+    assert "SETTINGS_MAX_VAL_LEN" in refusal.message
+    assert run_plan(refusal.relaxations[0].apply(plan)).status is Status.PASS

@@ -5,7 +5,9 @@ A ``static`` object nothing in its file reads or writes is dead state the genera
 warning in a ``-Wall -Werror`` build, and usually a sign that an operation lost the code using it. Only
 ``.c`` files are judged (a ``static`` in a header is shared by its includers); an object marked
 ``__unused``/``__maybe_unused``/``__used`` (or GNU ``unused``/``used``) is exempt, and a name that
-appears in one of the artifact's own macros counts as used (macro bodies are not parsed as C).
+appears in one of the artifact's own macros counts as used (macro bodies are not parsed as C). A ``static
+inline`` function is exempt as GCC exempts it from ``-Wunused-function``: a helper library offered to the
+code after it (the behaviour runtime's formatters and CRCs), of which the compiler keeps what is called.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def _file_statics(unit: Unit) -> list[tuple[str, Node, Node]]:
         if "static" not in storage:
             continue
         if node.type == "function_definition":
+            if "inline" in storage:
+                continue
             ident = _identifier(node.child_by_field_name("declarator"))
             if ident is not None and ident.text:
                 found.append((ident.text.decode(), ident, node))
