@@ -9,7 +9,6 @@ ISR rules, call order, Kconfig consistency) and the run judge by consoles writte
 from __future__ import annotations
 
 import ast
-import copy
 import re
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,8 @@ from rac_fw.domains.firmware.plan.behaviour.console import judge
 from rac_fw.domains.firmware.plan.behaviour.trace import Choice, Line, Open, Repeat
 from rac_fw.domains.firmware.plan.load import load_plan, parse_plan
 from rac_fw.domains.firmware.verify.artifact import verify_sources
+from tests.test_behaviour_zephyr import SW_IRQ as ZEPHYR_SW_IRQ
+from tests.test_behaviour_zephyr import _lowered, _notes, _plan
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PYTEST_FILE = "pytest_rac_fw_app.py"
@@ -31,20 +32,9 @@ PYTEST_FILE = "pytest_rac_fw_app.py"
 PINS = {"pins": [{"name": "led0", "pin": "GPIO21", "function": "GPIO"},
                  {"name": "btn", "pin": "GPIO38", "function": "GPIO"}]}  # fmt: skip
 
-#: Software interrupts fired from the boot steps, counted in the handler (an LED toggled there), a summary.
-SW_IRQ: dict[str, Any] = {
-    "target": "esp32s3",
-    "framework": "espidf",
-    "resources": PINS,
-    "operations": [{"op": "gpio_set", "name": "led", "led": "led0"}, {"op": "sw_irq", "name": "soft"}],
-    "behaviour": {
-        "vars": [{"name": "hits", "type": "u32", "init": 0}],
-        "triggers": [
-            {"at": "boot", "do": [{"repeat": {"times": 5, "do": [{"act": "soft.fire"}]}}, {"print": "hits={hits}"}]},
-            {"event": "soft.irq", "times": 5, "do": [{"set": {"hits": "hits + 1"}}, {"act": "led.toggle"}]},
-        ],
-    },
-}
+#: Zephyr's software-interrupt plan on esp32s3: fired from the boot steps, counted in the handler (an LED toggled
+#: there), a summary.
+SW_IRQ = _plan(ZEPHYR_SW_IRQ, "esp32s3", framework="espidf", resources=PINS)
 
 #: A button edge, a kernel and a TIMG timer, a polled input, an ADC read and a watchdog feed.
 RICH: dict[str, Any] = {
@@ -95,19 +85,6 @@ BOOTS: dict[str, Any] = {
 }  # fmt: skip
 
 
-def _plan(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
-    plan = copy.deepcopy(base)
-    plan.update(changes)
-    return plan
-
-
-def _lowered(plan: dict[str, Any] | Path, **kw: Any) -> PlanResult:
-    result = run_plan(plan, **kw)
-    assert result.status is Status.PASS, [f"{e.code} {e.location}: {e.message}" for e in result.evidence]
-    assert result.lowered is not None
-    return result
-
-
 def _clean(result: PlanResult) -> dict[str, str]:
     """The app's files, which the independent verifier accepts."""
     assert result.lowered is not None
@@ -115,11 +92,6 @@ def _clean(result: PlanResult) -> dict[str, str]:
     found = verify_sources(files, "espidf", load_target("esp32s3")).evidence
     assert not found, [f"{e.code} {e.location}: {e.message}" for e in found]
     return files
-
-
-def _notes(result: PlanResult) -> list[str]:
-    assert result.lowered is not None
-    return list(result.lowered.receipt.notes)
 
 
 def _hook(main: str, name: str) -> str:
@@ -167,7 +139,7 @@ def test_sw_irq_is_the_cores_software_interrupt_and_its_trigger_runs_in_the_hand
 
 
 def test_a_blocking_step_moves_the_event_to_the_task_and_the_receipt_says_so() -> None:
-    plan = _plan(SW_IRQ)
+    plan = _plan(SW_IRQ, "esp32s3")
     plan["behaviour"]["triggers"][1]["do"].insert(0, {"print": "irq"})
     result = _lowered(plan)
     main = _clean(result)["main/main.c"]
@@ -209,7 +181,7 @@ def test_events_outputs_and_actions_render_in_their_contexts() -> None:
 
 
 def test_steps_in_an_esp_timer_interrupt_are_refused_with_relaxations_that_validate() -> None:
-    plan = _plan(RICH)
+    plan = _plan(RICH, "esp32s3")
     del plan["behaviour"]["triggers"][1]["context"]
     result = run_plan(plan)
     assert result.status is Status.INVALID
@@ -243,7 +215,7 @@ def test_persisted_variables_live_in_nvs_with_every_return_checked() -> None:
 
 
 def test_an_nvs_key_longer_than_nvs_allows_is_refused() -> None:
-    plan = _plan(BOOTS)
+    plan = _plan(BOOTS, "esp32s3")
     plan["behaviour"]["vars"][1]["name"] = "a_rather_long_tag"
     plan["behaviour"]["triggers"][0]["do"] = [{"set": {"boots": "boots + 1"}}, {"print": "boot {boots}"}]
     result = run_plan(plan)
@@ -253,7 +225,7 @@ def test_an_nvs_key_longer_than_nvs_allows_is_refused() -> None:
 
 
 def test_the_run_judge_admits_the_rom_and_bootloader_between_resets() -> None:
-    plan, target = parse_plan(BOOTS), load_target("esp32s3")
+    plan, target = parse_plan(BOOTS, "esp32s3"), load_target("esp32s3")
     rom = ["ESP-ROM:esp32s3-20210327", "rst:0xc (RTC_SW_CPU_RST),boot:0x8 (SPI_FAST_FLASH_BOOT)",
            "I (31) boot: ESP-IDF v5.5.5 2nd stage bootloader", "I (291) main_task: Calling app_main()"]  # fmt: skip
     runs = [["rac: boot esp32s3", "rac: led ok", f"boot number {n} tag=aabbcc"] for n in (1, 2, 3)]
@@ -289,7 +261,7 @@ def test_a_trace_becomes_lines_a_forward_search_can_wait_for() -> None:
 
 
 def test_a_sw_irq_priority_the_core_lacks_is_refused() -> None:
-    plan = _plan(SW_IRQ)
+    plan = _plan(SW_IRQ, "esp32s3")
     plan["operations"][1]["irq_priority"] = 2
     result = run_plan(plan)
     refusal = next(e for e in result.evidence if e.code == "E_TARGET_UNSUPPORTED")
@@ -309,40 +281,41 @@ def test_plans_without_a_behaviour_keep_app_main_and_the_pytest_file_as_they_wer
     assert "PREDICTED" not in files[PYTEST_FILE] and "OPERATIONS = " in files[PYTEST_FILE]
 
 
-#: A JEDEC id read over SPI and a register write/read over I2C, each with the behaviour's own buffers.
+#: A flash read over SPI (command, then a 3-byte address from the payload) and a write-only I2C register update,
+#: each through the behaviour's own buffers.
 BUS: dict[str, Any] = {
     "target": "esp32s3", "framework": "espidf",
     "resources": {"devices": [
         {"name": "flash_chip", "bus": "spi", "controller": "SPI2", "chip_select": "GPIO10", "frequency_hz": 1000000},
-        {"name": "tmp102", "bus": "i2c", "controller": "I2C0", "address": 0x48, "frequency_hz": 100000}]},
+        {"name": "dac", "bus": "i2c", "controller": "I2C0", "address": 0x60, "frequency_hz": 400000}]},
     "operations": [
-        {"op": "spi_transfer", "name": "jedec", "device": "flash_chip", "register_index": 0x9F, "read_bytes": 3},
-        {"op": "i2c_transfer", "name": "temp", "device": "tmp102", "register_index": 1, "write_bytes": 2,
-         "read_bytes": 2, "interval_ms": 500}],
+        {"op": "spi_transfer", "name": "flash", "device": "flash_chip", "register_index": 0x03, "write_bytes": 3,
+         "read_bytes": 4},
+        {"op": "i2c_transfer", "name": "level", "device": "dac", "register_index": 0x40, "write_bytes": 2,
+         "read_bytes": 0, "interval_ms": 500}],
     "behaviour": {
-        "vars": [{"name": "id", "type": "bytes", "size": 3}, {"name": "back", "type": "bytes", "size": 2},
-                 {"name": "ok", "type": "bool", "init": False}],
+        "vars": [{"name": "page", "type": "bytes", "size": 4}, {"name": "set", "type": "bool", "init": False}],
         "triggers": [{"at": "boot", "do": [
-            {"act": {"op": "jedec", "action": "transfer", "into": "id", "ok": "ok"}},
-            {"act": {"op": "temp", "action": "transfer", "args": {"tx": {"hex": "60 a0"}}, "into": "back"}},
-            {"print": "id={id} ok={ok} back={back}"}]}],
+            {"act": {"op": "flash", "action": "transfer", "args": {"tx": {"hex": "00 10 00"}}, "into": "page"}},
+            {"act": {"op": "level", "action": "transfer", "args": {"tx": {"hex": "0f ff"}}, "ok": "set"}},
+            {"print": "page={page} set={set}"}]}],
     },
 }  # fmt: skip
 
 
 def test_bus_transfers_send_the_payload_and_read_into_a_variable() -> None:
     main = _clean(_lowered(BUS))["main/main.c"]
-    assert "rac_b_ok = jedec_transfer(NULL, 0U);" in main
-    assert "(void)temp_transfer((const uint8_t[]){0x60U, 0xa0U}, 2U);" in main
-    assert "rac_b_copy(rac_b_id, &rac_b_id_len, 3U, jedec_in, jedec_in_len);" in main
-    assert "i2c_master_transmit_receive(tmp102_dev, out, 1U + count, temp_in, 2, 100) == ESP_OK" in main
-    assert "spi_device_polling_transmit(flash_chip_m0_dev, &transaction) == ESP_OK" in main
+    assert "(void)flash_transfer((const uint8_t[]){0x00U, 0x10U, 0x00U}, 3U);" in main
+    assert "rac_b_copy(rac_b_page, &rac_b_page_len, 4U, flash_in, flash_in_len);" in main
+    assert "out[1U + i] = i < length ? data[i] : 0U;" in main and "flash_in[i] = back[1U + i];" in main
+    assert "rac_b_set = level_transfer((const uint8_t[]){0x0fU, 0xffU}, 2U);" in main
+    assert "i2c_master_transmit(dac_dev, out, 1U + count, 100) == ESP_OK" in main
     # Each transfer reports after its first attempts: app_main waits as long as they may take.
     assert "rac_await(0U, 1300U);" in main and "rac_await(1U, 1300U);" in main
 
 
 def test_a_behaviour_transfer_beside_periodic_spi_transfers_is_refused() -> None:
-    plan = _plan(BUS)
+    plan = _plan(BUS, "esp32s3")
     plan["operations"][0]["interval_ms"] = 200
     result = run_plan(plan)
     refusal = next(e for e in result.evidence if e.code == "E_TARGET_UNSUPPORTED")
