@@ -243,6 +243,7 @@ def test_the_pytest_file_waits_for_the_predicted_lines_in_order() -> None:
     assert predicted[:3] == ["^rac: boot\\b.*\\r?$", "^rac: led ok\\r?$", "^boot number 1 tag=aabbcc\\r?$"]
     assert predicted[-2:] == ["^third boot reached\\r?$", "^rac: done\\r?$"] and timeout >= 60
     assert "re.compile(line.encode('utf-8'), re.MULTILINE)" in files[PYTEST_FILE]
+    assert "run on an erased flash (pytest-embedded-serial-esp's `--erase-all y`)" in files[PYTEST_FILE]
     console = "\r\n".join(["ESP-ROM:esp32s3", "rac: boot esp32s3", "rac: led ok", "boot number 1 tag=aabbcc",
                            "ESP-ROM:esp32s3", "rac: boot esp32s3", "rac: led ok", "boot number 2 tag=aabbcc",
                            "I (300) boot: bootloader", "rac: boot esp32s3", "rac: led ok",

@@ -313,8 +313,10 @@ def _pytest_view(build: EspIdfBuild) -> dict[str, Any]:
     the console as ``\\r\\n``); with a behaviour, its predicted console in order (``espidf_pytest``)."""
     labels = tuple(operation_label(i, op.op, op.name) for i, op in enumerate(build.plan.operations))
     found = expectations(build.plan, build.target)
+    persists = build.behaviour is not None and bool(build.behaviour["persisted"])
     return {
-        "predicted": None if found is None else {"lines": [repr(line) for line in found[0]], "timeout_s": found[1]},
+        "predicted": None if found is None else {"lines": [repr(line) for line in found[0]], "timeout_s": found[1],
+                                                 "persists": persists},
         "target": build.target,
         "filename": PYTEST_FILE,
         "name": PROJECT,
