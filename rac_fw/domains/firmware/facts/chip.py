@@ -294,6 +294,20 @@ class Nvic:
 
 @with_config(_STRICT)
 @dataclass(frozen=True)
+class SoftwareInterrupt:
+    """A CPU interrupt only software raises (``sw_irq`` on ESP-IDF): the Xtensa software interrupts, which
+    ``esp_intr_alloc`` attaches by their framework source and code pends through the core's INTSET register."""
+
+    level: int
+    """Its fixed priority level (ESP32-S3: 1 for CPU interrupt 7, 3 for 29)."""
+    cpu_line: int
+    """The CPU interrupt number (the INTSET/INTCLEAR bit)."""
+    source: str
+    """The framework's interrupt source for it (``ETS_INTERNAL_SW0_INTR_SOURCE``)."""
+
+
+@with_config(_STRICT)
+@dataclass(frozen=True)
 class Interrupts:
     """An interrupt system that is not an NVIC: the ESP32 interrupt matrix, a simulated controller."""
 
@@ -310,6 +324,8 @@ class Interrupts:
     """Named allocation flags of the framework (``iram`` → ``ESP_INTR_FLAG_IRAM``)."""
     simulated: bool = False
     """IRQs are simulated (native_sim)."""
+    software: tuple[SoftwareInterrupt, ...] = ()
+    """CPU interrupts nothing but software raises, lowest level first."""
     notes: str = ""
 
 

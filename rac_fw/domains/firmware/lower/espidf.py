@@ -38,6 +38,8 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
+from rac_fw.domains.firmware.lower.espidf_pytest import expectations
+from rac_fw.domains.firmware.plan.behaviour.lowering import hook_calls, program, used_ops
 from rac_fw.domains.firmware.plan.escape import c_string, kconfig_string
 from rac_fw.domains.firmware.plan.registry import spec
 from rac_fw.domains.firmware.plan.spec import Flag
@@ -69,6 +71,9 @@ DEFAULT_STACK_BYTES = 4096
 DEFAULT_PRIORITY = 5
 #: FreeRTOS priorities usable by application tasks (configMAX_PRIORITIES is 25 in ESP-IDF).
 MAX_TASK_PRIORITY = 24
+#: How long app_main waits for a quiet operation's first report (at set-up, or its task's first run) when its
+#: view states no longer bound (a bus transfer's attempts and timeouts).
+REPORT_WITHIN_MS = 1000
 #: The UART driver's RX ring must be larger than the hardware FIFO (SOC_UART_FIFO_LEN = 128 on S3).
 UART_MIN_RING = 256
 
@@ -101,6 +106,9 @@ class EspIdfBuild(BoundBuild):
     gpio_isr_flags: str | None = None
     chosen: dict[str, str] = field(default_factory=dict)
     """Signal → pin picked by the lowering because the plan named none (reported in the receipt)."""
+    behaviour: dict[str, Any] | None = None
+    """What main.c hosts of the plan's behaviour (``plan/sections/behaviour.py``): its C and its persisted
+    variables; None without a behaviour."""
 
     # --- name resolution -------------------------------------------------------------------------
     def symbol(self, index: int, op: Any) -> str:
@@ -163,6 +171,21 @@ class EspIdfBuild(BoundBuild):
     @staticmethod
     def unsupported(where: str | None, message: str) -> LoweringError:
         return _unsupported(where, message)
+
+    # --- what a behaviour asks of the operations (``plan/behaviour/lowering.py``) ---------------------
+    def hooks(self, index: int, event: str) -> list[str]:
+        """The behaviour hooks operation ``index``'s template calls where ``event`` happens (none, or one)."""
+        return hook_calls(self.plan, self.target, "espidf", index, event)
+
+    def behaviour_uses(self, index: int) -> bool:
+        """Whether the plan's behaviour reads an output of, or acts on, operation ``index`` (its template then
+        renders the helpers its ``act_<action>`` macros call)."""
+        found = program(self.plan, self.target, "espidf") if self.plan.behaviour is not None else None
+        return found is not None and index in used_ops(found)
+
+    def op_module(self, index: int) -> Any:
+        """The Jinja module of operation ``index``'s template (its ``act_<action>`` macros take the view)."""
+        return template_env("espidf").get_template(f"{self.views[index]['family']}.c.j2").module
 
     def thread(self, name: str | None, role: str) -> dict[str, Any]:
         """Task parameters for a role played by plan thread ``name`` (defaults when None)."""
@@ -270,8 +293,13 @@ def _view(build: EspIdfBuild, index: int, op: Any) -> dict[str, Any]:
     realization = spec(op.op).realization("espidf")
     if realization is None or realization.view is None:
         raise LookupError(f"{op.op} has no ESP-IDF view in its op spec")
+    view["behaviour"] = build.behaviour_uses(index)
     view.update(realization.view(build, index, op))
     view["value"] = spec(op.op).produces_value(op)
+    quiet = realization.quiet(op) if callable(realization.quiet) else realization.quiet
+    # With a behaviour, app_main waits for a quiet operation's report before the next set-up (plan order).
+    view["await"] = build.plan.behaviour is not None and quiet
+    view.setdefault("report_within_ms", REPORT_WITHIN_MS)
     return view
 
 
@@ -282,9 +310,13 @@ PYTEST_FILE = f"pytest_{PROJECT}.py"
 def _pytest_view(build: EspIdfBuild) -> dict[str, Any]:
     """What the app's pytest-embedded test expects, as Python literals: the lines ``main.c`` prints
     (``rac: boot <target>``, ``rac: <label> ok`` per operation, ``rac: done``; printf's ``\\n`` may reach
-    the console as ``\\r\\n``)."""
+    the console as ``\\r\\n``); with a behaviour, its predicted console in order (``espidf_pytest``)."""
     labels = tuple(operation_label(i, op.op, op.name) for i, op in enumerate(build.plan.operations))
+    found = expectations(build.plan, build.target)
+    persists = build.behaviour is not None and bool(build.behaviour["persisted"])
     return {
+        "predicted": None if found is None else {"lines": [repr(line) for line in found[0]], "timeout_s": found[1],
+                                                 "persists": persists},
         "target": build.target,
         "filename": PYTEST_FILE,
         "name": PROJECT,
@@ -379,6 +411,7 @@ class EspIdfLowerer:
             "sdkconfig": _sdkconfig(build),
             "project": c_string(PROJECT),
             "boot": c_string(target.id),
+            "behaviour": build.behaviour,
         }
         project = {
             path: env.get_template(f"{path}.j2").render(context)

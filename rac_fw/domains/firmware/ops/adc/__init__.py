@@ -27,6 +27,8 @@ ACTIONS = {"read": Action("Convert the channel now (waits for the conversion) an
                           blocking=True, fails=True)}
 #: The Zephyr realization's behaviour features (templates/zephyr/adc.c.j2: the `_sample` helper, act_read).
 ZEPHYR_BEHAVIOUR = frozenset({"output:mv", "action:read"})
+#: The ESP-IDF realization's (templates/espidf/adc.c.j2: the `_sample` helper, act_read).
+ESPIDF_BEHAVIOUR = frozenset({"output:mv", "action:read"})
 
 
 def espidf_view(b: EspIdfBuild, index: int, op: Any, channels: list[Any], interval_ms: int | None) -> dict[str, Any]:
@@ -37,6 +39,7 @@ def espidf_view(b: EspIdfBuild, index: int, op: Any, channels: list[Any], interv
         "bitwidth": b.adc_bitwidth(op.resolution_bits),
         "interval_ms": interval_ms,
         "task": b.thread(None, b.symbol(index, op)),
+        "outputs": {"mv": f"{b.symbol(index, op)}_mv"},
     }
 
 

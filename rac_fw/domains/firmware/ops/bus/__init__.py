@@ -35,3 +35,5 @@ ACTIONS = {"transfer": Action(
     updates=("rx",), blocking=True, fails=True)}  # fmt: skip
 #: The Zephyr realizations' behaviour features (templates/zephyr/i2c.c.j2 and spi.c.j2: `_transfer`).
 ZEPHYR_BEHAVIOUR = frozenset({"action:transfer", "output:rx"})
+#: The ESP-IDF realizations' (templates/espidf/bus.c.j2: `_transfer` with its own buffers).
+ESPIDF_BEHAVIOUR = frozenset({"action:transfer", "output:rx"})

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.bus import ACTIONS, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
+from rac_fw.domains.firmware.ops.bus import ACTIONS, ESPIDF_BEHAVIOUR, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -73,7 +73,10 @@ def _espidf(b: EspIdfBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
     b.i2c_buses.setdefault(port, {"port": port, "sda": sda, "scl": scl, "devices": {}})
     b.i2c_buses[port]["devices"][device.name] = {"name": device.name, "address": device.address,
                                                  "hz": device.frequency_hz}  # fmt: skip
-    return {"device": device.name, "port": port, "task": b.thread(None, b.symbol(index, op))}
+    return {"device": device.name, "port": port, "task": b.thread(None, b.symbol(index, op)),
+            "outputs": {"rx": f"{b.symbol(index, op)}_in"},
+            # Its first report comes after its first transfer: every attempt may take the whole timeout.
+            "report_within_ms": (op.retries + 1) * op.timeout_ms + 1000}
 
 
 def _hal(b: HalBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
@@ -112,7 +115,7 @@ SPEC = OpSpec(
             quiet=True,
             behaviour=ZEPHYR_BEHAVIOUR,
         ),
-        "espidf": Realization(template="bus", view=_espidf),
+        "espidf": Realization(template="bus", view=_espidf, quiet=True, behaviour=ESPIDF_BEHAVIOUR),
         "hal": Realization(template="ops", view=_hal),
     },
     checks=(_names,),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import dcache_active, has_dt_label
-from rac_fw.domains.firmware.ops.bus import ACTIONS, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
+from rac_fw.domains.firmware.ops.bus import ACTIONS, ESPIDF_BEHAVIOUR, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -152,7 +152,10 @@ def _espidf(b: EspIdfBuild, index: int, op: SpiTransfer) -> dict[str, Any]:
     handle = f"{device.name}_m{op.mode}"
     cs = b.gpio(device.chip_select, f"{where}.chip_select")
     bus["devices"][handle] = {"name": handle, "mode": op.mode, "hz": device.frequency_hz, "cs": cs}
-    return {"device": handle, "host": host, "length": length, "task": b.thread(None, b.symbol(index, op))}
+    return {"device": handle, "host": host, "length": length, "task": b.thread(None, b.symbol(index, op)),
+            "outputs": {"rx": f"{b.symbol(index, op)}_in"},
+            # Its first report comes after its first transfer: every attempt may take the whole timeout.
+            "report_within_ms": (op.retries + 1) * op.timeout_ms + 1000}
 
 
 def _hal(b: HalBuild, index: int, op: SpiTransfer) -> dict[str, Any]:
@@ -215,6 +218,23 @@ def _dma(plan: Plan, target: Target, framework: str, index: int, op: SpiTransfer
         )
     ]
 
+def _one_task(plan: Plan, target: Target, index: int, op: SpiTransfer) -> list[Evidence]:
+    """ESP-IDF's SPI master is not thread-safe for one device used from two tasks (its driver documentation, "Notes
+    about thread safety"): a behaviour that transfers on the operation must not meet the operation's own periodic
+    transfers (once, without an interval, they end before app_main starts the behaviour)."""
+    from rac_fw.domains.firmware.plan.behaviour.lowering import compiled  # the behaviour compiler imports the ops
+    from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
+
+    found, _ = compiled(plan, target, "espidf") if op.interval_ms is not None else (None, [])
+    if found is None or (index, "transfer") not in found.actions:
+        return []
+    path: Path = ["operations", index, "interval_ms"]
+    return [violation("E_TARGET_UNSUPPORTED", f"on ESP-IDF the behaviour's transfers on {op.name or op.device} and the "
+                      f"operation's own every {op.interval_ms} ms would use {op.device} from two tasks, which the SPI "
+                      "master driver does not allow", path, [op.name or "spi_transfer", op.device],
+                      relaxations=[relax("transfer once at set-up (drop interval_ms)", remove(path))])]  # fmt: skip
+
+
 SPEC = OpSpec(
     model=SpiTransfer,
     family="bus",
@@ -236,7 +256,10 @@ SPEC = OpSpec(
         "espidf": Realization(
             template="bus",
             view=_espidf,
+            admits=_one_task,
             unrealized={"timeout_ms": "spi_device_polling_transmit takes no timeout: the transfer runs to its end"},
+            quiet=True,
+            behaviour=ESPIDF_BEHAVIOUR,
         ),
         "hal": Realization(template="ops", view=_hal),
     },

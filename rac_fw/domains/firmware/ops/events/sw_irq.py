@@ -6,14 +6,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rac_fw.domains.firmware.facts.query import software_irq
 from rac_fw.domains.firmware.plan.base import Operation
-from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
+from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import IrqPriority
 from rac_fw.domains.firmware.plan.spec import Action, Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
+    from rac_fw.domains.firmware.facts.chip import SoftwareInterrupt
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
+    from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -25,7 +27,10 @@ class SwIrq(Operation):
     reserved on the part or a software-interrupt line), enabled at ``irq_priority``. Firing it N times and
     counting in the handler proves the interrupt path end to end (NVIC set-pending on Cortex-M). On Zephyr
     the kernel's ``irq_offload`` raises it (the exception the kernel reserves for that; ``irq_priority``
-    does not apply there); Zephyr offers it to tests only, so the app is marked one (``CONFIG_TEST``).
+    does not apply there); Zephyr offers it to tests only, so the app is marked one (``CONFIG_TEST``). On
+    ESP-IDF it is one of the core's software interrupts (``interrupts.software``: ``esp_intr_alloc`` on its
+    source, pended through the core's INTSET register), whose level is fixed: ``irq_priority`` picks the line
+    of that level (default: the lowest).
     """
 
     op: Literal["sw_irq"]
@@ -63,6 +68,35 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SwIrq) -> dict[str, Any]:
     return {"id": b.ids[index], "hooks": b.hooks(index, "irq"), "outputs": {}}
 
 
+def _software_line(target: Target, op: SwIrq) -> SoftwareInterrupt | None:
+    """The core's software interrupt at ``irq_priority`` (the lowest level when the plan names none)."""
+    lines = target.interrupts.software if target.interrupts is not None else ()
+    return next((s for s in lines if op.irq_priority in (None, s.level)), None)
+
+
+def _has_software(target: Target) -> bool:
+    return bool(target.interrupts is not None and target.interrupts.software)
+
+
+def _software_level(plan: Plan, target: Target, index: int, op: SwIrq) -> list[Evidence]:
+    """A software interrupt's level is fixed by the core: ``irq_priority`` must be one of theirs."""
+    if _software_line(target, op) is not None:
+        return []
+    path: list[str | int] = ["operations", index, "irq_priority"]
+    levels = [s.level for s in target.interrupts.software] if target.interrupts is not None else []
+    return [violation("E_TARGET_UNSUPPORTED", f"{target.id}'s software interrupts have the fixed levels "
+                      f"{', '.join(map(str, levels))}, not {op.irq_priority}", path,
+                      [op.name or "sw_irq", "irq_priority"],
+                      relaxations=[relax(f"use level {level}", replace(path, level)) for level in levels])]  # fmt: skip
+
+
+def _espidf(b: EspIdfBuild, index: int, op: SwIrq) -> dict[str, Any]:
+    line = _software_line(b.target, op)
+    assert line is not None  # _software_level refused the plan otherwise
+    return {"line": line.cpu_line, "level": line.level, "source": line.source,
+            "flags": f"ESP_INTR_FLAG_LEVEL{line.level}", "hooks": b.hooks(index, "irq"), "outputs": {}}  # fmt: skip
+
+
 SPEC = OpSpec(
     model=SwIrq,
     family="events",
@@ -73,6 +107,8 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="sw_irq", view=_zephyr, admits=_offload_priority, quiet=True,
                               behaviour=frozenset({"event:irq", "action:fire"})),
+        "espidf": Realization(template="sw_irq", view=_espidf, available=_has_software, admits=_software_level,
+                              quiet=True, behaviour=frozenset({"event:irq", "action:fire"})),
         "baremetal": Realization(template="ops/sw_irq", view=_baremetal, available=_has_line,
                                  behaviour=frozenset({"event:irq", "action:fire"})),  # fmt: skip
     },

@@ -58,7 +58,8 @@ def _espidf(b: EspIdfBuild, index: int, op: GpioInputIrq) -> dict[str, Any]:
     edges = {"rising": "GPIO_INTR_POSEDGE", "falling": "GPIO_INTR_NEGEDGE", "both": "GPIO_INTR_ANYEDGE"}
     b.gpio_isr_flags = b.intr_flags(op.irq_priority)
     return {"gpio": gpio, "active_low": active_low, "pull": op.pull or ("up" if active_low else "down"),
-            "intr": edges[op.edge], "reactions": reaction_symbols(b, index)}  # fmt: skip
+            "intr": edges[op.edge], "reactions": reaction_symbols(b, index),
+            "hooks": b.hooks(index, "edge")}  # fmt: skip
 
 
 def _hal(b: HalBuild, index: int, op: GpioInputIrq) -> dict[str, Any]:
@@ -87,7 +88,7 @@ SPEC = OpSpec(
     endpoints={"button": "button"},
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr, quiet=True, behaviour=frozenset({"event:edge"})),
-        "espidf": Realization(template="gpio", view=_espidf),
+        "espidf": Realization(template="gpio", view=_espidf, quiet=True, behaviour=frozenset({"event:edge"})),
         "hal": Realization(template="ops", view=_hal),
     },
 )

@@ -38,8 +38,9 @@ def _zephyr(b: ZephyrBuilder, index: int, op: GpioRead) -> dict[str, Any]:
 
 def _espidf(b: EspIdfBuild, index: int, op: GpioRead) -> dict[str, Any]:
     gpio, active_low = b.io(op.button, "button", f"operations[{index}]")
+    sym = b.symbol(index, op)
     return {"gpio": gpio, "active_low": active_low, "pull": "up" if active_low else "down",
-            "task": b.thread(None, b.symbol(index, op))}  # fmt: skip
+            "task": b.thread(None, sym), "outputs": {"level": f"(value_{sym} != 0)"}}  # fmt: skip
 
 
 def _hal(b: HalBuild, index: int, op: GpioRead) -> dict[str, Any]:
@@ -49,7 +50,8 @@ def _hal(b: HalBuild, index: int, op: GpioRead) -> dict[str, Any]:
 
 
 #: What a behaviour reads (``button.level``) and asks (``act: button.read``). On Zephyr main() polls it once
-#: before the behaviour starts, so ``level`` holds a value from the start.
+#: before the behaviour starts, so ``level`` holds a value from the start; on ESP-IDF app_main waits for its
+#: task's first poll (its report) before the behaviour starts.
 OUTPUTS = {"level": Output("bool", "The input's logical level at its last poll (true = active).")}
 ACTIONS = {"read": Action("Poll the input now and refresh `level`.", updates=("level",), fails=True)}
 
@@ -64,7 +66,8 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr, quiet=True,
                               behaviour=frozenset({"output:level", "action:read"})),
-        "espidf": Realization(template="gpio", view=_espidf),
+        "espidf": Realization(template="gpio", view=_espidf, quiet=True,
+                              behaviour=frozenset({"output:level", "action:read"})),
         "hal": Realization(template="ops", view=_hal),
     },
 )

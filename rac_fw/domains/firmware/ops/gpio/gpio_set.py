@@ -42,7 +42,10 @@ def _zephyr(b: ZephyrBuilder, index: int, op: GpioSet) -> dict[str, Any]:
 
 def _espidf(b: EspIdfBuild, index: int, op: GpioSet) -> dict[str, Any]:
     gpio, active_low = b.io(op.led, "led", f"operations[{index}]")
-    return {"gpio": gpio, "level": int(op.active != active_low)}
+    if b.behaviour_uses(index):
+        # The actions may run in an interrupt handler: gpio_set_level stays callable with the cache off.
+        b.sdkconfig["CONFIG_GPIO_CTRL_FUNC_IN_IRAM"] = "y"
+    return {"gpio": gpio, "level": int(op.active != active_low), "active_low": active_low, "outputs": {}}
 
 
 def _hal(b: HalBuild, index: int, op: GpioSet) -> dict[str, Any]:
@@ -87,7 +90,8 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr, quiet=True,
                               behaviour=frozenset(f"action:{a}" for a in ACTIONS)),
-        "espidf": Realization(template="gpio_set", view=_espidf),
+        "espidf": Realization(template="gpio_set", view=_espidf, quiet=True,
+                              behaviour=frozenset(f"action:{a}" for a in ACTIONS)),
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/gpio_set", view=_baremetal,
                                  behaviour=frozenset(f"action:{a}" for a in ACTIONS)),

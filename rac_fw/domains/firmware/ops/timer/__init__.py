@@ -60,14 +60,18 @@ def _zephyr(b: ZephyrBuilder, index: int, op: TimedOperation) -> dict[str, Any]:
                                                                 "hooks": b.hooks(index, "expiry")}
 
 
+def espidf_service(op: TimedOperation) -> str:
+    """The ESP-IDF service that times ``op``: the kernel timer is ``esp_timer`` (ISR dispatch, so the callback
+    keeps ISR context); a named TIMG instance is a ``gptimer``."""
+    return "esp_timer" if op.source == "kernel" else "gptimer"
+
+
 def _espidf(b: EspIdfBuild, index: int, op: TimedOperation) -> dict[str, Any]:
-    # The kernel timer service is esp_timer (ISR dispatch, so the callback keeps ISR context); a named
-    # TIMG instance is a gptimer.
-    service = "esp_timer" if op.source == "kernel" else "gptimer"
+    service = espidf_service(op)
     if service == "esp_timer":
         b.sdkconfig["CONFIG_ESP_TIMER_SUPPORTS_ISR_DISPATCH_METHOD"] = "y"
     return {"alarm_us": max(1, round(op.period_s * 1_000_000)), "reload": not op.oneshot, "service": service,
-            "reactions": reaction_symbols(b, index)}  # fmt: skip
+            "reactions": reaction_symbols(b, index), "hooks": b.hooks(index, "expiry")}  # fmt: skip
 
 
 def _hal(b: HalBuild, index: int, op: TimedOperation) -> dict[str, Any]:
@@ -138,7 +142,7 @@ def realizations() -> dict[str, Realization]:
     """How each framework realizes a timer operation (the kind decides reload vs one-shot)."""
     return {
         "zephyr": Realization(template="timer", view=_zephyr, quiet=True, behaviour=frozenset({"event:expiry"})),
-        "espidf": Realization(template="timer", view=_espidf),
+        "espidf": Realization(template="timer", view=_espidf, quiet=True, behaviour=frozenset({"event:expiry"})),
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/timer", view=_baremetal),
     }

@@ -351,6 +351,8 @@ def _console(op: Watchdog) -> list[str]:
 
 
 #: A behaviour may feed it itself (a phased demo that stops feeding to show the reset); the driver may refuse.
+#: On ESP-IDF the Task Watchdog restarts its timeout only once every subscriber has fed, so a behaviour that feeds
+#: is a subscriber of its own (``esp_task_wdt_add_user``): from then on it must feed within ``timeout_ms``.
 ACTIONS = {"feed": Action("Feed the watchdog now (restart its timeout).", fails=True)}
 
 
@@ -366,7 +368,8 @@ SPEC = OpSpec(
             template="watchdog", view=_zephyr, available=lambda t: has_dt_label(t, r"watchdog0", r"iwdg\d*", r"wdt\d*"),
             quiet=lambda op: op.report_expiry is None, behaviour=frozenset({"action:feed"}),
         ),
-        "espidf": Realization(template="watchdog", view=_espidf),
+        "espidf": Realization(template="watchdog", view=_espidf, quiet=lambda op: op.report_expiry is None,
+                              behaviour=frozenset({"action:feed"})),
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(
             template="ops/watchdog", view=_baremetal, available=lambda t: watchdog_instance(t) is not None

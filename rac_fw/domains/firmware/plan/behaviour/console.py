@@ -82,12 +82,33 @@ def zephyr_lines(plan: Any, target: Any) -> list[Item]:
     return items
 
 
+def loud(plan: Any, framework: str) -> str | None:
+    """Why other lines may come between the behaviour's: an operation whose ``framework`` realization is not
+    quiet reports when it likes (its periodic step, its thread, its task), so the behaviour's lines are predicted
+    in order with others admitted between them (None: every operation is quiet, the trace is exact)."""
+    labels = [_label(i, op) for i, op in enumerate(plan.operations) if not _quiet(op, framework)]
+    return f"what {', '.join(labels)} print while the behaviour runs" if labels else None
+
+
 def zephyr_ambient(plan: Any) -> str | None:
-    """Why other lines may come between the behaviour's on Zephyr: an operation that is not quiet reports when
-    it likes (its periodic step, its thread), so the behaviour's lines are predicted in order with others
-    admitted between them (None: every operation is quiet, the trace is exact)."""
-    loud = [_label(i, op) for i, op in enumerate(plan.operations) if not _quiet(op, "zephyr")]
-    return f"what {', '.join(loud)} print while the behaviour runs" if loud else None
+    """Zephyr: what its operations that are not quiet print (:func:`loud`)."""
+    return loud(plan, "zephyr")
+
+
+def espidf_lines(plan: Any, target: Any) -> list[Item]:
+    """ESP-IDF's ``app_main`` with a behaviour (``templates/espidf/main/main.c.j2``) sets the operations up in plan
+    order and, after each quiet one, waits for its ``rac: <label> ok`` (printed by ``app_main`` or by the
+    operation's own task at its first run) before the next; an operation that is not quiet reports from its task
+    when it likes, so with one in the plan other lines are admitted before each quiet report."""
+    items: list[Item] = [Line(rf"^rac: {literal(_label(i, op))} ok$", f"operations[{i}]")
+                         for i, op in enumerate(plan.operations) if _quiet(op, "espidf")]  # fmt: skip
+    why = espidf_ambient(plan)
+    return admit_between(items, why) if why else items
+
+
+def espidf_ambient(plan: Any) -> str | None:
+    """ESP-IDF: what its operations that are not quiet print (:func:`loud`)."""
+    return loud(plan, "espidf")
 
 
 def admit_between(items: list[Item] | tuple[Item, ...], why: str) -> list[Item]:
@@ -106,9 +127,13 @@ def admit_between(items: list[Item] | tuple[Item, ...], why: str) -> list[Item]:
 
 
 #: Framework → what its ``main`` prints for the operations before the behaviour starts.
-OPERATION_LINES: dict[str, OperationLines] = {"baremetal": baremetal_lines, "zephyr": zephyr_lines}
+OPERATION_LINES: dict[str, OperationLines] = {"baremetal": baremetal_lines, "zephyr": zephyr_lines,
+                                             "espidf": espidf_lines}
 #: Framework → why other lines may come between the behaviour's own (None: none will), for a plan.
-AMBIENT: dict[str, Callable[[Any], str | None]] = {"zephyr": zephyr_ambient}
+AMBIENT: dict[str, Callable[[Any], str | None]] = {"zephyr": zephyr_ambient, "espidf": espidf_ambient}
+#: Framework → what the chip prints after a ``reset: chip`` before the app's ``rac: boot`` line (the ESP32 ROM
+#: and the second-stage bootloader always print; bare metal and Zephyr without its banner print nothing).
+AFTER_RESET: dict[str, str] = {"espidf": "the ROM's and the bootloader's lines after the reset"}
 
 
 @dataclass
@@ -129,7 +154,8 @@ def predicted(plan: Any, target: Any, framework: str) -> Predicted | None:
     if found is None or lines is None:
         return None
     boot: list[Item] = [Line(r"^rac: boot\b.*$", "main"), *lines(plan, target)]
-    behaviour = predict(found, plan, boot)
+    before = AFTER_RESET.get(framework)
+    behaviour = predict(found, plan, [Open(before), *boot] if before else boot)
     ambient = AMBIENT.get(framework)
     why = ambient(plan) if ambient is not None else None
     own = admit_between(behaviour.items, why) if why else behaviour.items

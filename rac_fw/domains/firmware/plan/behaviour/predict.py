@@ -372,6 +372,9 @@ class Prediction:
     """``done``, ``exit N``, ``forever`` (done printed after boot), or ``open``."""
     notes: list[str]
     exit_code: int = 0
+    elapsed_ms: int = 0
+    """Predicted time from the behaviour's start to its last predicted line (over resets, their boots excluded):
+    what a test that waits for the lines must allow."""
 
 
 def done_line(code: int) -> str:
@@ -451,6 +454,7 @@ def predict(program: ir.Program, plan: Any, boot: list[Item] | None = None) -> P
     kept: dict[str, Any] = {}
     items: list[Item] = []
     notes: list[str] = []
+    elapsed = 0
     for _ in range(MAX_RESETS + 1):
         m = Machine(program, plan)
         _initial(m)
@@ -458,11 +462,14 @@ def predict(program: ir.Program, plan: Any, boot: list[Item] | None = None) -> P
         try:
             result = _run(m, program, notes)
         except ResetChip:
+            elapsed += m.time
             items += m.items + list(boot or [])
             kept = {v.name: m.values[v.name] for v in program.variables if v.persist and v.name in m.values}
             continue
-        return Prediction(coalesce(items + result.items), result.ends, notes or result.notes, result.exit_code)
-    return Prediction(coalesce([*items, Open(f"the chip resets more than {MAX_RESETS} times")]), "open", notes)
+        return Prediction(coalesce(items + result.items), result.ends, notes or result.notes, result.exit_code,
+                          elapsed + m.time)
+    return Prediction(coalesce([*items, Open(f"the chip resets more than {MAX_RESETS} times")]), "open", notes,
+                      elapsed_ms=elapsed)
 
 
 def _run(m: Machine, program: ir.Program, notes: list[str]) -> Prediction:
