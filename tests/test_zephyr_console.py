@@ -72,8 +72,8 @@ def test_every_zephyr_app_has_a_valid_sample_yaml_judging_its_lines(target_id: s
     checked = 0
     for path in EXAMPLES:
         plan = load_plan(path).model_copy(update={"target": target_id, "framework": "zephyr"})
-        if check(plan, target, "zephyr"):
-            continue
+        if plan.behaviour is not None or check(plan, target, "zephyr"):
+            continue  # a behaviour's app is held to its predicted trace: tests/test_behaviour_zephyr.py
         try:
             files = lower(plan, target, "zephyr").files
         except LoweringError:

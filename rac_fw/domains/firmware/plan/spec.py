@@ -98,6 +98,11 @@ class Realization:
     the behaviour's hook where the event happens), ``action:<name>`` (its template has ``act_<name>``),
     ``output:<name>`` (its view names the C expression holding the value). The behaviour's support rule
     asks this set, and names the frameworks whose set has what a plan uses when this one lacks it."""
+    quiet: bool | Callable[[Any], bool] = False
+    """With a behaviour in the plan, this realization prints nothing on the console but its ``rac: <label> ok``
+    (or FAIL) line (for every operation, or for those the predicate accepts): a framework whose ``main``
+    reports operations in plan order predicts the console exactly around it (``behaviour.console``); around
+    an operation that is not quiet the predicted trace admits other lines (its reports may come at any time)."""
 
 
 OutputType = Literal["bool", "u8", "u16", "u32", "i8", "i16", "i32", "f32", "bytes"]

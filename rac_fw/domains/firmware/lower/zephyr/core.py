@@ -54,6 +54,10 @@ class BuilderCore:
         self.ids: dict[int, str] = {
             i: C_PREFIX + (op.name or f"{op.op}{i}") for i, op in enumerate(self.plan.operations)
         }
+        self.views: dict[int, dict[str, Any]] = {}
+        """Operation index → its rendered view (a behaviour reads ``outputs`` and calls ``act_*`` with it)."""
+        self.behaviour: str | None = None
+        """The behaviour's C (``sections/behaviour.py``), placed in main.c after the operations' globals."""
 
     # --- what op specs' Zephyr view functions call beyond the views' own helpers ------------------
     @staticmethod

@@ -41,6 +41,9 @@ class OperationViews(DevicetreeFacts):
             "setup": True,
             "step": {"period_ms": interval, "count": count},
             "buffer": None,
+            # With a behaviour the console is the behaviour's: the conversions print no value lines.
+            "quiet": self.plan.behaviour is not None,
+            "outputs": {"mv": f"((int32_t)atomic_get(&{self.ids[index]}_mv))"},
         }
         buffer_name = getattr(op, "buffer", None)
         if buffer_name is not None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from rac_fw.domains.firmware.facts.query import Clocks, adc_clock
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.spec import Action, Output
 
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
@@ -17,6 +18,15 @@ if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
     from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.plan.model import Plan
+
+
+#: What a behaviour reads of a single-channel conversion (``adc.mv``) and asks of it (``act: adc.read``).
+OUTPUTS = {"mv": Output("i32", "The channel's last reading taken by `read`, in millivolts.", unit="mV",
+                        ready="action")}
+ACTIONS = {"read": Action("Convert the channel now (waits for the conversion) and refresh `mv`.", updates=("mv",),
+                          blocking=True, fails=True)}
+#: The Zephyr realization's behaviour features (templates/zephyr/adc.c.j2: the `_sample` helper, act_read).
+ZEPHYR_BEHAVIOUR = frozenset({"output:mv", "action:read"})
 
 
 def espidf_view(b: EspIdfBuild, index: int, op: Any, channels: list[Any], interval_ms: int | None) -> dict[str, Any]:

@@ -79,7 +79,8 @@ SPEC = OpSpec(
     needs="adc",
     flags=frozenset({Flag.VALUE}),
     realizations={
-        "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),
+        "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*"),
+                              quiet=True),
         "espidf": Realization(template="adc", view=_espidf),
         "hal": Realization(template="ops", view=_hal, features={"dma": adc_dma_routable}),
     },

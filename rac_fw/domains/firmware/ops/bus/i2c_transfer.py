@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.bus import Retries, Timeout
+from rac_fw.domains.firmware.ops.bus import ACTIONS, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -53,6 +53,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: I2cTransfer) -> dict[str, Any]:
         "timeout_ms": op.timeout_ms,
         "setup": True,
         "step": {"period_ms": op.interval_ms},
+        "outputs": {"rx": f"{b.ids[index]}_rx"},
     }
 
 
@@ -89,8 +90,11 @@ SPEC = OpSpec(
     model=I2cTransfer,
     family="bus",
     flags=frozenset({Flag.VALUE}),
+    outputs=OUTPUTS,
+    actions=ACTIONS,
     realizations={
-        "zephyr": Realization(template="i2c", view=_zephyr, available=lambda t: has_dt_label(t, r"i2c\d*")),
+        "zephyr": Realization(template="i2c", view=_zephyr, available=lambda t: has_dt_label(t, r"i2c\d*"),
+                              quiet=True, behaviour=ZEPHYR_BEHAVIOUR),
         "espidf": Realization(template="bus", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },

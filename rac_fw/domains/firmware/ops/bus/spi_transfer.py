@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import dcache_active, has_dt_label
-from rac_fw.domains.firmware.ops.bus import Retries, Timeout
+from rac_fw.domains.firmware.ops.bus import ACTIONS, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -129,6 +129,8 @@ def _zephyr(b: ZephyrBuilder, index: int, op: SpiTransfer) -> dict[str, Any]:
         "length": header + max(op.write_bytes, op.read_bytes),
         "header": header,
         "read_bytes": op.read_bytes,
+        "write_bytes": op.write_bytes,
+        "outputs": {"rx": f"{oid}_in"},
         "attempts": op.retries + 1,
         "setup": True,
         "step": {"period_ms": op.interval_ms},
@@ -217,8 +219,11 @@ SPEC = OpSpec(
     model=SpiTransfer,
     family="bus",
     flags=frozenset({Flag.VALUE}),
+    outputs=OUTPUTS,
+    actions=ACTIONS,
     realizations={
-        "zephyr": Realization(template="spi", view=_zephyr, available=lambda t: has_dt_label(t, r"spi\d*")),
+        "zephyr": Realization(template="spi", view=_zephyr, available=lambda t: has_dt_label(t, r"spi\d*"),
+                              quiet=True, behaviour=ZEPHYR_BEHAVIOUR),
         "espidf": Realization(template="bus", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rac_fw.domains.firmware.facts.query import software_irq
 from rac_fw.domains.firmware.plan.base import Operation
+from rac_fw.domains.firmware.plan.evidence import relax, remove, violation
 from rac_fw.domains.firmware.plan.fields import IrqPriority
 from rac_fw.domains.firmware.plan.spec import Action, Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
+    from rac_fw.contract import Evidence
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
+    from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
+    from rac_fw.domains.firmware.plan.model import Plan
 
 
 class SwIrq(Operation):
@@ -19,7 +23,9 @@ class SwIrq(Operation):
 
     The line is the chip's software-pendable one (``rac-fw targets show``: ``nvic.software_irq``: a vector
     reserved on the part or a software-interrupt line), enabled at ``irq_priority``. Firing it N times and
-    counting in the handler proves the interrupt path end to end (NVIC set-pending on Cortex-M).
+    counting in the handler proves the interrupt path end to end (NVIC set-pending on Cortex-M). On Zephyr
+    the kernel's ``irq_offload`` raises it (the exception the kernel reserves for that; ``irq_priority``
+    does not apply there).
     """
 
     op: Literal["sw_irq"]
@@ -41,6 +47,22 @@ def _baremetal(b: BaremetalBuild, index: int, op: SwIrq) -> None:
     b.emit("ops/sw_irq", ctx)
 
 
+def _offload_priority(plan: Plan, target: Target, index: int, op: SwIrq) -> list[Evidence]:
+    """Zephyr's irq_offload raises the exception the kernel reserves for it, at the priority the kernel fixes."""
+    if op.irq_priority is None:
+        return []
+    path: list[str | int] = ["operations", index, "irq_priority"]
+    return [violation("E_TARGET_UNSUPPORTED", "Zephyr raises a software interrupt with irq_offload, whose priority "
+                      "the kernel fixes: irq_priority does not apply", path, [op.name or "sw_irq", "irq_priority"],
+                      relaxations=[relax("drop irq_priority", remove(path))])]  # fmt: skip
+
+
+def _zephyr(b: ZephyrBuilder, index: int, op: SwIrq) -> dict[str, Any]:
+    b.app.includes.add("zephyr/irq_offload.h")
+    b.app.need("sw_irq", "CONFIG_IRQ_OFFLOAD")
+    return {"id": b.ids[index], "hooks": b.hooks(index, "irq"), "outputs": {}}
+
+
 SPEC = OpSpec(
     model=SwIrq,
     family="events",
@@ -49,6 +71,8 @@ SPEC = OpSpec(
     actions={"fire": Action("Pend the interrupt: its handler runs at once (above the thread's priority).",
                             raises=("irq",))},  # fmt: skip
     realizations={
+        "zephyr": Realization(template="sw_irq", view=_zephyr, admits=_offload_priority, quiet=True,
+                              behaviour=frozenset({"event:irq", "action:fire"})),
         "baremetal": Realization(template="ops/sw_irq", view=_baremetal, available=_has_line,
                                  behaviour=frozenset({"event:irq", "action:fire"})),  # fmt: skip
     },

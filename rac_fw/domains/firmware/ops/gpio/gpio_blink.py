@@ -81,7 +81,7 @@ SPEC = OpSpec(
     flags=frozenset(),
     endpoints={"led": "led"},
     realizations={
-        "zephyr": Realization(template="gpio", view=_zephyr),
+        "zephyr": Realization(template="gpio", view=_zephyr, quiet=True),
         "espidf": Realization(template="gpio", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/gpio_blink", view=_baremetal),

@@ -48,6 +48,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: GpioInputIrq) -> dict[str, Any]:
         "debounce_ms": op.debounce_ms,
         "handoffs": b.handoffs(index),
         "reactions": attached(b, index),
+        "hooks": b.hooks(index, "edge"),
         "setup": True,
     }
 
@@ -85,7 +86,7 @@ SPEC = OpSpec(
     events=("edge",),
     endpoints={"button": "button"},
     realizations={
-        "zephyr": Realization(template="gpio", view=_zephyr),
+        "zephyr": Realization(template="gpio", view=_zephyr, quiet=True, behaviour=frozenset({"event:edge"})),
         "espidf": Realization(template="gpio", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },

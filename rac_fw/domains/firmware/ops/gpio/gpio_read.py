@@ -8,7 +8,7 @@ from pydantic import Field
 
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
-from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
+from rac_fw.domains.firmware.plan.spec import Action, Flag, OpSpec, Output, Realization
 
 if TYPE_CHECKING:
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
@@ -32,6 +32,7 @@ def _zephyr(b: ZephyrBuilder, index: int, op: GpioRead) -> dict[str, Any]:
         "spec": b.gpio_spec("button", op.button, f"operations.{index}.button", "button", oid),
         "setup": True,
         "step": {"period_ms": op.interval_ms},
+        "outputs": {"level": f"(atomic_get(&{oid}_value) != 0)"},
     }
 
 
@@ -47,13 +48,22 @@ def _hal(b: HalBuild, index: int, op: GpioRead) -> dict[str, Any]:
     return view
 
 
+#: What a behaviour reads (``button.level``) and asks (``act: button.read``). On Zephyr main() polls it once
+#: before the behaviour starts, so ``level`` holds a value from the start.
+OUTPUTS = {"level": Output("bool", "The input's logical level at its last poll (true = active).")}
+ACTIONS = {"read": Action("Poll the input now and refresh `level`.", updates=("level",), fails=True)}
+
+
 SPEC = OpSpec(
     model=GpioRead,
     family="gpio",
     flags=frozenset({Flag.VALUE}),
     endpoints={"button": "button"},
+    outputs=OUTPUTS,
+    actions=ACTIONS,
     realizations={
-        "zephyr": Realization(template="gpio", view=_zephyr),
+        "zephyr": Realization(template="gpio", view=_zephyr, quiet=True,
+                              behaviour=frozenset({"output:level", "action:read"})),
         "espidf": Realization(template="gpio", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
     },

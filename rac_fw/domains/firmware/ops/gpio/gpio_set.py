@@ -69,12 +69,14 @@ def _baremetal(b: BaremetalBuild, index: int, op: GpioSet) -> None:
 
 
 #: What a behaviour may do with the output (``act: led.toggle``): the logical level, polarity from the board.
+#: A driver may refuse a level (Zephyr's gpio_pin_set_dt returns an errno): ``ok`` captures it; a bare-metal
+#: register write always succeeds.
 ACTIONS = {
-    "on": Action("Drive it to its active level (an LED lights)."),
-    "off": Action("Drive it to its inactive level."),
-    "toggle": Action("Invert its level."),
+    "on": Action("Drive it to its active level (an LED lights).", fails=True),
+    "off": Action("Drive it to its inactive level.", fails=True),
+    "toggle": Action("Invert its level.", fails=True),
     "set": Action("Drive it on when `level` is true, off when false.",
-                  params={"level": ActionParam("expr", "true = on", type="bool")}),
+                  params={"level": ActionParam("expr", "true = on", type="bool")}, fails=True),
 }  # fmt: skip
 
 
@@ -83,7 +85,8 @@ SPEC = OpSpec(
     family="gpio",
     endpoints={"led": "led"},
     realizations={
-        "zephyr": Realization(template="gpio", view=_zephyr),
+        "zephyr": Realization(template="gpio", view=_zephyr, quiet=True,
+                              behaviour=frozenset(f"action:{a}" for a in ACTIONS)),
         "espidf": Realization(template="gpio_set", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/gpio_set", view=_baremetal,

@@ -56,7 +56,8 @@ class TimedOperation(Operation):
 
 
 def _zephyr(b: ZephyrBuilder, index: int, op: TimedOperation) -> dict[str, Any]:
-    return b.timer_view(index, op, periodic=not op.oneshot) | {"reactions": attached(b, index)}
+    return b.timer_view(index, op, periodic=not op.oneshot) | {"reactions": attached(b, index),
+                                                                "hooks": b.hooks(index, "expiry")}
 
 
 def _espidf(b: EspIdfBuild, index: int, op: TimedOperation) -> dict[str, Any]:
@@ -136,7 +137,7 @@ def _baremetal(b: BaremetalBuild, index: int, op: TimedOperation) -> None:
 def realizations() -> dict[str, Realization]:
     """How each framework realizes a timer operation (the kind decides reload vs one-shot)."""
     return {
-        "zephyr": Realization(template="timer", view=_zephyr),
+        "zephyr": Realization(template="timer", view=_zephyr, quiet=True, behaviour=frozenset({"event:expiry"})),
         "espidf": Realization(template="timer", view=_espidf),
         "hal": Realization(template="ops", view=_hal),
         "baremetal": Realization(template="ops/timer", view=_baremetal),

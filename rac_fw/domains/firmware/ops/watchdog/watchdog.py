@@ -17,7 +17,7 @@ from rac_fw.domains.firmware.ops.threads.shared_state_mutex import SharedStateMu
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
-from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
+from rac_fw.domains.firmware.plan.spec import Action, OpSpec, Realization
 
 if TYPE_CHECKING:
     from rac_fw.contract import Evidence
@@ -350,15 +350,21 @@ def _console(op: Watchdog) -> list[str]:
     return [r"^rac: {label} (expired|no expiry) before this boot$"] if op.report_expiry is not None else []
 
 
+#: A behaviour may feed it itself (a phased demo that stops feeding to show the reset); the driver may refuse.
+ACTIONS = {"feed": Action("Feed the watchdog now (restart its timeout).", fails=True)}
+
+
 SPEC = OpSpec(
     console_lines=_console,
+    actions=ACTIONS,
     model=Watchdog,
     family="watchdog",
     needs="watchdog",
     flags=frozenset(),
     realizations={
         "zephyr": Realization(
-            template="watchdog", view=_zephyr, available=lambda t: has_dt_label(t, r"watchdog0", r"iwdg\d*", r"wdt\d*")
+            template="watchdog", view=_zephyr, available=lambda t: has_dt_label(t, r"watchdog0", r"iwdg\d*", r"wdt\d*"),
+            quiet=lambda op: op.report_expiry is None, behaviour=frozenset({"action:feed"}),
         ),
         "espidf": Realization(template="watchdog", view=_espidf),
         "hal": Realization(template="ops", view=_hal),

@@ -37,10 +37,11 @@ CODES = (
 
 #: Bytes each framework's store keeps for a behaviour's persisted variables: bare metal reserves a retained
 #: block of RAM (.noinit) of this size; Zephyr's settings and ESP-IDF's NVS keep one value per variable, each
-#: within one flash page's entry limit (ESP-IDF NVS: a 4000-byte blob spans at most one page's entries).
+#: within its value limit (Zephyr: include/zephyr/settings/settings.h SETTINGS_MAX_VAL_LEN, 256 bytes;
+#: ESP-IDF NVS: a 4000-byte blob spans at most one page's entries).
 PERSIST_LIMITS: dict[str, tuple[int, str]] = {
     "baremetal": (256, "the retained RAM block (.noinit) bare metal reserves for persisted values"),
-    "zephyr": (4000, "one settings value on the NVS backend (one flash page)"),
+    "zephyr": (256, "one settings value (SETTINGS_MAX_VAL_LEN)"),
     "espidf": (4000, "one NVS entry"),
     "hal": (256, "the retained RAM block (.noinit) the HAL lowering reserves for persisted values"),
 }
@@ -56,9 +57,10 @@ class Costs:
     target: Target
 
     def console_ms(self, chars: int) -> float:
+        """``chars`` at the console's baud rate (a console without a wire, native_sim's PTY: baud 0, costs none)."""
         console = self.target.board.console
         baud = console.baud if console is not None else 115200
-        return chars * 10 * 1000.0 / baud
+        return chars * 10 * 1000.0 / baud if baud else 0.0
 
     def action_ms(self, index: int, stmt: ir.Stmt) -> float:
         op = self.plan.operations[index]

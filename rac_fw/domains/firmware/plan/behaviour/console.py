@@ -4,7 +4,9 @@ The trace is derived from the plan alone (never from the generated code): the bo
 set-up line in the order the framework's ``main`` reports them (registered per framework in
 :data:`OPERATION_LINES`), then the behaviour's predicted lines through ``rac: done``. :func:`judge` holds a
 captured console to it line for line. A framework with no registered operation order has no prediction:
-its runs are judged by the ordered expectations alone.
+its runs are judged by the ordered expectations alone. Where operations may print while the behaviour runs
+(:data:`AMBIENT`: on Zephyr, an operation whose realization is not ``quiet``), other lines are admitted
+between the behaviour's own.
 """
 
 from __future__ import annotations
@@ -16,7 +18,18 @@ from typing import Any
 from rac_fw.contract import Evidence, Verdict
 from rac_fw.domains.firmware.plan.behaviour.lowering import program
 from rac_fw.domains.firmware.plan.behaviour.predict import Prediction, predict
-from rac_fw.domains.firmware.plan.behaviour.trace import Item, Line, exact, literal, match, to_json, window
+from rac_fw.domains.firmware.plan.behaviour.trace import (
+    Choice,
+    Item,
+    Line,
+    Open,
+    Repeat,
+    exact,
+    literal,
+    match,
+    to_json,
+    window,
+)
 from rac_fw.domains.firmware.plan.registry import spec
 
 OperationLines = Callable[[Any, Any], list[Item]]
@@ -45,8 +58,57 @@ def baremetal_lines(plan: Any, target: Any) -> list[Item]:
     return items
 
 
+def _quiet(op: Any, framework: str) -> bool:
+    found = spec(op.op).realization(framework)
+    if found is None:
+        return False
+    return found.quiet(op) if callable(found.quiet) else found.quiet
+
+
+def zephyr_lines(plan: Any, target: Any) -> list[Item]:
+    """Zephyr's ``main`` with a behaviour (``templates/zephyr/main_behaviour.c.j2``) runs every set-up, then
+    reports each operation in plan order with ``rac: <label> ok`` (after its set-up, its one-shot step or the
+    first run of its periodic step). A quiet realization prints nothing else; where one is not, its set-up
+    and step reports are admitted (after the boot line, before its ok line) but not predicted."""
+    items: list[Item] = []
+    loud = [_label(i, op) for i, op in enumerate(plan.operations) if not _quiet(op, "zephyr")]
+    if loud:
+        items.append(Open(f"the set-up reports of {', '.join(loud)}"))
+    for index, op in enumerate(plan.operations):
+        label = _label(index, op)
+        if label in loud and not isinstance(items[-1], Open):
+            items.append(Open(f"{label}'s own reports"))
+        items.append(Line(rf"^rac: {literal(label)} ok$", f"operations[{index}]"))
+    return items
+
+
+def zephyr_ambient(plan: Any) -> str | None:
+    """Why other lines may come between the behaviour's on Zephyr: an operation that is not quiet reports when
+    it likes (its periodic step, its thread), so the behaviour's lines are predicted in order with others
+    admitted between them (None: every operation is quiet, the trace is exact)."""
+    loud = [_label(i, op) for i, op in enumerate(plan.operations) if not _quiet(op, "zephyr")]
+    return f"what {', '.join(loud)} print while the behaviour runs" if loud else None
+
+
+def admit_between(items: list[Item] | tuple[Item, ...], why: str) -> list[Item]:
+    """``items`` with any other lines admitted before each of their lines (an ``Open`` ahead of each)."""
+    out: list[Item] = []
+    for item in items:
+        if isinstance(item, Line):
+            out += [Open(why), item]
+        elif isinstance(item, Repeat):
+            out.append(Repeat(tuple(admit_between(item.items, why)), item.lo, item.hi))
+        elif isinstance(item, Choice):
+            out.append(Choice(tuple(tuple(admit_between(o, why)) for o in item.options)))
+        else:
+            out.append(item)
+    return out
+
+
 #: Framework → what its ``main`` prints for the operations before the behaviour starts.
-OPERATION_LINES: dict[str, OperationLines] = {"baremetal": baremetal_lines}
+OPERATION_LINES: dict[str, OperationLines] = {"baremetal": baremetal_lines, "zephyr": zephyr_lines}
+#: Framework → why other lines may come between the behaviour's own (None: none will), for a plan.
+AMBIENT: dict[str, Callable[[Any], str | None]] = {"zephyr": zephyr_ambient}
 
 
 @dataclass
@@ -68,7 +130,10 @@ def predicted(plan: Any, target: Any, framework: str) -> Predicted | None:
         return None
     boot: list[Item] = [Line(r"^rac: boot\b.*$", "main"), *lines(plan, target)]
     behaviour = predict(found, plan, boot)
-    items: list[Item] = [*boot, *behaviour.items]
+    ambient = AMBIENT.get(framework)
+    why = ambient(plan) if ambient is not None else None
+    own = admit_between(behaviour.items, why) if why else behaviour.items
+    items: list[Item] = [*boot, *own]
     return Predicted(items, behaviour)
 
 

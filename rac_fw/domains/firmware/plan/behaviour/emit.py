@@ -87,7 +87,7 @@ def _summary(t: ir.Trigger) -> str:
     return f"on {t.event}" + (" (deferred from its interrupt)" if t.deferred else "")
 
 
-def _all_statements(program: ir.Program) -> list[ir.Stmt]:
+def all_statements(program: ir.Program) -> list[ir.Stmt]:
     stmts = [s for t in program.all_triggers() for s in ir.walk(t.body)]
     return stmts + [s for st in program.states for s in ir.walk(st.entry + st.exit)]
 
@@ -138,5 +138,5 @@ def render_program(program: ir.Program, framework: str, plan: Any, ops: dict[int
         functions=functions, filters=_filters(r),
         scripts=[{"c": t.c, "name": t.name, "mode": t.mode, "start_body": _start_body(r, t)} for t in program.scripts],
         hooks=hook_views, boot=[t for t in program.triggers if t.kind == "boot"], finite=program.finite,
-        ends=program.finite or any(s.kind == "exit" for s in _all_statements(program)),
+        ends=program.finite or any(s.kind == "exit" for s in all_statements(program)),
     )  # fmt: skip

@@ -18,10 +18,17 @@ from rac_fw.domains.firmware.plan.behaviour.types import VType, f32, int_range, 
 
 
 class _Unknown:
-    """A value the plan does not determine."""
+    """A value the plan does not determine (one instance: copies of a predictor's state keep it, so ``is
+    UNKNOWN`` holds in a forked branch too)."""
 
     def __repr__(self) -> str:
         return "UNKNOWN"
+
+    def __copy__(self) -> _Unknown:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Unknown:
+        return self
 
 
 UNKNOWN: Any = _Unknown()
