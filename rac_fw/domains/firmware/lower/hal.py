@@ -66,6 +66,7 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
+from rac_fw.domains.firmware.lower.hal_behaviour import HalBehaviourHost
 from rac_fw.domains.firmware.ops.events import reactions_to
 from rac_fw.domains.firmware.placement import buffer_needs, default_ram
 from rac_fw.domains.firmware.plan.cstring import c_string_literal
@@ -212,7 +213,7 @@ def _clocks(target: Target, hal: HalDriver, clocks: Clocks) -> dict[str, Any]:
 
 # --- the build --------------------------------------------------------------------------------------
 @dataclass
-class HalBuild(BoundBuild):
+class HalBuild(BoundBuild, HalBehaviourHost):
     """Everything one plan needs, collected per peripheral so shared instances are initialized once."""
 
     bound: BoundPlan
@@ -250,6 +251,12 @@ class HalBuild(BoundBuild):
     handlers: list[dict[str, str]] = field(default_factory=list)
     """Interrupt handlers an operation adds to the it.c file: vector ``irq``, the HAL dispatcher ``call``
     and the ``type``/``handle`` it is called with (the RTC wake-up timer's ``HAL_RTCEx_WakeUpTimerIRQHandler``)."""
+    soft_irqs: list[dict[str, Any]] = field(default_factory=list)
+    """Software-pended lines (``sw_irq``): it.c's ``handler`` calls main.c's ``call``; main() installs it."""
+    behaviour: str | None = None
+    """The behaviour's C (``sections/behaviour_hal.py``), placed in main.c before main() (None: the plan has none)."""
+    noinit: bool = False
+    """The behaviour persists values in retained RAM: the README asks the linker script for a ``.noinit`` section."""
 
     @property
     def cache_on(self) -> bool:
@@ -696,6 +703,7 @@ def _view(build: HalBuild, index: int, op: Any) -> dict[str, Any]:
         raise LookupError(f"{op.op} has no STM32 HAL view in its op spec")
     view: dict[str, Any] = realization.view(build, index, op)
     view.setdefault("ticks", False)
+    view.setdefault("behaviour", build.behaviour_uses(index))
     return view
 
 
@@ -923,7 +931,9 @@ class HalLowerer:
             # HSE_VALUE matters only when the HSE is used; otherwise the board's crystal, else ST's default.
             "hse_default": max(hse.default_hz.values(), default=25_000_000) if hse else 25_000_000,
             "rtos": build.rtos, "threads": build.threads, "locks": _lock_views(build),
-            "handlers": build.handlers,
+            "handlers": build.handlers, "soft_irqs": build.soft_irqs,
+            "behaviour": build.behaviour, "ready_ms": build.ready_ms() if build.behaviour else None,
+            "noinit": build.noinit,
         }  # fmt: skip
         env = template_env("hal")
         context["macros"] = op_macros(env, self.name, {v["kind"]: _template(v["kind"]) for v in build.views}, context)

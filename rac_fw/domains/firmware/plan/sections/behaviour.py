@@ -5,6 +5,8 @@ this spec registers the block like every plan-level block: its checks (the compi
 obligations of ``behaviour.checks``, then where a framework keeps persisted variables) and one realization
 per framework, which renders the behaviour's C into the builder's main file through ``behaviour.lowering``.
 
+STM32 HAL's realization is in ``sections/behaviour_hal.py``.
+
 Zephyr keeps persisted variables as settings (``rac_b/<name>``) in the NVS backend on ``storage_partition``:
 the board's flash map must have that partition in equal erase blocks NVS can use as sectors, and no other
 operation may keep its own file system there (``kv_record``, ``flash_store``), as for ``settings_value``.
@@ -24,6 +26,7 @@ from rac_fw.domains.firmware.plan.behaviour.lowering import program as compiled_
 from rac_fw.domains.firmware.plan.behaviour.model import Behaviour
 from rac_fw.domains.firmware.plan.behaviour.render import OpRef
 from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.sections import behaviour_hal
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
 if TYPE_CHECKING:
@@ -148,7 +151,7 @@ SECTION = SectionSpec(
     name="behaviour",
     model=Behaviour,
     family="behaviour",
-    realizations={"baremetal": _baremetal, "zephyr": _zephyr},
+    realizations={"baremetal": _baremetal, "zephyr": _zephyr, "hal": behaviour_hal.realize},
     checks=(_check, _zephyr_store, _zephyr_reset),
     codes=(*CODES, "E_PARTITION_MISSING", "E_PARTITION_SHARED"),
     ram=_ram,
