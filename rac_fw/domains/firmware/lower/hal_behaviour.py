@@ -74,9 +74,9 @@ class HalBehaviourHost:
         longest = 0.0
         for op, view in zip(self.plan.operations, self.views, strict=True):
             period_s = getattr(op, "period_s", None)
-            attempts = (getattr(op, "retries", 0) or 0) + 1
-            timeout = getattr(op, "timeout_ms", None)
-            candidates = [period_s * 1000 if isinstance(period_s, (int, float)) else 0.0,
-                          attempts * timeout if isinstance(timeout, int) else 0.0, float(view.get("period") or 0)]
-            longest = max(longest, *candidates)  # fmt: skip
+            if isinstance(period_s, (int, float)):
+                longest = max(longest, period_s * 1000)
+            if isinstance(getattr(op, "retries", None), int) and isinstance(getattr(op, "timeout_ms", None), int):
+                longest = max(longest, (op.retries + 1) * op.timeout_ms)
+            longest = max(longest, float(view.get("period") or 0))
         return math.ceil(longest) + READY_MARGIN_MS

@@ -27,3 +27,5 @@ ACTIONS = {"transfer": Action(
     updates=("rx",), blocking=True, fails=True)}  # fmt: skip
 #: The Zephyr realizations' behaviour features (templates/zephyr/i2c.c.j2 and spi.c.j2: `_transfer`).
 ZEPHYR_BEHAVIOUR = frozenset({"action:transfer", "output:rx"})
+#: The STM32 HAL realizations' (templates/hal/ops.c.j2: the `_transfer` helpers, `<op>_act_transfer`).
+HAL_BEHAVIOUR = frozenset({"action:transfer", "output:rx"})

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.bus import ACTIONS, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
+from rac_fw.domains.firmware.ops.bus import ACTIONS, HAL_BEHAVIOUR, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -74,6 +74,7 @@ def _espidf(b: EspIdfBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
 def _hal(b: HalBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
     view = b.base_view(index, op)
     view["address"] = b.bus_view(view, op, "i2c", f"operations[{index}]").address
+    view["outputs"] = {"rx": f"{view['sym']}_in"}  # filled by the behaviour's `transfer` (its `behaviour` part)
     return view
 
 
@@ -96,7 +97,7 @@ SPEC = OpSpec(
         "zephyr": Realization(template="i2c", view=_zephyr, available=lambda t: has_dt_label(t, r"i2c\d*"),
                               quiet=True, behaviour=ZEPHYR_BEHAVIOUR),
         "espidf": Realization(template="bus", view=_espidf),
-        "hal": Realization(template="ops", view=_hal),
+        "hal": Realization(template="ops", view=_hal, quiet=True, behaviour=HAL_BEHAVIOUR),
     },
     checks=(_names,),
     codes=("E_UNKNOWN_RESOURCE",),

@@ -35,6 +35,12 @@ def realize(b: HalBuild, value: Behaviour) -> None:
     assert found is not None
     refs = {i: OpRef(b.views[i], b.op_module(i)) for i in used_ops(found)}
     b.behaviour = render(b.plan, b.target, FRAMEWORK, refs)
+    for trigger in found.triggers:
+        if trigger.kind == "event" and trigger.source_op is not None and not trigger.deferred and \
+                b.views[trigger.source_op].get("os_timer"):  # fmt: skip
+            b.notes.append(f"behaviour: {trigger.name}: {trigger.event} comes from an osTimer callback under "
+                           "FreeRTOS: its steps run in the timer service thread, which preempts the behaviour's "
+                           "thread as an interrupt would")  # fmt: skip
     kept = [v.name for v in found.variables if v.persist]
     if kept:
         b.noinit = True
