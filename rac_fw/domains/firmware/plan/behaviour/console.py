@@ -40,12 +40,14 @@ def _label(index: int, op: Any) -> str:
     return op.name or f"{op.op}{index}"
 
 
-def _setup_lines(index: int, op: Any, console: str | None) -> list[Item]:
+def _setup_lines(index: int, op: Any, console: str | None, repeats: bool = True) -> list[Item]:
     """What operation ``index`` prints while it is set up, before its ``ok`` line: a ``uart_print`` on the
-    console its message; an operation with a ``console_lines`` spec entry those lines."""
+    console its message (``repeats``: a repeating one too; where it is not, its first print comes from the
+    loop); an operation with a ``console_lines`` spec entry those lines."""
     items: list[Item] = []
     message = getattr(op, "message", None)
-    if op.op == "uart_print" and getattr(op, "uart", None) in (None, console) and message:
+    once = repeats or getattr(op, "repeat_interval_ms", None) is None
+    if op.op == "uart_print" and getattr(op, "uart", None) in (None, console) and message and once:
         items.append(exact(message, f"operations[{index}]"))
     extra = spec(op.op).console_lines
     for pattern in extra(op) if extra is not None else []:
@@ -69,12 +71,12 @@ def baremetal_lines(plan: Any, target: Any) -> list[Item]:
 
 
 def hal_lines(plan: Any, target: Any) -> list[Item]:
-    """STM32 HAL's ``main`` (``templates/hal/main.c.j2``) starts every operation in plan order (a ``uart_print``
-    on the console prints its message there, a watchdog its expiry report), then its loop reports each one's
+    """STM32 HAL's ``main`` (``templates/hal/main.c.j2``) starts every operation in plan order (a one-shot
+    ``uart_print`` on the console prints its message there, a watchdog its expiry report), then its loop reports each one's
     ``rac: <label> ok`` in plan order, and the behaviour starts after the last. An operation whose realization
     is not quiet may print from the loop when it likes: then other lines are admitted before each report."""
     console = target.board.console.uart if target.board.console else None
-    started = [item for index, op in enumerate(plan.operations) for item in _setup_lines(index, op, console)]
+    started = [item for index, op in enumerate(plan.operations) for item in _setup_lines(index, op, console, False)]
     reports = [_ok_line(index, op) for index, op in enumerate(plan.operations)]
     why = hal_ambient(plan)
     return started + (admit_between(reports, why) if why else reports)
