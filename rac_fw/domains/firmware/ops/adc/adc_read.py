@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.adc import ACTIONS, HAL_BEHAVIOUR, OUTPUTS, ZEPHYR_BEHAVIOUR, clock, espidf_view, hal_view, resolution
+from rac_fw.domains.firmware.ops.adc import (
+    ACTIONS,
+    HAL_BEHAVIOUR,
+    OUTPUTS,
+    ZEPHYR_BEHAVIOUR,
+    clock,
+    espidf_view,
+    hal_view,
+    resolution,
+)
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization

@@ -72,9 +72,10 @@ def baremetal_lines(plan: Any, target: Any) -> list[Item]:
 
 def hal_lines(plan: Any, target: Any) -> list[Item]:
     """STM32 HAL's ``main`` (``templates/hal/main.c.j2``) starts every operation in plan order (a one-shot
-    ``uart_print`` on the console prints its message there, a watchdog its expiry report), then its loop reports each one's
-    ``rac: <label> ok`` in plan order, and the behaviour starts after the last. An operation whose realization
-    is not quiet may print from the loop when it likes: then other lines are admitted before each report."""
+    ``uart_print`` on the console prints its message there, a watchdog its expiry report), then its loop reports
+    each one's ``rac: <label> ok`` in plan order, and the behaviour starts after the last. An operation whose
+    realization is not quiet may print from the loop when it likes: then other lines are admitted before each
+    report."""
     console = target.board.console.uart if target.board.console else None
     started = [item for index, op in enumerate(plan.operations) for item in _setup_lines(index, op, console, False)]
     reports = [_ok_line(index, op) for index, op in enumerate(plan.operations)]

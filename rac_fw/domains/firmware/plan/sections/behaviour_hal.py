@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rac_fw.domains.firmware.plan.behaviour.lowering import render, used_ops
 from rac_fw.domains.firmware.plan.behaviour.lowering import program as compiled_program
+from rac_fw.domains.firmware.plan.behaviour.lowering import render, used_ops
 from rac_fw.domains.firmware.plan.behaviour.render import OpRef
 
 if TYPE_CHECKING:
