@@ -272,36 +272,50 @@ def test_persisted_values_larger_than_the_retained_block_are_refused_with_workin
         assert run_plan(fix.apply(plan)).status is Status.PASS, fix.description
 
 
+#: A JEDEC id read over SPI and a configuration written then read back over I2C, from a variable's bytes.
+BUS: dict[str, Any] = {
+    "framework": "hal",
+    "operations": [
+        {"op": "spi_transfer", "name": "flash_id", "device": "flash", "register_index": 0x9F, "read_bytes": 3},
+        {"op": "i2c_transfer", "name": "sensor", "device": "tmp102", "register_index": 1, "write_bytes": 2,
+         "read_bytes": 2, "retries": 2},
+    ],
+    "behaviour": {
+        "vars": [{"name": "jedec", "type": "bytes", "size": 3}, {"name": "config", "type": "bytes", "size": 2,
+                                                                 "init": {"hex": "60 a0"}},
+                 {"name": "readback", "type": "bytes", "size": 2}, {"name": "wrote", "type": "bool", "init": False}],
+        "triggers": [{"at": "boot", "do": [
+            {"act": {"op": "flash_id", "action": "transfer", "into": "jedec"}},
+            {"act": {"op": "sensor", "action": "transfer", "args": {"tx": {"var": "config"}}, "into": "readback",
+                     "ok": "wrote"}},
+            {"if": {"cond": "wrote and readback == config", "then": [{"print": "config kept"}],
+                    "else": [{"print": "config lost"}]}},
+            {"print": "jedec {jedec}"}]}],
+    },
+}  # fmt: skip
+
+
 @pytest.mark.parametrize("target", HAL_TARGETS)
-def test_bus_transfers_send_the_payload_and_read_into_a_variable(target: str) -> None:
+def test_bus_transfers_send_a_variables_bytes_and_read_into_variables(target: str) -> None:
+    plan = _plan(BUS, target)
     spi, cs = ("SPI1", "PD14") if target == "stm32h743" else ("SPI2", "PB12")
-    plan = {
-        "target": target, "framework": "hal",
-        "resources": {"devices": [
-            {"name": "flash_chip", "bus": "spi", "controller": spi, "chip_select": cs, "frequency_hz": 1000000},
-            {"name": "tmp102", "bus": "i2c", "controller": "I2C1", "address": 0x48, "frequency_hz": 100000}]},
-        "operations": [
-            {"op": "spi_transfer", "name": "jedec", "device": "flash_chip", "register_index": 0x9F, "read_bytes": 3},
-            {"op": "i2c_transfer", "name": "temp", "device": "tmp102", "register_index": 1, "write_bytes": 2,
-             "read_bytes": 2}],
-        "behaviour": {
-            "vars": [{"name": "id", "type": "bytes", "size": 3}, {"name": "back", "type": "bytes", "size": 2},
-                     {"name": "ok", "type": "bool", "init": False}],
-            "triggers": [{"at": "boot", "do": [
-                {"act": {"op": "jedec", "action": "transfer", "into": "id", "ok": "ok"}},
-                {"act": {"op": "temp", "action": "transfer", "args": {"tx": {"hex": "60 a0"}}, "into": "back"}},
-                {"print": "id={id} ok={ok} back={back}"}]}],
-        },
-    }  # fmt: skip
+    plan["resources"] = {"devices": [
+        {"name": "flash", "bus": "spi", "controller": spi, "chip_select": cs, "frequency_hz": 1000000},
+        {"name": "tmp102", "bus": "i2c", "controller": "I2C1", "address": 0x48, "frequency_hz": 100000}]}  # fmt: skip
     result = _lowered(plan)
     main = _clean(result)["Core/Src/main.c"]
-    assert "rac_b_ok = jedec_transfer(NULL, 0U);" in main
-    assert "(void)temp_transfer((const uint8_t[]){0x60U, 0xa0U}, 2U);" in main
-    assert "rac_b_copy(rac_b_id, &rac_b_id_len, 3U, jedec_in, jedec_in_len);" in main
-    helper = _function(main, "temp_transfer")
+    assert "(void)flash_id_transfer(NULL, 0U);" in main
+    assert "rac_b_wrote = sensor_transfer(rac_b_config, rac_b_config_len);" in main
+    assert "rac_b_copy(rac_b_jedec, &rac_b_jedec_len, 3U, flash_id_in, flash_id_in_len);" in main
+    helper = _function(main, "sensor_transfer")
+    assert "attempt <= 2U" in helper and "MX_I2C1_Recover();" in helper
     assert "HAL_I2C_Mem_Write(&hi2c1, 0x48U << 1, 0x01U, I2C_MEMADD_SIZE_8BIT, out, 2U" in helper
-    assert "HAL_I2C_Mem_Read(&hi2c1, 0x48U << 1, 0x01U, I2C_MEMADD_SIZE_8BIT, temp_in, 2U" in helper
-    assert _lines(result)[3:] == ["^id=(?:[0-9a-f]{2})* ok=(?:true|false) back=(?:[0-9a-f]{2})*$", "^rac: done$"]
+    assert "HAL_I2C_Mem_Read(&hi2c1, 0x48U << 1, 0x01U, I2C_MEMADD_SIZE_8BIT, sensor_in, 2U" in helper
+    spi_helper = _function(main, "flash_id_transfer")
+    assert "uint8_t out[4] = {0x9FU};" in spi_helper and "flash_id_in[i] = back[1U + i];" in spi_helper
+    choice, *rest = _lines(result)[3:]
+    assert [[o["line"] for o in option] for option in choice["choice"]] == [["^config kept$"], ["^config lost$"]]
+    assert rest == ["^jedec (?:[0-9a-f]{2})*$", "^rac: done$"]
 
 
 def test_the_run_judge_holds_a_hal_console_to_the_prediction() -> None:
