@@ -353,3 +353,14 @@ def test_plans_without_a_behaviour_keep_hal_main_as_it_was(example: str) -> None
     assert "rac_behaviour_run" not in main and "rac_ops_poll" not in main and "rac_b_" not in main
     assert 'rac_report("rac: done\\r\\n");' in _function(main, "rac_ok") and "    for (;;) {\n" in main
     assert "## The behaviour" not in files["README.md"] and "rac_vectors" not in main
+
+
+def test_the_console_transmit_bound_covers_the_behaviours_longest_line() -> None:
+    plan = _plan(SW_IRQ, "stm32f407")
+    plan["behaviour"]["vars"].append({"name": "blob", "type": "bytes", "size": 90, "init": {"fill": 1, "size": 90}})
+    plan["behaviour"]["triggers"][0]["do"].append({"print": "blob={blob}"})
+    main = _clean(_lowered(plan))["Core/Src/main.c"]
+    line = int(re.search(r"static char rac_b_line\[(\d+)\];", main).group(1))  # type: ignore[union-attr]
+    bound = int(re.search(r"#define UART_TX_TIMEOUT_MS (\d+)U", main).group(1))  # type: ignore[union-attr]
+    baud = load_target("stm32f407").board.console.baud  # type: ignore[union-attr]
+    assert line > 180 and bound >= 2 * 10 * line * 1000 / baud

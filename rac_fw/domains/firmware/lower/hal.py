@@ -257,6 +257,8 @@ class HalBuild(BoundBuild, HalBehaviourHost):
     """The behaviour's C (``sections/behaviour_hal.py``), placed in main.c before main() (None: the plan has none)."""
     noinit: bool = False
     """The behaviour persists values in retained RAM: the README asks the linker script for a ``.noinit`` section."""
+    behaviour_line_bytes: int = 0
+    """The longest line the behaviour prints (its line buffer): one ``rac_report`` transmit must fit its bound."""
 
     @property
     def cache_on(self) -> bool:
@@ -715,10 +717,11 @@ def _report_bytes(build: HalBuild) -> int:
 
 
 def _uart_tx_timeout_ms(build: HalBuild) -> int:
-    """HAL_UART_Transmit timeout: twice the time the longest text the loop sends takes on the slowest
-    UART (10 bits per byte at 8N1) plus 10 ms for the 1 ms tick's granularity and interrupts served
-    meanwhile, so a healthy transmit never times out and a stuck one is bounded."""
-    longest = max([_report_bytes(build), *(int(v.get("text_bytes", 1)) for v in build.views)])
+    """HAL_UART_Transmit timeout: twice the time the longest text the loop sends (a behaviour's line among them)
+    takes on the slowest UART (10 bits per byte at 8N1) plus 10 ms for the 1 ms tick's granularity and interrupts
+    served meanwhile, so a healthy transmit never times out and a stuck one is bounded."""
+    texts = [int(v.get("text_bytes", 1)) for v in build.views]
+    longest = max([_report_bytes(build), *texts, build.behaviour_line_bytes])
     slowest = min(int(u["baud"]) for u in build.uarts.values())
     return math.ceil(2 * 10 * longest * 1000 / slowest) + 10
 

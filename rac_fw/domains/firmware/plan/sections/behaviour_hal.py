@@ -35,6 +35,7 @@ def realize(b: HalBuild, value: Behaviour) -> None:
     assert found is not None
     refs = {i: OpRef(b.views[i], b.op_module(i)) for i in used_ops(found)}
     b.behaviour = render(b.plan, b.target, FRAMEWORK, refs)
+    b.behaviour_line_bytes = found.line_bytes
     for trigger in found.triggers:
         if trigger.kind == "event" and trigger.source_op is not None and not trigger.deferred and \
                 b.views[trigger.source_op].get("os_timer"):  # fmt: skip
