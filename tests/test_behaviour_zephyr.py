@@ -113,7 +113,7 @@ def test_sw_irq_fires_through_irq_offload_and_runs_its_trigger_in_the_interrupt(
     assert result.lowered is not None
     files = result.lowered.files
     main = files["src/main.c"]
-    assert "CONFIG_IRQ_OFFLOAD=y" in files["prj.conf"]
+    assert "CONFIG_IRQ_OFFLOAD=y" in files["prj.conf"] and "CONFIG_TEST=y" in files["prj.conf"]  # depends on TEST
     assert "irq_offload(app_soft_isr, NULL);" in main and "#include <zephyr/irq_offload.h>" in main
     # No step of the irq trigger blocks: its hook calls the trigger function in the interrupt.
     hook = re.search(r"void rac_b_on_soft_irq\(void\)\n\{(.*?)\n\}", main, re.S)

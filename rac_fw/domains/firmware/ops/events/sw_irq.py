@@ -27,8 +27,9 @@ class SwIrq(Operation):
     reserved on the part or a software-interrupt line), enabled at ``irq_priority``. Firing it N times and
     counting in the handler proves the interrupt path end to end (NVIC set-pending on Cortex-M). On Zephyr
     the kernel's ``irq_offload`` raises it (the exception the kernel reserves for that; ``irq_priority``
-    does not apply there). On STM32 HAL, ST's start-up file reserves the line's vector, so main() runs from a
-    RAM copy of the vector table with the line's handler (it.c) installed before it enables the line.
+    does not apply there); Zephyr offers it to tests only, so the app is marked one (``CONFIG_TEST``). On STM32
+    HAL, ST's start-up file reserves the line's vector, so main() runs from a RAM copy of the vector table with
+    the line's handler (it.c) installed before it enables the line.
     """
 
     op: Literal["sw_irq"]
@@ -86,7 +87,7 @@ def _offload_priority(plan: Plan, target: Target, index: int, op: SwIrq) -> list
 
 def _zephyr(b: ZephyrBuilder, index: int, op: SwIrq) -> dict[str, Any]:
     b.app.includes.add("zephyr/irq_offload.h")
-    b.app.need("sw_irq", "CONFIG_IRQ_OFFLOAD")
+    b.app.need("sw_irq", "CONFIG_TEST", "CONFIG_IRQ_OFFLOAD")  # IRQ_OFFLOAD depends on TEST (arch/Kconfig)
     return {"id": b.ids[index], "hooks": b.hooks(index, "irq"), "outputs": {}}
 
 
