@@ -191,7 +191,7 @@ def test_persisting_where_zephyr_has_no_storage_partition_is_refused_with_workin
     refusal = next(e for e in result.evidence if e.code == "E_PARTITION_MISSING")
     assert refusal.location is not None and "behaviour.vars[0].persist" in refusal.location
     fixes = {r.description: r for r in refusal.relaxations}
-    assert set(fixes) == {"use framework baremetal", "do not persist boots"}
+    assert set(fixes) == {"use framework baremetal", "use framework hal", "do not persist boots"}
     for fix in fixes.values():
         assert run_plan(fix.apply(plan)).status is Status.PASS, fix.description
 

@@ -66,6 +66,7 @@ from rac_fw.domains.firmware.lower import (
     unsupported_operations,
     with_contributed,
 )
+from rac_fw.domains.firmware.lower.hal_behaviour import HalBehaviourHost
 from rac_fw.domains.firmware.ops.events import reactions_to
 from rac_fw.domains.firmware.placement import buffer_needs, default_ram
 from rac_fw.domains.firmware.plan.escape import c_string
@@ -211,7 +212,7 @@ def _clocks(target: Target, hal: HalDriver, clocks: Clocks) -> dict[str, Any]:
 
 # --- the build --------------------------------------------------------------------------------------
 @dataclass
-class HalBuild(BoundBuild):
+class HalBuild(BoundBuild, HalBehaviourHost):
     """Everything one plan needs, collected per peripheral so shared instances are initialized once."""
 
     bound: BoundPlan
@@ -249,6 +250,14 @@ class HalBuild(BoundBuild):
     handlers: list[dict[str, str]] = field(default_factory=list)
     """Interrupt handlers an operation adds to the it.c file: vector ``irq``, the HAL dispatcher ``call``
     and the ``type``/``handle`` it is called with (the RTC wake-up timer's ``HAL_RTCEx_WakeUpTimerIRQHandler``)."""
+    soft_irqs: list[dict[str, Any]] = field(default_factory=list)
+    """Software-pended lines (``sw_irq``): it.c's ``handler`` calls main.c's ``call``; main() installs it."""
+    behaviour: str | None = None
+    """The behaviour's C (``sections/behaviour_hal.py``), placed in main.c before main() (None: the plan has none)."""
+    noinit: bool = False
+    """The behaviour persists values in retained RAM: the README asks the linker script for a ``.noinit`` section."""
+    behaviour_line_bytes: int = 0
+    """The longest line the behaviour prints (its line buffer): one ``rac_report`` transmit must fit its bound."""
 
     @property
     def cache_on(self) -> bool:
@@ -695,6 +704,7 @@ def _view(build: HalBuild, index: int, op: Any) -> dict[str, Any]:
         raise LookupError(f"{op.op} has no STM32 HAL view in its op spec")
     view: dict[str, Any] = realization.view(build, index, op)
     view.setdefault("ticks", False)
+    view.setdefault("behaviour", build.behaviour_uses(index))
     return view
 
 
@@ -706,10 +716,11 @@ def _report_bytes(build: HalBuild) -> int:
 
 
 def _uart_tx_timeout_ms(build: HalBuild) -> int:
-    """HAL_UART_Transmit timeout: twice the time the longest text the loop sends takes on the slowest
-    UART (10 bits per byte at 8N1) plus 10 ms for the 1 ms tick's granularity and interrupts served
-    meanwhile, so a healthy transmit never times out and a stuck one is bounded."""
-    longest = max([_report_bytes(build), *(int(v.get("text_bytes", 1)) for v in build.views)])
+    """HAL_UART_Transmit timeout: twice the time the longest text the loop sends (a behaviour's line among them)
+    takes on the slowest UART (10 bits per byte at 8N1) plus 10 ms for the 1 ms tick's granularity and interrupts
+    served meanwhile, so a healthy transmit never times out and a stuck one is bounded."""
+    texts = [int(v.get("text_bytes", 1)) for v in build.views]
+    longest = max([_report_bytes(build), *texts, build.behaviour_line_bytes])
     slowest = min(int(u["baud"]) for u in build.uarts.values())
     return math.ceil(2 * 10 * longest * 1000 / slowest) + 10
 
@@ -922,7 +933,9 @@ class HalLowerer:
             # HSE_VALUE matters only when the HSE is used; otherwise the board's crystal, else ST's default.
             "hse_default": max(hse.default_hz.values(), default=25_000_000) if hse else 25_000_000,
             "rtos": build.rtos, "threads": build.threads, "locks": _lock_views(build),
-            "handlers": build.handlers,
+            "handlers": build.handlers, "soft_irqs": build.soft_irqs,
+            "behaviour": build.behaviour, "ready_ms": build.ready_ms() if build.behaviour else None,
+            "noinit": build.noinit,
         }  # fmt: skip
         env = template_env("hal")
         context["macros"] = op_macros(env, self.name, {v["kind"]: _template(v["kind"]) for v in build.views}, context)

@@ -29,6 +29,8 @@ ACTIONS = {"read": Action("Convert the channel now (waits for the conversion) an
 ZEPHYR_BEHAVIOUR = frozenset({"output:mv", "action:read"})
 #: The ESP-IDF realization's (templates/espidf/adc.c.j2: the `_sample` helper, act_read).
 ESPIDF_BEHAVIOUR = frozenset({"output:mv", "action:read"})
+#: The STM32 HAL realizations' (templates/hal/ops.c.j2 and adc_sample.c.j2: the `_read` helper, `_act_read`).
+HAL_BEHAVIOUR = frozenset({"output:mv", "action:read"})
 
 
 def espidf_view(b: EspIdfBuild, index: int, op: Any, channels: list[Any], interval_ms: int | None) -> dict[str, Any]:
@@ -47,6 +49,7 @@ def hal_view(b: HalBuild, index: int, op: Any, channels: list[Any]) -> dict[str,
     """The HAL view of a conversion of ``channels`` (the ADC units they belong to, initialized once)."""
     view = b.base_view(index, op)
     b.adc_view(view, op, channels, f"operations[{index}]")
+    view["outputs"] = {"mv": f"{view['sym']}_mv"}  # set by the behaviour's `read` (its `behaviour` part)
     return view
 
 

@@ -7,8 +7,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops import adc as adc_ops
-from rac_fw.domains.firmware.ops.adc import ACTIONS, OUTPUTS, ZEPHYR_BEHAVIOUR, clock, espidf_view, hal_view, resolution
+from rac_fw.domains.firmware.ops.adc import (
+    ACTIONS,
+    ESPIDF_BEHAVIOUR,
+    HAL_BEHAVIOUR,
+    OUTPUTS,
+    ZEPHYR_BEHAVIOUR,
+    clock,
+    espidf_view,
+    hal_view,
+    resolution,
+)
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -135,8 +144,8 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="adc", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*"),
                               quiet=True, behaviour=ZEPHYR_BEHAVIOUR),
-        "espidf": Realization(template="adc", view=_espidf, quiet=True, behaviour=adc_ops.ESPIDF_BEHAVIOUR),
-        "hal": Realization(template="ops", view=_hal),
+        "espidf": Realization(template="adc", view=_espidf, quiet=True, behaviour=ESPIDF_BEHAVIOUR),
+        "hal": Realization(template="ops", view=_hal, quiet=True, behaviour=HAL_BEHAVIOUR),
         "baremetal": Realization(template="ops/adc_read", view=_baremetal),
     },
     outputs=OUTPUTS,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import Clocks, adc_clock, has_dt_label
-from rac_fw.domains.firmware.ops.adc import clock, resolution
+from rac_fw.domains.firmware.ops.adc import ACTIONS, HAL_BEHAVIOUR, OUTPUTS, clock, resolution
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.channels import AdcChannel, Resolution
 from rac_fw.domains.firmware.plan.clocks import plan_clocks
@@ -277,6 +277,7 @@ def _hal(b: HalBuild, index: int, op: AdcSample) -> dict[str, Any]:
         unit["pins"].append(negative)
         view["negative"] = negative
     view["half"] = 1 << (op.resolution_bits - 1)
+    view["outputs"] = {"mv": f"{view['sym']}_mv"}  # set by the behaviour's `read` (its `behaviour` part)
     return view
 
 
@@ -320,8 +321,10 @@ SPEC = OpSpec(
     flags=frozenset({Flag.VALUE}),
     realizations={
         "zephyr": Realization(template="adc_sample", view=_zephyr, available=lambda t: has_dt_label(t, r"adc\d*")),
-        "hal": Realization(template="adc_sample", view=_hal),
+        "hal": Realization(template="adc_sample", view=_hal, quiet=True, behaviour=HAL_BEHAVIOUR),
     },
+    outputs=OUTPUTS,
+    actions=ACTIONS,
     checks=(_check, clock),
     codes=("E_ADC_SETTING", "E_ADC_RESOLUTION", "E_ADC_CLOCK"),
 )

@@ -37,3 +37,5 @@ ACTIONS = {"transfer": Action(
 ZEPHYR_BEHAVIOUR = frozenset({"action:transfer", "output:rx"})
 #: The ESP-IDF realizations' (templates/espidf/bus.c.j2: `_transfer` with its own buffers).
 ESPIDF_BEHAVIOUR = frozenset({"action:transfer", "output:rx"})
+#: The STM32 HAL realizations' (templates/hal/ops.c.j2: the `_transfer` helpers, `<op>_act_transfer`).
+HAL_BEHAVIOUR = frozenset({"action:transfer", "output:rx"})

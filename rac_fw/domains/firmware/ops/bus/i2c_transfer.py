@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import has_dt_label
-from rac_fw.domains.firmware.ops.bus import ACTIONS, ESPIDF_BEHAVIOUR, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
+from rac_fw.domains.firmware.ops.bus import (
+    ACTIONS,
+    ESPIDF_BEHAVIOUR,
+    HAL_BEHAVIOUR,
+    OUTPUTS,
+    ZEPHYR_BEHAVIOUR,
+    Retries,
+    Timeout,
+)
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -82,6 +90,7 @@ def _espidf(b: EspIdfBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
 def _hal(b: HalBuild, index: int, op: I2cTransfer) -> dict[str, Any]:
     view = b.base_view(index, op)
     view["address"] = b.bus_view(view, op, "i2c", f"operations[{index}]").address
+    view["outputs"] = {"rx": f"{view['sym']}_in"}  # filled by the behaviour's `transfer` (its `behaviour` part)
     return view
 
 
@@ -116,7 +125,7 @@ SPEC = OpSpec(
             behaviour=ZEPHYR_BEHAVIOUR,
         ),
         "espidf": Realization(template="bus", view=_espidf, quiet=True, behaviour=ESPIDF_BEHAVIOUR),
-        "hal": Realization(template="ops", view=_hal),
+        "hal": Realization(template="ops", view=_hal, quiet=True, behaviour=HAL_BEHAVIOUR),
     },
     checks=(_names,),
     codes=("E_UNKNOWN_RESOURCE",),

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from rac_fw.domains.firmware.facts.query import dcache_active, has_dt_label
-from rac_fw.domains.firmware.ops.bus import ACTIONS, ESPIDF_BEHAVIOUR, OUTPUTS, ZEPHYR_BEHAVIOUR, Retries, Timeout
+from rac_fw.domains.firmware.ops.bus import (
+    ACTIONS,
+    ESPIDF_BEHAVIOUR,
+    HAL_BEHAVIOUR,
+    OUTPUTS,
+    ZEPHYR_BEHAVIOUR,
+    Retries,
+    Timeout,
+)
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
@@ -168,6 +176,7 @@ def _hal(b: HalBuild, index: int, op: SpiTransfer) -> dict[str, Any]:
     b.outputs[cs.name] = {"pin": cs, "idle": "GPIO_PIN_SET"}
     view["cs"] = cs
     view["length"] = (1 if op.register_index is not None else 0) + max(op.write_bytes, op.read_bytes)
+    view["outputs"] = {"rx": f"{view['sym']}_in"}  # filled by the behaviour's `transfer` (its `behaviour` part)
     return view
 
 
@@ -261,7 +270,7 @@ SPEC = OpSpec(
             quiet=True,
             behaviour=ESPIDF_BEHAVIOUR,
         ),
-        "hal": Realization(template="ops", view=_hal),
+        "hal": Realization(template="ops", view=_hal, quiet=True, behaviour=HAL_BEHAVIOUR),
     },
     checks=(_names, _dma),
     codes=("E_UNKNOWN_RESOURCE", SPI_DMA),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Literal
 
 from rac_fw.domains.firmware.facts.query import software_irq
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from rac_fw.domains.firmware.facts.model import Target
     from rac_fw.domains.firmware.lower.baremetal import BaremetalBuild
     from rac_fw.domains.firmware.lower.espidf import EspIdfBuild
+    from rac_fw.domains.firmware.lower.hal import HalBuild
     from rac_fw.domains.firmware.lower.zephyr.render import Builder as ZephyrBuilder
     from rac_fw.domains.firmware.plan.model import Plan
 
@@ -30,7 +32,9 @@ class SwIrq(Operation):
     does not apply there); Zephyr offers it to tests only, so the app is marked one (``CONFIG_TEST``). On
     ESP-IDF it is one of the core's software interrupts (``interrupts.software``: ``esp_intr_alloc`` on its
     source, pended through the core's INTSET register), whose level is fixed: ``irq_priority`` picks the line
-    of that level (default: the lowest).
+    of that level (default: the lowest). On STM32 HAL, ST's start-up file reserves the line's vector, so
+    main() runs from a RAM copy of the vector table with the line's handler (it.c) installed before it enables
+    the line.
     """
 
     op: Literal["sw_irq"]
@@ -50,6 +54,30 @@ def _baremetal(b: BaremetalBuild, index: int, op: SwIrq) -> None:
         "hooks": b.hooks(index, "irq"), "outputs": {},
     }  # fmt: skip
     b.emit("ops/sw_irq", ctx)
+
+
+#: ARMv7-M (ARM DDI 0403E B3.2.5, VTOR.TBLOFF): a relocated vector table is aligned to its size rounded up to a
+#: power of two, 128 bytes at least; the 16 system exceptions come before the device's lines.
+VECTOR_TABLE_MIN_ALIGN, SYSTEM_VECTORS = 128, 16
+
+
+def _hal(b: HalBuild, index: int, op: SwIrq) -> dict[str, Any]:
+    """The software-pended line (``facts.query.software_irq``), the RAM vector table main() installs its handler
+    in (``templates/hal/ops.c.j2`` sw_irq) and the it.c handler that calls ``<sym>_irq``."""
+    view = b.base_view(index, op)
+    soft = software_irq(b.target)
+    where = f"operations[{index}]"
+    if soft is None:
+        raise b.unsupported(where, f"{b.target.id} names no software-pendable interrupt line (nvic.software_irq)")
+    if b.soft_irqs:
+        raise b.unsupported(where, f"line {soft.line} already serves {b.soft_irqs[0]['sym']}: the chip has one "
+                            "software-pended line; fire that operation")  # fmt: skip
+    vectors = SYSTEM_VECTORS + b.target.irq_count
+    view.update(line=soft.line, handler=soft.handler, vectors=vectors, dcache=b.cache_on,
+                align=max(VECTOR_TABLE_MIN_ALIGN, 1 << math.ceil(math.log2(vectors * 4))),
+                priority=5 if op.irq_priority is None else op.irq_priority, hooks=b.hooks(index, "irq"), outputs={})
+    b.soft_irqs.append({"sym": view["sym"], "line": soft.line, "handler": soft.handler, "call": f"{view['sym']}_irq"})
+    return view  # fmt: skip
 
 
 def _offload_priority(plan: Plan, target: Target, index: int, op: SwIrq) -> list[Evidence]:
@@ -109,6 +137,8 @@ SPEC = OpSpec(
                               behaviour=frozenset({"event:irq", "action:fire"})),
         "espidf": Realization(template="sw_irq", view=_espidf, available=_has_software, admits=_software_level,
                               quiet=True, behaviour=frozenset({"event:irq", "action:fire"})),
+        "hal": Realization(template="ops", view=_hal, available=_has_line, quiet=True,
+                           behaviour=frozenset({"event:irq", "action:fire"})),
         "baremetal": Realization(template="ops/sw_irq", view=_baremetal, available=_has_line,
                                  behaviour=frozenset({"event:irq", "action:fire"})),  # fmt: skip
     },

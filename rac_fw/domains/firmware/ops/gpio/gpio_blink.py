@@ -83,7 +83,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr, quiet=True),
         "espidf": Realization(template="gpio", view=_espidf),
-        "hal": Realization(template="ops", view=_hal),
+        "hal": Realization(template="ops", view=_hal, quiet=True),
         "baremetal": Realization(template="ops/gpio_blink", view=_baremetal),
     },
 )

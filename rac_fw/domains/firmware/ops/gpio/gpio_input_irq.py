@@ -76,6 +76,7 @@ def _hal(b: HalBuild, index: int, op: GpioInputIrq) -> dict[str, Any]:
     name = f"EXTI{line}" if line <= 4 else ("EXTI9_5" if line <= 9 else "EXTI15_10")
     view["irq"] = b.irq("EXTI", name)
     view["priority"] = 5 if op.irq_priority is None else op.irq_priority
+    view["hooks"] = b.hooks(index, "edge")
     b.exti.setdefault(view["irq"], []).append(view)
     return view
 
@@ -89,6 +90,6 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="gpio", view=_zephyr, quiet=True, behaviour=frozenset({"event:edge"})),
         "espidf": Realization(template="gpio", view=_espidf, quiet=True, behaviour=frozenset({"event:edge"})),
-        "hal": Realization(template="ops", view=_hal),
+        "hal": Realization(template="ops", view=_hal, quiet=True, behaviour=frozenset({"event:edge"})),
     },
 )

@@ -46,6 +46,7 @@ def _espidf(b: EspIdfBuild, index: int, op: GpioRead) -> dict[str, Any]:
 def _hal(b: HalBuild, index: int, op: GpioRead) -> dict[str, Any]:
     view = b.base_view(index, op)
     b.input_view(view, op.button, None, f"operations[{index}]")
+    view["outputs"] = {"level": f"(value_{view['sym']} != 0)"}  # polled before the op reports, so before the behaviour
     return view
 
 
@@ -68,6 +69,6 @@ SPEC = OpSpec(
                               behaviour=frozenset({"output:level", "action:read"})),
         "espidf": Realization(template="gpio", view=_espidf, quiet=True,
                               behaviour=frozenset({"output:level", "action:read"})),
-        "hal": Realization(template="ops", view=_hal),
+        "hal": Realization(template="ops", view=_hal, quiet=True, behaviour=frozenset({"output:level", "action:read"})),
     },
 )

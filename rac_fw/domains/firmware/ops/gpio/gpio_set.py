@@ -55,7 +55,7 @@ def _hal(b: HalBuild, index: int, op: GpioSet) -> dict[str, Any]:
     pin, active_low = b.io(op.led, "led", f"operations[{index}]")
     b.ports.add(pin.port)
     b.outputs[pin.name] = {"pin": pin, "idle": "GPIO_PIN_SET" if op.active != active_low else "GPIO_PIN_RESET"}
-    view["pin"] = pin
+    view.update(pin=pin, active_low=active_low, outputs={})
     return view
 
 
@@ -92,7 +92,7 @@ SPEC = OpSpec(
                               behaviour=frozenset(f"action:{a}" for a in ACTIONS)),
         "espidf": Realization(template="gpio_set", view=_espidf, quiet=True,
                               behaviour=frozenset(f"action:{a}" for a in ACTIONS)),
-        "hal": Realization(template="ops", view=_hal),
+        "hal": Realization(template="ops", view=_hal, quiet=True, behaviour=frozenset(f"action:{a}" for a in ACTIONS)),
         "baremetal": Realization(template="ops/gpio_set", view=_baremetal,
                                  behaviour=frozenset(f"action:{a}" for a in ACTIONS)),
     },

@@ -149,7 +149,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="kernel", view=_zephyr),
         "espidf": Realization(template="kernel", view=_espidf),
-        "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
+        "hal": Realization(template="rtos", view=_hal, available=hal_rtos, quiet=True),
     },
     checks=(_check,),
     codes=("E_SEMAPHORE_COUNT", "E_SEMAPHORE_NEVER_GIVEN", "E_UNKNOWN_RESOURCE"),

@@ -143,7 +143,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads", view=_espidf),
-        "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
+        "hal": Realization(template="rtos", view=_hal, available=hal_rtos, quiet=True),
     },
     checks=(_order, _names),
     codes=("E_LOCK_ORDER", "E_UNKNOWN_RESOURCE"),

@@ -87,7 +87,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="threads", view=_zephyr),
         "espidf": Realization(template="threads", view=_espidf),
-        "hal": Realization(template="rtos", view=_hal, available=hal_rtos),
+        "hal": Realization(template="rtos", view=_hal, available=hal_rtos, quiet=True),
     },
     checks=(_names,),
     codes=("E_UNKNOWN_RESOURCE",),

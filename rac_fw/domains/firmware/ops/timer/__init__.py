@@ -81,6 +81,7 @@ def _hal(b: HalBuild, index: int, op: TimedOperation) -> dict[str, Any]:
         b.os_timer_view(view, op)
     else:
         b.timer_view(view, op, op.oneshot, f"operations[{index}]")
+    view["hooks"] = b.hooks(index, "expiry")
     return view
 
 
@@ -143,7 +144,7 @@ def realizations() -> dict[str, Realization]:
     return {
         "zephyr": Realization(template="timer", view=_zephyr, quiet=True, behaviour=frozenset({"event:expiry"})),
         "espidf": Realization(template="timer", view=_espidf, quiet=True, behaviour=frozenset({"event:expiry"})),
-        "hal": Realization(template="ops", view=_hal),
+        "hal": Realization(template="ops", view=_hal, quiet=True, behaviour=frozenset({"event:expiry"})),
         "baremetal": Realization(template="ops/timer", view=_baremetal),
     }
 

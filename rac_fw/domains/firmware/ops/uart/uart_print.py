@@ -84,7 +84,7 @@ SPEC = OpSpec(
     realizations={
         "zephyr": Realization(template="uart", view=_zephyr, available=console_uart_known),
         "espidf": Realization(template="uart", view=_espidf),
-        "hal": Realization(template="ops", view=_hal),
+        "hal": Realization(template="ops", view=_hal, quiet=lambda op: op.repeat_interval_ms is None),
         "baremetal": Realization(template="ops/uart_print", view=_baremetal),
     },
     checks=(_instance, baud_error),

@@ -100,6 +100,7 @@ def _hal(b: HalBuild, index: int, op: Watchdog) -> dict[str, Any]:
                             f"from its main loop, not from thread {op.feed_thread!r}: drop feed_thread")  # fmt: skip
     view = b.base_view(index, op)
     view["iwdg"] = b.watchdog = b.iwdg(op.timeout_ms, f"operations[{index}]")
+    view["outputs"] = {}
     b.modules.add("IWDG")
     if op.report_expiry is not None:
         # The RCC reset flag of this IWDG instance (stm32f4xx_hal_rcc.h RCC_FLAG_IWDGRST,
@@ -370,7 +371,7 @@ SPEC = OpSpec(
         ),
         "espidf": Realization(template="watchdog", view=_espidf, quiet=lambda op: op.report_expiry is None,
                               behaviour=frozenset({"action:feed"})),
-        "hal": Realization(template="ops", view=_hal),
+        "hal": Realization(template="ops", view=_hal, quiet=True, behaviour=frozenset({"action:feed"})),
         "baremetal": Realization(
             template="ops/watchdog", view=_baremetal, available=lambda t: watchdog_instance(t) is not None
         ),

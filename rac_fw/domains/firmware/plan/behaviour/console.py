@@ -40,6 +40,25 @@ def _label(index: int, op: Any) -> str:
     return op.name or f"{op.op}{index}"
 
 
+def _setup_lines(index: int, op: Any, console: str | None, repeats: bool = True) -> list[Item]:
+    """What operation ``index`` prints while it is set up, before its ``ok`` line: a ``uart_print`` on the
+    console its message (``repeats``: a repeating one too; where it is not, its first print comes from the
+    loop); an operation with a ``console_lines`` spec entry those lines."""
+    items: list[Item] = []
+    message = getattr(op, "message", None)
+    once = repeats or getattr(op, "repeat_interval_ms", None) is None
+    if op.op == "uart_print" and getattr(op, "uart", None) in (None, console) and message and once:
+        items.append(exact(message, f"operations[{index}]"))
+    extra = spec(op.op).console_lines
+    for pattern in extra(op) if extra is not None else []:
+        items.append(Line(pattern.replace("{label}", literal(_label(index, op))), f"operations[{index}]"))
+    return items
+
+
+def _ok_line(index: int, op: Any) -> Item:
+    return Line(rf"^rac: {literal(_label(index, op))} ok\b.*$", f"operations[{index}]")
+
+
 def baremetal_lines(plan: Any, target: Any) -> list[Item]:
     """Bare metal reports every operation's set-up in plan order (``templates/baremetal/main.c.j2``): a
     ``uart_print`` on the console prints its message first; each operation then prints ``rac: <label> …``
@@ -47,15 +66,27 @@ def baremetal_lines(plan: Any, target: Any) -> list[Item]:
     console = target.board.console.uart if target.board.console else None
     items: list[Item] = []
     for index, op in enumerate(plan.operations):
-        label = literal(_label(index, op))
-        message = getattr(op, "message", None)
-        if op.op == "uart_print" and getattr(op, "uart", None) in (None, console) and message:
-            items.append(exact(message, f"operations[{index}]"))
-        extra = spec(op.op).console_lines
-        for pattern in extra(op) if extra is not None else []:
-            items.append(Line(pattern.replace("{label}", label), f"operations[{index}]"))
-        items.append(Line(rf"^rac: {label} ok\b.*$", f"operations[{index}]"))
+        items += [*_setup_lines(index, op, console), _ok_line(index, op)]
     return items
+
+
+def hal_lines(plan: Any, target: Any) -> list[Item]:
+    """STM32 HAL's ``main`` (``templates/hal/main.c.j2``) starts every operation in plan order (a one-shot
+    ``uart_print`` on the console prints its message there, a watchdog its expiry report), then its loop reports
+    each one's ``rac: <label> ok`` in plan order, and the behaviour starts after the last. An operation whose
+    realization is not quiet may print from the loop when it likes: then other lines are admitted before each
+    report."""
+    console = target.board.console.uart if target.board.console else None
+    started = [item for index, op in enumerate(plan.operations) for item in _setup_lines(index, op, console, False)]
+    reports = [_ok_line(index, op) for index, op in enumerate(plan.operations)]
+    why = hal_ambient(plan)
+    return started + (admit_between(reports, why) if why else reports)
+
+
+def hal_ambient(plan: Any) -> str | None:
+    """STM32 HAL: what its operations that are not quiet print from the loop while the behaviour runs."""
+    loud = [_label(i, op) for i, op in enumerate(plan.operations) if not _quiet(op, "hal")]
+    return f"what {', '.join(loud)} print while the behaviour runs" if loud else None
 
 
 def _quiet(op: Any, framework: str) -> bool:
@@ -128,9 +159,10 @@ def admit_between(items: list[Item] | tuple[Item, ...], why: str) -> list[Item]:
 
 #: Framework → what its ``main`` prints for the operations before the behaviour starts.
 OPERATION_LINES: dict[str, OperationLines] = {"baremetal": baremetal_lines, "zephyr": zephyr_lines,
-                                             "espidf": espidf_lines}
+                                             "espidf": espidf_lines, "hal": hal_lines}
 #: Framework → why other lines may come between the behaviour's own (None: none will), for a plan.
-AMBIENT: dict[str, Callable[[Any], str | None]] = {"zephyr": zephyr_ambient, "espidf": espidf_ambient}
+AMBIENT: dict[str, Callable[[Any], str | None]] = {"zephyr": zephyr_ambient, "espidf": espidf_ambient,
+                                                  "hal": hal_ambient}
 #: Framework → what the chip prints after a ``reset: chip`` before the app's ``rac: boot`` line (the ESP32 ROM
 #: and the second-stage bootloader always print; bare metal and Zephyr without its banner print nothing).
 AFTER_RESET: dict[str, str] = {"espidf": "the ROM's and the bootloader's lines after the reset"}

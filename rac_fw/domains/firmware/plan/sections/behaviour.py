@@ -5,7 +5,8 @@ this spec registers the block like every plan-level block: its checks (the compi
 obligations of ``behaviour.checks``, then where a framework keeps persisted variables) and one realization
 per framework, which renders the behaviour's C into the builder's main file through ``behaviour.lowering``.
 
-ESP-IDF's realization and refusals are in ``sections/behaviour_espidf.py``.
+ESP-IDF's realization and refusals are in ``sections/behaviour_espidf.py``, STM32 HAL's realization in
+``sections/behaviour_hal.py``.
 
 Zephyr keeps persisted variables as settings (``rac_b/<name>``) in the NVS backend on ``storage_partition``:
 the board's flash map must have that partition in equal erase blocks NVS can use as sectors, and no other
@@ -26,7 +27,7 @@ from rac_fw.domains.firmware.plan.behaviour.lowering import program as compiled_
 from rac_fw.domains.firmware.plan.behaviour.model import Behaviour
 from rac_fw.domains.firmware.plan.behaviour.render import OpRef
 from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
-from rac_fw.domains.firmware.plan.sections import behaviour_espidf
+from rac_fw.domains.firmware.plan.sections import behaviour_espidf, behaviour_hal
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
 if TYPE_CHECKING:
@@ -153,7 +154,8 @@ SECTION = SectionSpec(
     name="behaviour",
     model=Behaviour,
     family="behaviour",
-    realizations={"baremetal": _baremetal, "zephyr": _zephyr, "espidf": behaviour_espidf.realize},
+    realizations={"baremetal": _baremetal, "zephyr": _zephyr, "espidf": behaviour_espidf.realize,
+                  "hal": behaviour_hal.realize},
     checks=(_check, _zephyr_store, _zephyr_reset, behaviour_espidf.check),
     codes=(*CODES, "E_PARTITION_MISSING", "E_PARTITION_SHARED"),
     ram=_ram,
