@@ -16,10 +16,13 @@ SQRT2 = 1.4142135623730951
 
 @njit(cache=True)
 def astar_flat(open_t: np.ndarray, open_v: np.ndarray, cost_f: np.ndarray, pen: np.ndarray, layers: np.ndarray,
-               allow_vias: bool, via_cost: float, nx: int, ny: int, nl: int, sources: np.ndarray,
+               allow_vias: bool, via_cost: float, bend_cost: float, nx: int, ny: int, nl: int, sources: np.ndarray,
                targets: np.ndarray, box: np.ndarray, max_expansions: int) -> np.ndarray:
     """Cheapest path (flat indices, source first) from any source to any cell with ``targets[k] == 1``;
-    empty when none exists within ``max_expansions``. ``cost_f``/``pen`` may be empty (no factor/penalty);
+    empty when none exists within ``max_expansions``. ``bend_cost`` is added where a move turns from the
+    move that reached its cell (by the parent found so far: an approximate bend penalty that keeps runs
+    straight instead of jogging early, leaving room for a neighbour such as a pair's other half).
+    ``cost_f``/``pen`` may be empty (no factor/penalty);
     ``box`` = (x0, x1, y0, y1) bounds the targets for the octile heuristic."""
     plane = nx * ny
     size = plane * nl
@@ -57,6 +60,11 @@ def astar_flat(open_t: np.ndarray, open_v: np.ndarray, cost_f: np.ndarray, pen: 
         layer = k // plane
         rem = k % plane
         iy, ix = rem // nx, rem % nx
+        pk = parent[k]
+        in_dx, in_dy = 0, 0
+        if pk >= 0 and pk // plane == layer:  # the move that reached k (none after a via)
+            in_dx = ix - (pk % plane) % nx
+            in_dy = iy - (pk % plane) // nx
         for d in range(8):
             x2, y2 = ix + dxs[d], iy + dys[d]
             if x2 < 0 or x2 >= nx or y2 < 0 or y2 >= ny:
@@ -65,6 +73,8 @@ def astar_flat(open_t: np.ndarray, open_v: np.ndarray, cost_f: np.ndarray, pen: 
             if not open_t[k2] or closed[k2]:
                 continue
             step = cs[d]
+            if (in_dx != 0 or in_dy != 0) and (in_dx != dxs[d] or in_dy != dys[d]):
+                step += bend_cost
             if use_f:
                 step *= cost_f[k2]
             if use_p:

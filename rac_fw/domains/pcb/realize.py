@@ -13,11 +13,16 @@ from rac_fw.contract import Realization, Receipt, sha256_of
 from rac_fw.domains.pcb import classes
 from rac_fw.domains.pcb.artifact import BoardArtifact, PartPlacement, Track, Via
 from rac_fw.domains.pcb.board import PcbTask, Placement
+from rac_fw.domains.pcb.dfm import via_free_areas
+from rac_fw.domains.pcb.meander import tune
 from rac_fw.domains.pcb.model import PcbAction
 from rac_fw.domains.pcb.place import PlacementResult, place
 from rac_fw.domains.pcb.route import GRID, NetSpec, Router, RouteResult, segments
+from rac_fw.domains.pcb.ties import Tie, exposed_pad_ties
 
 MAX_RIPUPS = 40
+RETRY_ORDERS = 3  # routing passes after the first while nets stay unrouted (each from scratch)
+PLACE_RETRIES = 2  # placements with derived seeds when a combined task's routing leaves nets unrouted
 
 
 @dataclass
@@ -29,15 +34,22 @@ class Outcome:
     lengths: dict[str, float]
 
 
-def _net_specs(task: PcbTask, action: PcbAction, placements: dict[str, Placement]) -> tuple[list[NetSpec], list[str]]:
+def _net_specs(task: PcbTask, action: PcbAction, placements: dict[str, Placement],
+               ties: list[Tie]) -> tuple[list[NetSpec], list[str]]:
     pads = task.pads_at(placements)
+    tied = {(t.ref, t.pin) for t in ties}  # exposed pads, reached through their ring pins' stubs
     by_net: dict[str, list] = {}
     for p in pads:
-        if p.net is not None:
+        if p.net is not None and (p.ref, p.pin) not in tied:
             by_net.setdefault(p.net, []).append(p)
     layer_of = {ln: i for i, ln in enumerate(task.board.layer_names)}
     all_layers = tuple(range(task.board.layers))
-    specs = {n: NetSpec(n, ps, all_layers) for n, ps in by_net.items() if len(ps) > 1}
+    joined: dict[str, list[set[tuple[str, str]]]] = {}
+    for key in sorted(tied):
+        group = {(t.ref, t.ring_pin) for t in ties if (t.ref, t.pin) == key}
+        joined.setdefault(next(t.net for t in ties if (t.ref, t.pin) == key), []).append(group)
+    specs = {n: NetSpec(n, ps, all_layers, joined=joined.get(n, [])) for n, ps in by_net.items()
+             if len(ps) > 1 and not (len(joined.get(n, [])) == 1 and {(p.ref, p.pin) for p in ps} <= joined[n][0])}
     priority: list[str] = []
     for rel in action.relations:
         if rel.kind == "layer_preference" and rel.net in specs:
@@ -60,14 +72,42 @@ def _net_specs(task: PcbTask, action: PcbAction, placements: dict[str, Placement
 
 
 def _route(task: PcbTask, action: PcbAction, placements: dict[str, Placement], specs: list[NetSpec],
-           order: list[str]) -> tuple[Router, RouteResult]:
-    router = Router(task, task.pads_at(placements), specs)
+           order: list[str], ties: list[Tie]) -> tuple[Router, RouteResult]:
+    via_free = [area for _, area in via_free_areas(task, placements)]
+    router = Router(task, task.pads_at(placements), specs, via_free)
+    names = task.board.layer_names
+    for t in ties:
+        router.grid.add_fixed_track(t.net, names.index(t.layer), (t.x1, t.y1, t.x2, t.y2))
     for rel in action.relations:
         if rel.kind == "keepout" and rel.nets:
             reg = task.regions[rel.region]
             for n in rel.nets:
                 router.grid.block_zone(n, reg.x0, reg.y0, reg.x1, reg.y1)
     return router, router.run(order, MAX_RIPUPS)
+
+
+def _route_board(task: PcbTask, action: PcbAction, placements: dict[str, Placement]
+                 ) -> tuple[Router, RouteResult, list[Tie]]:
+    """Route at fixed placements: a first pass, then passes from scratch with the failed nets first
+    and the rest reordered, keeping the pass that leaves the fewest nets unrouted."""
+    ties = exposed_pad_ties(task, placements)
+    specs, order = _net_specs(task, action, placements, ties)
+    router, routing = _route(task, action, placements, specs, order, ties)
+    for variant in range(RETRY_ORDERS):
+        if not routing.failed:
+            break
+        first = sorted(routing.failed)
+        rest = [n for n in order if n not in first]
+        rest = [rest, rest[::-1], rest[len(rest) // 2:] + rest[:len(rest) // 2]][variant]
+        retry, again = _route(task, action, placements, specs, first + rest, ties)
+        if len(again.failed) < len(routing.failed):
+            router, routing = retry, again
+    return router, routing, ties
+
+
+def _misses(placement: PlacementResult | None, routing: RouteResult) -> tuple[int, int]:
+    placed = 0 if placement is None else len(placement.hard_violations) + len(placement.relation_violations)
+    return placed, len(routing.failed)
 
 
 def realize_board(task: PcbTask, action: PcbAction, seed: int) -> tuple[BoardArtifact, Outcome]:
@@ -82,21 +122,25 @@ def realize_board(task: PcbTask, action: PcbAction, seed: int) -> tuple[BoardArt
     routing = None
     lengths: dict[str, float] = {}
     if task.route:
-        specs, order = _net_specs(task, action, placements)
-        router, routing = _route(task, action, placements, specs, order)
-        if routing.failed:  # a second pass from scratch with the failed nets first
-            first = sorted(routing.failed)
-            retry, again = _route(task, action, placements, specs, first + [n for n in order if n not in first])
-            if len(again.failed) < len(routing.failed):
-                router, routing = retry, again
+        router, routing, ties = _route_board(task, action, placements)
+        for k in range(1, PLACE_RETRIES + 1):  # a placement that boxes a pin in: place again (derived seed)
+            if placement is None or not routing.failed:
+                break
+            other = place(task, action, seed + 7919 * k)
+            tried = _route_board(task, action, other.placements)
+            if _misses(other, tried[1]) < _misses(placement, routing):
+                placement, placements = other, other.placements
+                router, routing, ties = tried
         for rel in action.relations:
             if rel.kind == "route_matched":
-                lengths.update(router.tune(list(rel.nets), classes.LENGTH_TOLERANCE[rel.tolerance]))
+                lengths.update(tune(router, list(rel.nets), classes.LENGTH_TOLERANCE[rel.tolerance]))
             elif rel.kind == "diff_pair":
                 router.couple(rel.p, rel.n)
-                lengths.update(router.tune([rel.p, rel.n], classes.LENGTH_TOLERANCE[rel.tolerance]))
+                lengths.update(tune(router, [rel.p, rel.n], classes.LENGTH_TOLERANCE[rel.tolerance]))
         names = task.board.layer_names
         r = task.board.rules
+        tracks += [Track(net=t.net, layer=t.layer, x1=t.x1, y1=t.y1, x2=t.x2, y2=t.y2, width=r.track_width)
+                   for t in ties]
         for net in sorted(routing.routes):
             route = routing.routes[net]
             for layer, (x1, y1, x2, y2) in segments(route):

@@ -1,5 +1,5 @@
 """Grid router: A* on a 0.25 mm grid per copper layer, 8-neighbour moves (45° segments), through vias,
-rip-up and reroute, and length tuning by trombone bumps for matched nets and pairs.
+rip-up and reroute (length tuning is :mod:`meander`'s).
 
 Clearance is kept by *exact* distance masks: a cell is closed to a net when the distance from its
 centre to any other net's copper is below ``clearance + track_width/2 + margin``, where the margin
@@ -17,6 +17,7 @@ import shapely
 from shapely import Polygon
 
 from rac_fw.domains.pcb.board import Board, PcbTask
+from rac_fw.domains.pcb.dfm import is_smd
 from rac_fw.domains.pcb.footprints import PlacedPad
 from rac_fw.domains.pcb.kernels import astar_flat
 
@@ -24,6 +25,7 @@ GRID = 0.25
 SQRT2 = math.sqrt(2.0)
 Cell = tuple[int, int, int]  # (layer, iy, ix)
 VIA_COST = 10.0
+BEND_COST = 0.3  # per turn, in grid steps
 RIP_PENALTY = 40.0
 MAX_EXPANSIONS = 200_000
 
@@ -58,6 +60,7 @@ class NetSpec:
     layers: tuple[int, ...]  # layers this net may use
     max_vias: int | None = None
     couple_to: str | None = None  # route next to this net (differential pair)
+    joined: list[set[tuple[str, str]]] = field(default_factory=list)  # (ref, pin) groups already joined by copper
 
 
 def _dist_rect(xs: np.ndarray, ys: np.ndarray, cx: float, cy: float, hw: float, hh: float) -> np.ndarray:
@@ -87,7 +90,7 @@ def _dist_seg(xs: np.ndarray, ys: np.ndarray, x1: float, y1: float, x2: float, y
 class Grid:
     """Occupancy of one board: fixed obstacles, and per-net clearance masks counted per cell."""
 
-    def __init__(self, task: PcbTask, pads: list[PlacedPad]):
+    def __init__(self, task: PcbTask, pads: list[PlacedPad], via_free: list[Polygon]):
         b, r = task.board, task.board.rules
         self.task, self.rules = task, r
         self.nl = b.layers
@@ -113,6 +116,7 @@ class Grid:
                 if reg.no_vias:
                     fixed_v |= dist < self.rv + 1e-3
         self.fixed_v = fixed_v
+        self._close_vias(pads, via_free)
         self.cnt_t = np.zeros((self.nl, self.ny, self.nx), np.int16)  # nets whose copper closes a track cell
         self.cnt_v = np.zeros((self.nl, self.ny, self.nx), np.int16)  # … closes a via centre
         self.cnt_pad = np.zeros((self.nl, self.ny, self.nx), np.int16)  # pads only (cannot be ripped up)
@@ -124,6 +128,27 @@ class Grid:
             owner = p.net if p.net is not None else f"<unconnected {p.ref}.{p.pin}>"
             for layer in (names.index(n) for n in p.on(names)):
                 self._add_shape(owner, layer, ("pad", p), pad=True)
+
+    def _close_vias(self, pads: list[PlacedPad], via_free: list[Polygon]) -> None:
+        """DFM (:mod:`dfm`): no via's copper on a surface-mount pad (its own net's too) nor inside an
+        exposed-pad part's pad ring."""
+        for p in pads:
+            if not is_smd(p):
+                continue
+            x0, y0, x1, y1 = p.bbox()
+            sy, sx = self._window(x0, y0, x1, y1, self.rv)
+            xs, ys = self.xs[sy, sx], self.ys[sy, sx]
+            if p.round:
+                dist = np.maximum(np.hypot(xs - p.cx, ys - p.cy) - p.w / 2, 0.0)
+            else:
+                dist = _dist_rect(xs, ys, (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 2, (y1 - y0) / 2)
+            self.fixed_v[sy, sx] |= dist < self.rv + 1e-3
+        for area in via_free:
+            x0, y0, x1, y1 = area.bounds
+            sy, sx = self._window(x0, y0, x1, y1, self.rv)
+            xs, ys = self.xs[sy, sx], self.ys[sy, sx]
+            dist = shapely.distance(area, shapely.points(xs.ravel(), ys.ravel())).reshape(xs.shape)
+            self.fixed_v[sy, sx] |= dist < self.rv + 1e-3
 
     # --- masks -----------------------------------------------------------------------------------
     def _window(self, x0: float, y0: float, x1: float, y1: float, reach: float) -> tuple[slice, slice]:
@@ -164,6 +189,10 @@ class Grid:
         if pad:
             self.cnt_pad[layer, sy, sx] += mt
         self.own.setdefault(net, []).append((layer, sy, sx, mt, mv, pad))
+
+    def add_fixed_track(self, net: str, layer: int, seg: tuple[float, float, float, float]) -> None:
+        """Copper laid before routing (an exposed-pad tie): an obstacle to other nets, never ripped up."""
+        self._add_shape(net, layer, ("seg", *seg), pad=True)
 
     def add_route(self, net: str, route: NetRoute) -> None:
         for layer, (x1, y1, x2, y2) in segments(route):
@@ -249,7 +278,8 @@ def astar(grid: Grid, sources: set[Cell], targets: set[Cell], open_t: np.ndarray
     empty = np.empty(0, np.float64)
     flat = astar_flat(open_t, open_v, empty if bonus is None else bonus.ravel().astype(np.float64),
                       empty if penalty is None else penalty.ravel().astype(np.float64),
-                      np.array(layers, np.int64), allow_vias, VIA_COST, nx, ny, nl, src, tmask, box, MAX_EXPANSIONS)
+                      np.array(layers, np.int64), allow_vias, VIA_COST, BEND_COST, nx, ny, nl, src, tmask, box,
+                      MAX_EXPANSIONS)
     if flat.size == 0:
         return None
     return [(int(k // plane), int(k % plane // nx), int(k % nx)) for k in flat]
@@ -263,12 +293,12 @@ class RouteResult:
 
 
 class Router:
-    def __init__(self, task: PcbTask, pads: list[PlacedPad], specs: list[NetSpec]):
-        self.grid = Grid(task, pads)
+    def __init__(self, task: PcbTask, pads: list[PlacedPad], specs: list[NetSpec], via_free: list[Polygon]):
+        self.grid = Grid(task, pads, via_free)
         self.specs = {s.name: s for s in specs}
         self.routes: dict[str, NetRoute] = {}
 
-    def _open(self, spec: NetSpec, soft: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def open_masks(self, spec: NetSpec, soft: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         g = self.grid
         ot, ov, op = g.own_counts(spec.name)
         others_t = g.cnt_t - ot
@@ -301,16 +331,23 @@ class Router:
 
     def route_net(self, spec: NetSpec, soft: bool = False) -> NetRoute | None:
         g = self.grid
-        open_t, open_v, penalty = self._open(spec, soft)
+        open_t, open_v, penalty = self.open_masks(spec, soft)
         bonus = self._bonus(spec)
         pads = sorted(spec.pads, key=lambda p: (p.ref, p.pin))
-        terms = []
+        terms: list[set[Cell]] = []
+        groups: dict[int, int] = {}  # joined group → its index in terms
         names = self.grid.task.board.layer_names
         for p in pads:
             layers = tuple(x for x in (names.index(n) for n in p.on(names)) if x in spec.layers)
             cells = {(layer, iy, ix) for layer in layers for iy, ix in g.cells_in_pad(p)}
-            if not cells:
+            group = next((k for k, members in enumerate(spec.joined) if (p.ref, p.pin) in members), None)
+            if not cells and group is None:
                 return None
+            if group is not None and group in groups:  # already joined copper: one terminal
+                terms[groups[group]] |= cells
+                continue
+            if group is not None:
+                groups[group] = len(terms)
             terms.append(cells)
         tree = set(terms[0])
         remaining = terms[1:]
@@ -405,53 +442,3 @@ class Router:
         self.routes[n] = chosen
         self.grid.add_route(n, chosen)
         return new is not None
-
-    def tune(self, nets: list[str], tolerance: float) -> dict[str, float]:
-        """Lengthen the shorter nets with trombone bumps until each is within ``tolerance`` of the longest."""
-        lengths = {n: self.routes[n].length() for n in nets if n in self.routes}
-        if len(lengths) < 2:
-            return lengths
-        goal = max(lengths.values())
-        for n in nets:
-            if n not in self.routes:
-                continue
-            for _ in range(24):
-                need = goal - self.routes[n].length()
-                if need <= tolerance / 2:
-                    break
-                if not self._bump(n, need):
-                    break
-            lengths[n] = self.routes[n].length()
-        return lengths
-
-    def _bump(self, net: str, need: float) -> bool:
-        spec = self.specs[net]
-        g = self.grid
-        route = self.routes[net]
-        h_cells = max(1, min(8, int(round(need / (2 * GRID)))))
-        g.remove_route(net)
-        open_t, _, _ = self._open(spec, soft=False)
-        plane = g.nx * g.ny
-        done = False
-        for path in route.paths:
-            for i in range(1, len(path) - 2):
-                a, b = path[i], path[i + 1]
-                if a[0] != b[0] or (a[1] != b[1] and a[2] != b[2]):
-                    continue
-                dy, dx = b[1] - a[1], b[2] - a[2]
-                for sgn in (1, -1):
-                    py, px = dx * sgn, dy * sgn
-                    new = [(a[0], a[1] + py * k, a[2] + px * k) for k in range(1, h_cells + 1)]
-                    new += [(b[0], b[1] + py * k, b[2] + px * k) for k in range(h_cells, 0, -1)]
-                    occupied = set(path)
-                    if all(0 <= c[1] < g.ny and 0 <= c[2] < g.nx and open_t[c[0] * plane + c[1] * g.nx + c[2]]
-                           and c not in occupied for c in new):
-                        path[i + 1:i + 1] = new
-                        done = True
-                        break
-                if done:
-                    break
-            if done:
-                break
-        g.add_route(net, route)
-        return done

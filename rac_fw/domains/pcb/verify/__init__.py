@@ -15,6 +15,7 @@ from rac_fw.contract import Evidence, Verdict, evidence_from_validation_error
 from rac_fw.domains.pcb.artifact import BoardArtifact
 from rac_fw.domains.pcb.board import PcbTask
 from rac_fw.domains.pcb.model import PcbAction
+from rac_fw.domains.pcb.verify.dfm import dfm
 from rac_fw.domains.pcb.verify.drc import drc
 from rac_fw.domains.pcb.verify.geometry import BoardGeometry
 from rac_fw.domains.pcb.verify.oracles import RelationCheck, check_relations
@@ -41,6 +42,10 @@ def check_board(task: PcbTask, action: PcbAction, artifact: dict[str, Any]) -> B
         return BoardCheck([Verdict(predicate="artifact_consistent", passed=False, measured=len(problems), limit=0,
                                    detail=problems[0].message)], problems)
     verdicts, evidence = drc(task, geo)
+    if task.route:
+        made, found = dfm(task, geo, art)
+        verdicts += made
+        evidence += found
     rels = check_relations(task, action, geo)
     required = check_relations(task, PcbAction.model_validate({"relations": task.requirements}), geo,
                                label="requirements")

@@ -17,7 +17,7 @@ EPS = 1e-6
 MAX_REPORTED = 20  # evidence items per check (the verdict still counts all of them)
 
 
-def _verdict(name: str, found: list[Evidence], detail: str) -> Verdict:
+def verdict(name: str, found: list[Evidence], detail: str) -> Verdict:
     return Verdict(predicate=name, passed=not found, measured=len(found), limit=0, unit="violations",
                    detail=found[0].message if found else detail)
 
@@ -216,6 +216,6 @@ def drc(task: PcbTask, geo: BoardGeometry) -> tuple[list[Verdict], list[Evidence
                ("drc_vias", vias, "every via meets drill and annular-ring rules")]
     if task.route:
         checks.append(("drc_unrouted", _unrouted(task, geo), "every net is fully connected"))
-    verdicts = [_verdict(name, found, ok) for name, found, ok in checks]
+    verdicts = [verdict(name, found, ok) for name, found, ok in checks]
     evidence = [e for _, found, _ in checks for e in found[:MAX_REPORTED]]
     return verdicts, evidence
