@@ -22,6 +22,7 @@ from rac_fw.domains.pcb.ties import Tie, exposed_pad_ties
 
 MAX_RIPUPS = 40
 RETRY_ORDERS = 3  # routing passes after the first while nets stay unrouted (each from scratch)
+RETRY_FEW = 3  # … the second and third only when at most this many are (a real board missing dozens gains little)
 PLACE_RETRIES = 2  # placements with derived seeds when a combined task's routing leaves nets unrouted
 
 
@@ -58,7 +59,9 @@ def _net_specs(task: PcbTask, action: PcbAction, placements: dict[str, Placement
         elif rel.kind == "via_limit" and rel.net in specs:
             specs[rel.net].max_vias = rel.max
         elif rel.kind == "diff_pair" and rel.n in specs:
-            specs[rel.n].couple_to = rel.p
+            specs[rel.n].couple_to = specs[rel.n].partner = rel.p
+            if rel.p in specs:
+                specs[rel.p].partner = rel.n
             priority += [n for n in (rel.p, rel.n) if n not in priority]
         elif rel.kind == "route_priority":
             priority = [n for n in rel.nets if n in specs and n not in priority] + priority
@@ -93,8 +96,8 @@ def _route_board(task: PcbTask, action: PcbAction, placements: dict[str, Placeme
     ties = exposed_pad_ties(task, placements)
     specs, order = _net_specs(task, action, placements, ties)
     router, routing = _route(task, action, placements, specs, order, ties)
-    for variant in range(RETRY_ORDERS):
-        if not routing.failed:
+    for variant in range(RETRY_ORDERS):  # after the first retry only while few nets are left over
+        if not routing.failed or (variant and len(routing.failed) > RETRY_FEW):
             break
         first = sorted(routing.failed)
         rest = [n for n in order if n not in first]

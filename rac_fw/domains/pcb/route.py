@@ -26,6 +26,8 @@ SQRT2 = math.sqrt(2.0)
 Cell = tuple[int, int, int]  # (layer, iy, ix)
 VIA_COST = 10.0
 BEND_COST = 0.3  # per turn, in grid steps
+LANE = 1.0  # mm of escape lane reserved in front of an elongated pad
+LANE_COST = 1.0  # per cell of another net's lane
 RIP_PENALTY = 40.0
 MAX_EXPANSIONS = 200_000
 
@@ -60,6 +62,7 @@ class NetSpec:
     layers: tuple[int, ...]  # layers this net may use
     max_vias: int | None = None
     couple_to: str | None = None  # route next to this net (differential pair)
+    partner: str | None = None  # the other half of its differential pair (either half)
     joined: list[set[tuple[str, str]]] = field(default_factory=list)  # (ref, pin) groups already joined by copper
 
 
@@ -117,6 +120,9 @@ class Grid:
                     fixed_v |= dist < self.rv + 1e-3
         self.fixed_v = fixed_v
         self._close_vias(pads, via_free)
+        self.lanes = np.zeros((self.nl, self.ny, self.nx), np.float32)
+        self.lane_own: dict[str, list[tuple[int, slice, slice, np.ndarray]]] = {}
+        self._escape_lanes(pads)
         self.cnt_t = np.zeros((self.nl, self.ny, self.nx), np.int16)  # nets whose copper closes a track cell
         self.cnt_v = np.zeros((self.nl, self.ny, self.nx), np.int16)  # … closes a via centre
         self.cnt_pad = np.zeros((self.nl, self.ny, self.nx), np.int16)  # pads only (cannot be ripped up)
@@ -149,6 +155,36 @@ class Grid:
             xs, ys = self.xs[sy, sx], self.ys[sy, sx]
             dist = shapely.distance(area, shapely.points(xs.ravel(), ys.ravel())).reshape(xs.shape)
             self.fixed_v[sy, sx] |= dist < self.rv + 1e-3
+
+    def _escape_lanes(self, pads: list[PlacedPad]) -> None:
+        """A soft reservation in front of each elongated SMD pad of a routed net (fine-pitch IC and
+        connector pins): ``LANE`` mm straight out of both ends along the pad's axis. Other nets pay
+        ``LANE_COST`` per cell that would crowd the lane, so a net leaving a pin row does not jog across
+        its neighbour's exit (the pair half routed first used to box the other in)."""
+        names = self.task.board.layer_names
+        nets = {p.net for p in pads if p.net is not None}
+        reach = self.rules.clearance + 2 * self.hw + self.margin
+        for p in pads:
+            if p.net not in nets or not is_smd(p) or p.tilt or max(p.w, p.h) < 2 * min(p.w, p.h):
+                continue
+            layer = names.index(p.on(names)[0])
+            along_x = p.w > p.h
+            half = (p.w if along_x else p.h) / 2
+            for sgn in (1, -1):
+                x1, y1 = (p.cx + sgn * half, p.cy) if along_x else (p.cx, p.cy + sgn * half)
+                x2, y2 = (x1 + sgn * LANE, y1) if along_x else (x1, y1 + sgn * LANE)
+                sy, sx = self._window(min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2), reach)
+                mask = _dist_seg(self.xs[sy, sx], self.ys[sy, sx], x1, y1, x2, y2) < reach
+                self.lanes[layer, sy, sx] += mask
+                self.lane_own.setdefault(p.net, []).append((layer, sy, sx, mask))
+
+    def lane_penalty(self, nets: tuple[str, ...]) -> np.ndarray:
+        """Cost of crowding escape lanes other than those of ``nets`` (a net, and its pair partner:
+        a pair's halves leave their pins side by side)."""
+        own = np.zeros_like(self.lanes)
+        for layer, sy, sx, mask in (item for n in nets for item in self.lane_own.get(n, [])):
+            own[layer, sy, sx] += mask
+        return np.clip(self.lanes - own, 0, 1) * LANE_COST
 
     # --- masks -----------------------------------------------------------------------------------
     def _window(self, x0: float, y0: float, x1: float, y1: float, reach: float) -> tuple[slice, slice]:
@@ -311,11 +347,10 @@ class Router:
         if spec.name in g.net_block:
             closed |= g.net_block[spec.name][None]
             via_closed |= g.net_block[spec.name]
-        penalty = None
+        partner = () if spec.partner is None else (spec.partner,)
+        penalty = g.lane_penalty((spec.name, *partner)) + g.history
         if soft:
-            penalty = np.where((others_t - others_pad) > 0, RIP_PENALTY, 0.0) + g.history
-        elif g.history.any():
-            penalty = g.history
+            penalty += np.where((others_t - others_pad) > 0, RIP_PENALTY, 0.0)
         return (~closed).astype(np.uint8).ravel(), (~via_closed).astype(np.uint8).ravel(), penalty
 
     def _bonus(self, spec: NetSpec) -> np.ndarray | None:
