@@ -3,7 +3,8 @@
 A routing, placement or combined task passes when its reference bundle clean-passes (DRC and every
 relation oracle). A repair task passes when its infeasible start bundle *fails* with repair evidence
 and the first relaxation marked re-solved, applied to the start bundle, then passes in the same
-episode (fail → pass).
+episode (fail → pass) — or, when validation already refuses the start bundle (an edge asked to hold
+more parts than it is long), its first relaxation then passes (invalid → pass).
 """
 
 from __future__ import annotations
@@ -67,11 +68,13 @@ def run_one(domain: PcbDomain, name: str, seed: int = 0) -> CalibrationRow:
     first = episode.submit(Action(domain="pcb", task=name, payload=task.start))
     realize_ms = episode.turns[0].timings_ms.get("realize", 0.0)
     relax = [r for e in first.evidence for r in e.relaxations if r.description.endswith("(re-solved: passes)")]
+    if first.status is Status.INVALID:  # refused before placement (an infeasible edge set): relaxations validate
+        relax = [r for e in first.evidence if e.code == "E_EDGE_INFEASIBLE" for r in e.relaxations]
     statuses = [first.status.value]
-    if first.status is Status.FAIL and relax:
+    if first.status in (Status.FAIL, Status.INVALID) and relax:
         second = episode.submit(Action(domain="pcb", task=name, payload=relax[0].apply(task.start)))
         statuses.append(second.status.value)
-    ok = statuses == ["fail", "pass"]
+    ok = statuses in (["fail", "pass"], ["invalid", "pass"])
     detail = " → ".join(statuses) + (f" via “{relax[0].description}”" if relax else " (no re-solved relaxation)")
     return CalibrationRow(name, task.category, ok, realize_ms / 1e3, detail)
 

@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from rac_fw.domains.pcb.verify.oracles import RelationCheck
 
 MAX_TRIALS = 4
-CLASS_FIELD = {"board_edge": "distance", "place_relative": "distance", "decouple": "distance", "group": "spread",
-               "route_matched": "tolerance", "diff_pair": "tolerance"}
 
 
 @dataclass
@@ -103,17 +101,26 @@ class PcbDomain(Domain):
     # --- feedback ----------------------------------------------------------------------------------
     def feedback(self, task: str, validation: Validation, verification: Verification | None) -> Feedback:
         from rac_fw.contract import Relaxation, Status
+        from rac_fw.domains.pcb.model import relation_key
         from rac_fw.domains.pcb.tasks import get_task
 
         fb = super().feedback(task, validation, verification)
         if fb.status is Status.FAIL and isinstance(verification, PcbVerification) and verification.action:
-            fb.evidence = self._repair(task, verification) + fb.evidence
+            fb.evidence = self._repair(task, verification) + self._unrouted(task, verification, fb.evidence) \
+                + fb.evidence
             required = get_task(task).requirements
+            bundle = verification.action.model_dump(mode="json")["relations"]
+            stated = {relation_key(r): i for i, r in enumerate(bundle)}
             for ev in fb.evidence:
                 if ev.code == "E_REQUIREMENT" and ev.location is not None:
                     req = required[int(ev.location.rpartition("[")[2].rstrip("]"))]
-                    ev.relaxations.append(Relaxation(description=f"state the requirement as a relation ({req['kind']})",
-                                                     patch=[{"op": "add", "path": ["relations", "-"], "value": req}]))
+                    mine = stated.get(relation_key(req))
+                    if mine is None:  # only a requirement the bundle does not state yet is offered as a relation
+                        ev.relaxations.append(Relaxation(
+                            description=f"state the requirement as a relation ({req['kind']})",
+                            patch=[{"op": "add", "path": ["relations", "-"], "value": req}]))
+                    else:
+                        ev.message += f" (the bundle states it as relations[{mine}]: see its evidence)"
         return fb
 
     def passes(self, task: str, payload: dict[str, Any], seed: int) -> bool:
@@ -127,23 +134,33 @@ class PcbDomain(Domain):
         return self.verify(task, typed, self.realize(task, typed, seed)).ok
 
     def _candidates(self, task: str, v: PcbVerification, idx: int) -> list[Relaxation]:
+        """Looser classes, another edge, dropping the relation — within what the task requires: a
+        relation that states a requirement is loosened at most to the requirement's class and never
+        moved or dropped (the requirement would fail and put it back: a repair cycle)."""
         from rac_fw.contract import Relaxation
         from rac_fw.domains.pcb import classes
+        from rac_fw.domains.pcb.model import CLASS_FIELDS, relation_key
+        from rac_fw.domains.pcb.tasks import get_task
 
         assert v.action is not None
         rel = v.action.relations[idx]
+        key = relation_key(rel.model_dump(mode="json"))
+        required = [r for r in get_task(task).requirements if relation_key(r) == key]
         out: list[Relaxation] = []
-        fld = CLASS_FIELD.get(rel.kind)
+        fld = CLASS_FIELDS.get(rel.kind)
         rc = v.relations[idx]
         if fld is not None:
             current = getattr(rel, fld)
             table = classes.TABLES[rel.kind]
-            looser = [c for c in classes.CLASSES[classes.CLASSES.index(current) + 1:]
+            stop = min((classes.CLASSES.index(r[fld]) for r in required), default=len(classes.CLASSES) - 1)
+            looser = [c for c in classes.CLASSES[classes.CLASSES.index(current) + 1:stop + 1]
                       if rc.passed or rc.unit != "mm" or table[c] >= rc.measured]
             for cls in looser:
                 out.append(Relaxation(description=f"relations[{idx}] {rel.kind}: {fld} {current} → {cls} "
                                       f"({table[cls]} mm)",
                                       patch=[{"op": "replace", "path": ["relations", idx, fld], "value": cls}]))
+        if required:
+            return out
         if rel.kind == "board_edge":
             for side in ("left", "right", "top", "bottom"):
                 if side != rel.side:
@@ -151,6 +168,56 @@ class PcbDomain(Domain):
                                           patch=[{"op": "replace", "path": ["relations", idx, "side"], "value": side}]))
         out.append(Relaxation(description=f"drop relations[{idx}] ({rel.kind})",
                               patch=[{"op": "remove", "path": ["relations", idx]}]))
+        return out
+
+    def _unrouted(self, task: str, v: PcbVerification, evidence: list[Evidence]) -> list[Evidence]:
+        """For each unrouted net that the bundle restricts (``via_limit``, ``layer_preference``): the
+        restriction named as the likely cause, with relaxations lifting it, re-solved first."""
+        from rac_fw.contract import Evidence, Relaxation
+        from rac_fw.domains.pcb.model import relation_key
+        from rac_fw.domains.pcb.tasks import get_task
+
+        assert v.action is not None
+        payload = v.action.model_dump(mode="json")
+        required = {relation_key(r) for r in get_task(task).requirements}
+        out: list[Evidence] = []
+        trials = 0
+        for ev in evidence:
+            if ev.code != "E_UNROUTED" or not ev.objects:
+                continue
+            net = ev.objects[0]
+            causes: list[tuple[int, str]] = []
+            relax: list[Relaxation] = []
+            for i, rel in enumerate(v.action.relations):
+                if rel.kind not in ("via_limit", "layer_preference") or rel.net != net:
+                    continue
+                what = f"via_limit({net}, max {rel.max})" if rel.kind == "via_limit" \
+                    else f"layer_preference({net}, {rel.layer}: no vias)"
+                causes.append((i, what))
+                if relation_key(payload["relations"][i]) in required:
+                    continue
+                if rel.kind == "via_limit":
+                    relax.append(Relaxation(description=f"relations[{i}] via_limit {net}: max {rel.max} → "
+                                            f"{rel.max + 2}", patch=[{"op": "replace", "path": ["relations", i, "max"],
+                                                                      "value": rel.max + 2}]))
+                relax.append(Relaxation(description=f"drop relations[{i}] ({what})",
+                                        patch=[{"op": "remove", "path": ["relations", i]}]))
+            if not causes:
+                continue
+            tested: list[Relaxation] = []
+            for cand in relax:
+                if trials < MAX_TRIALS and self.passes(task, cand.apply(payload), v.seed):
+                    tested.append(cand.model_copy(update={"description": cand.description + " (re-solved: passes)"}))
+                else:
+                    tested.append(cand)
+                trials += 1
+            tested.sort(key=lambda r: not r.description.endswith("(re-solved: passes)"))
+            named = ", ".join(f"relations[{i}] {what}" for i, what in causes)
+            out.append(Evidence(code="E_UNROUTED_CAUSE", location=f"payload.relations[{causes[0][0]}]",
+                                objects=[net, *(f"relations[{i}]" for i, _ in causes)], relaxations=tested,
+                                message=f"net {net} is unrouted and the bundle restricts it: {named}"))
+            ev.message += f"; restricted by {named}"
+            ev.relaxations.extend(tested)
         return out
 
     def _repair(self, task: str, v: PcbVerification) -> list[Evidence]:
@@ -186,7 +253,7 @@ class PcbDomain(Domain):
                 untested.append(cand)
             relax = tested + untested
             mags = [Magnitude(name=f"relations[{rc.index}] excess", value=round(rc.measured - rc.limit, 4),
-                              unit=rc.unit)] if rc.measured != float("inf") else []
+                              unit=rc.unit)]
             if len(group) > 1 and group not in seen_conflicts:
                 seen_conflicts.add(group)
                 names = [f"relations[{i}] {v.relations[i].kind}({', '.join(v.relations[i].objects)})" for i in group]

@@ -140,6 +140,32 @@ def facing_rotation(fp: Footprint, side: str) -> int:
     return (order[side] - order[fp.front or "top"]) % 360
 
 
+def row_axis(fp: Footprint) -> str | None:
+    """``x`` or ``y`` for a through-hole single-row part (a pin header, a terminal block): every pad a
+    plated hole, their centres on one line of the library frame; None for anything else."""
+    pads = [p for p in fp.pads if p.kind == "thru_hole" and p.name]
+    if len(pads) < 2 or len(pads) != sum(p.kind != "np_thru_hole" for p in fp.pads):
+        return None
+    if all(abs(p.dx - pads[0].dx) < 1e-6 for p in pads):
+        return "y"
+    if all(abs(p.dy - pads[0].dy) < 1e-6 for p in pads):
+        return "x"
+    return None
+
+
+def edge_rotations(fp: Footprint, side: str) -> list[int]:
+    """The rotations at which part ``fp`` meets ``board_edge`` on ``side``: a connector with an opening
+    faces the edge; a single-row part lies along it (its row parallel to the edge); anything else may
+    take any quarter turn."""
+    if fp.front is not None:
+        return [facing_rotation(fp, side)]
+    axis = row_axis(fp)
+    if axis is None:
+        return [0, 90, 180, 270]
+    along = "y" if side in ("left", "right") else "x"
+    return [0, 180] if axis == along else [90, 270]
+
+
 def _arc(cx: float, cy: float, r: float, a0: float, a1: float) -> list[Point]:
     steps = max(1, round(abs(a1 - a0) / 90 * ARC_STEPS))
     return [(cx + r * math.cos(math.radians(a0 + (a1 - a0) * k / steps)),

@@ -7,7 +7,8 @@ Nothing here accepts a coordinate or a metric distance: distances are ordered cl
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import json
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -135,6 +136,16 @@ Relation = Annotated[
 
 PLACEMENT_KINDS = frozenset({"board_edge", "place_relative", "align", "symmetric", "group", "decouple"})
 ROUTING_KINDS = frozenset({"route_matched", "diff_pair", "layer_preference", "via_limit", "route_priority"})
+#: the field holding a relation's ordered class (what a relaxation loosens)
+CLASS_FIELDS = {"board_edge": "distance", "place_relative": "distance", "decouple": "distance", "group": "spread",
+                "route_matched": "tolerance", "diff_pair": "tolerance"}
+
+
+def relation_key(rel: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """A relation without its class: two relations with one key constrain the same thing (a bundle's
+    relation that states a requirement, at whatever class)."""
+    cls = CLASS_FIELDS.get(rel["kind"])
+    return tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in rel.items() if k != cls))
 
 
 class PcbAction(BaseModel):

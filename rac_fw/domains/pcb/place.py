@@ -18,12 +18,13 @@ from typing import Any
 
 from rac_fw.domains.pcb import classes
 from rac_fw.domains.pcb.board import PcbTask, Placement
-from rac_fw.domains.pcb.footprints import Footprint, courtyard, facing_rotation, placed_pads
+from rac_fw.domains.pcb.footprints import Footprint, courtyard, edge_rotations, placed_pads
 from rac_fw.domains.pcb.model import PcbAction
 
 GRID = 0.25
 W_HARD = 200.0
 W_REL = 40.0
+FACING = 0.1  # weight of a decoupling cap facing its pin, against a relation's (a preference, not a rule)
 W_WIRE = 0.05
 MAX_RESTARTS = 4  # two while a hard term or relation is missed, up to four while only a soft goal is
 Rect = tuple[float, float, float, float]
@@ -81,10 +82,10 @@ class Placer:
                                                                     for p in self.fps[c.ref].pads)}
         self.pos: dict[str, list[int]] = {}  # movable ref → [ix, iy, rot]
         self.fixed: dict[str, Placement] = {c.ref: c.fixed for c in task.components if c.fixed is not None}
-        self.rot_locked: dict[str, int] = {}
+        self.rot_allowed: dict[str, list[int]] = {}  # board_edge: facing the edge, or a row along it
         for rel in action.relations:
-            if rel.kind == "board_edge" and self.fps[rel.ref].front is not None:
-                self.rot_locked[rel.ref] = facing_rotation(self.fps[rel.ref], rel.side)
+            if rel.kind == "board_edge":
+                self.rot_allowed[rel.ref] = edge_rotations(self.fps[rel.ref], rel.side)
         self._tables()
         self._courts: dict[str, Rect] = {}
         self.mirror: dict[str, tuple[str, str]] = {}  # ref → (partner, axis) of a symmetric relation
@@ -269,6 +270,13 @@ class Placer:
                 target = self.pad_core(iref, ipin)
                 return max(0.0, min(self.pad_gap(self.pad_core(cap, p), target) for p in cap_pins) - limit)
             self._add((cap, iref), dec, f"relations[{idx}] decouple", False, idx)
+            others = [p for p, n in self.task.parts[cap].pins.items() if n != net]
+            if others:  # the cap's pad on the pin's net faces the pin (turned, its other pad boxes the pin in)
+                def faces(cap: str = cap, iref: str = iref, ipin: str = ipin, others: list[str] = others) -> float:
+                    target = self.pad_core(iref, ipin)
+                    on = min(self.pad_gap(self.pad_core(cap, p), target) for p in cap_pins)
+                    return FACING * max(0.0, on - min(self.pad_gap(self.pad_core(cap, p), target) for p in others))
+                self._add((cap, iref), faces, f"{cap} turned away from {rel.pin}", False, goal=True)
         elif kind == "align":
             refs, axis = tuple(rel.refs), rel.axis
             k = 1 if axis == "horizontal" else 0
@@ -342,7 +350,7 @@ class Placer:
 
     # --- search -------------------------------------------------------------------------------------
     def _rots(self, ref: str) -> list[int]:
-        return [self.rot_locked[ref]] if ref in self.rot_locked else [0, 90, 180, 270]
+        return self.rot_allowed.get(ref, [0, 90, 180, 270])
 
     def initial(self) -> None:
         nx, ny = round(self.board.width / GRID), round(self.board.height / GRID)

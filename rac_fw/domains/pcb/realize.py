@@ -108,9 +108,27 @@ def _route_board(task: PcbTask, action: PcbAction, placements: dict[str, Placeme
     return router, routing, ties
 
 
-def _misses(placement: PlacementResult | None, routing: RouteResult) -> tuple[int, int]:
+def _tune(router: Router, action: PcbAction) -> tuple[dict[str, float], int]:
+    """Couple pairs and tune lengths; return the lengths and how many groups stay out of tolerance."""
+    lengths: dict[str, float] = {}
+    missed = 0
+    for rel in action.relations:
+        if rel.kind == "route_matched":
+            nets, tol = list(rel.nets), classes.LENGTH_TOLERANCE[rel.tolerance]
+        elif rel.kind == "diff_pair":
+            router.couple(rel.p, rel.n)
+            nets, tol = [rel.p, rel.n], classes.LENGTH_TOLERANCE[rel.tolerance]
+        else:
+            continue
+        tuned = tune(router, nets, tol)
+        lengths.update(tuned)
+        missed += len(tuned) > 1 and max(tuned.values()) - min(tuned.values()) > tol
+    return lengths, missed
+
+
+def _misses(placement: PlacementResult | None, routing: RouteResult, untuned: int) -> tuple[int, int, int]:
     placed = 0 if placement is None else len(placement.hard_violations) + len(placement.relation_violations)
-    return placed, len(routing.failed)
+    return placed, len(routing.failed), untuned
 
 
 def realize_board(task: PcbTask, action: PcbAction, seed: int) -> tuple[BoardArtifact, Outcome]:
@@ -126,20 +144,16 @@ def realize_board(task: PcbTask, action: PcbAction, seed: int) -> tuple[BoardArt
     lengths: dict[str, float] = {}
     if task.route:
         router, routing, ties = _route_board(task, action, placements)
+        lengths, untuned = _tune(router, action)
         for k in range(1, PLACE_RETRIES + 1):  # a placement that boxes a pin in: place again (derived seed)
-            if placement is None or not routing.failed:
+            if placement is None or not (routing.failed or untuned):
                 break
             other = place(task, action, seed + 7919 * k)
-            tried = _route_board(task, action, other.placements)
-            if _misses(other, tried[1]) < _misses(placement, routing):
+            o_router, o_routing, o_ties = _route_board(task, action, other.placements)
+            o_lengths, o_untuned = _tune(o_router, action)
+            if _misses(other, o_routing, o_untuned) < _misses(placement, routing, untuned):
                 placement, placements = other, other.placements
-                router, routing, ties = tried
-        for rel in action.relations:
-            if rel.kind == "route_matched":
-                lengths.update(tune(router, list(rel.nets), classes.LENGTH_TOLERANCE[rel.tolerance]))
-            elif rel.kind == "diff_pair":
-                router.couple(rel.p, rel.n)
-                lengths.update(tune(router, [rel.p, rel.n], classes.LENGTH_TOLERANCE[rel.tolerance]))
+                router, routing, ties, lengths, untuned = o_router, o_routing, o_ties, o_lengths, o_untuned
         names = task.board.layer_names
         r = task.board.rules
         tracks += [Track(net=t.net, layer=t.layer, x1=t.x1, y1=t.y1, x2=t.x2, y2=t.y2, width=r.track_width)

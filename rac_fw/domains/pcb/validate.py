@@ -12,9 +12,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rac_fw.contract import Evidence, Relaxation, evidence_from_validation_error
+from rac_fw.contract import Evidence, Magnitude, Relaxation, evidence_from_validation_error
 from rac_fw.domains.pcb.board import PcbTask
-from rac_fw.domains.pcb.model import PLACEMENT_KINDS, ROUTING_KINDS, PcbAction
+from rac_fw.domains.pcb.footprints import edge_rotations
+from rac_fw.domains.pcb.model import PLACEMENT_KINDS, ROUTING_KINDS, PcbAction, relation_key
 
 OPPOSITE = {"left": "right", "right": "left", "top": "bottom", "bottom": "top"}
 
@@ -155,7 +156,62 @@ def check_action(task: PcbTask, payload: dict[str, Any]) -> tuple[PcbAction | No
                             f"{', '.join(away)}, so it cannot run on {rel.layer} alone (a layer preference "
                             "allows no via)", i, [rel.net, rel.layer], "layer")
                 layers[rel.net] = (rel.layer, i)
+    if not c.evidence:
+        c.evidence += edge_capacity(task, action)
     return (None if c.evidence else action), c.evidence
+
+
+def _along(task: PcbTask, ref: str, side: str) -> float:
+    """The least length of edge ``side`` that part ``ref`` covers at a rotation where it meets that edge."""
+    x0, y0, x1, y1 = task.parts[ref].fp.extent()
+    w, h = x1 - x0, y1 - y0
+    horizontal = side in ("top", "bottom")
+    return min((w if rot % 180 == 0 else h) if horizontal else (h if rot % 180 == 0 else w)
+               for rot in edge_rotations(task.parts[ref].fp, side))
+
+
+def _edge_length(task: PcbTask, side: str) -> float:
+    return task.board.width if side in ("top", "bottom") else task.board.height
+
+
+def edge_capacity(task: PcbTask, action: PcbAction) -> list[Evidence]:
+    """``board_edge`` relations that ask more of one edge than it is long (the parts side by side at the
+    rotations the relation allows), refused before placement: the placer would push a part past the
+    outline. Relaxations move one part to an edge with room, or drop its relation — never a relation
+    the task requires."""
+    required = {relation_key(r) for r in task.requirements}
+    sides: dict[str, list[tuple[int, str]]] = {}
+    for i, rel in enumerate(action.relations):
+        if rel.kind == "board_edge" and task.parts[rel.ref].fixed is None:
+            sides.setdefault(rel.side, []).append((i, rel.ref))
+    used = {side: sum(_along(task, ref, side) for _, ref in rels) for side, rels in sides.items()}
+    out: list[Evidence] = []
+    for side, rels in sorted(sides.items()):
+        length = _edge_length(task, side)
+        if used[side] <= length + 1e-9 or len(rels) < 2:
+            continue
+        relax: list[Relaxation] = []
+        for i, ref in reversed(rels):
+            if relation_key(action.relations[i].model_dump(mode="json")) in required:
+                continue
+            own = {r.side for j, r in enumerate(action.relations) if r.kind == "board_edge" and r.ref == ref and j != i}
+            for other in ("top", "bottom", "left", "right"):
+                if other == side or OPPOSITE[other] in own or other in own:
+                    continue
+                if used.get(other, 0.0) + _along(task, ref, other) <= _edge_length(task, other) + 1e-9:
+                    relax.append(Relaxation(
+                        description=f"relations[{i}]: put {ref} at the {other} edge instead",
+                        patch=[{"op": "replace", "path": ["relations", i, "side"], "value": other}]))
+            relax.append(Relaxation(description=f"remove relations[{i}] (board_edge {ref})",
+                                    patch=[{"op": "remove", "path": ["relations", i]}]))
+        names = [f"relations[{i}] board_edge({ref})" for i, ref in rels]
+        out.append(Evidence(
+            code="E_EDGE_INFEASIBLE", location=f"payload.relations[{rels[-1][0]}].side", objects=names,
+            message=f"{', '.join(ref for _, ref in rels)} need {used[side]:.1f} mm of the {side} edge side by side "
+            f"(at the rotations board_edge allows), but it is {length:.1f} mm long",
+            magnitudes=[Magnitude(name="edge length short", value=round(used[side] - length, 3), unit="mm")],
+            relaxations=relax))
+    return out
 
 
 def _refs_of(rel: Any, task: PcbTask) -> list[str]:

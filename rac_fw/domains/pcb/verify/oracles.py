@@ -11,12 +11,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from shapely import LineString, MultiLineString, Polygon, unary_union
+from shapely import LineString, MultiLineString, Point, Polygon, unary_union
 
 from rac_fw.contract import Evidence, Magnitude, Verdict
 from rac_fw.domains.pcb import classes
 from rac_fw.domains.pcb.board import PcbTask
-from rac_fw.domains.pcb.footprints import facing_rotation
+from rac_fw.domains.pcb.footprints import edge_rotations
 from rac_fw.domains.pcb.model import PcbAction
 from rac_fw.domains.pcb.verify.geometry import BoardGeometry
 
@@ -48,11 +48,21 @@ def _measure(task: PcbTask, rel: Any, geo: BoardGeometry) -> tuple[float, float,
     """(measured, limit, unit, objects, what) for one relation; passing means measured ≤ limit."""
     k = rel.kind
     if k == "board_edge":
-        gap = geo.courtyards[rel.ref].distance(_edge_line(geo, rel.side))
+        court = geo.courtyards[rel.ref]
+        gap = court.distance(_edge_line(geo, rel.side))
         limit = classes.EDGE_GAP[rel.distance]
-        fp = task.parts[rel.ref].fp
-        if fp.front is not None and geo.rotations[rel.ref] % 360 != facing_rotation(fp, rel.side):
-            return math.inf, limit, "mm", [rel.ref], f"{rel.ref} does not face the {rel.side} edge"
+        rot = round(geo.rotations[rel.ref]) % 360
+        allowed = edge_rotations(task.parts[rel.ref].fp, rel.side)
+        if rot not in allowed:
+            turn = min(min(abs(rot - a), 360 - abs(rot - a)) for a in allowed)
+            how = "face" if task.parts[rel.ref].fp.front is not None else "lie along"
+            return turn, 0.0, "°", [rel.ref], f"{rel.ref} does not {how} the {rel.side} edge; turn needed"
+        outside = court.difference(geo.outline)
+        if outside.area > EPS:  # pushed past the outline: touching the edge line is no gap to claim
+            depth = max(geo.outline.exterior.distance(Point(x, y)) for x, y in court.exterior.coords
+                        if not geo.outline.covers(Point(x, y)))
+            return limit + depth, limit, "mm", [rel.ref], \
+                f"{rel.ref} sticks out {depth:.2f} mm past the board outline (gap to the {rel.side} edge plus overhang)"
         return gap, limit, "mm", [rel.ref], f"gap of {rel.ref} to the {rel.side} edge"
     if k == "place_relative":
         a = geo.courtyards[rel.a]
@@ -108,10 +118,14 @@ def _measure(task: PcbTask, rel: Any, geo: BoardGeometry) -> tuple[float, float,
         lp, ln = geo.routed_length(rel.p), geo.routed_length(rel.n)
         mismatch = abs(lp - ln)
         need = classes.PAIR_COUPLING[rel.tolerance]
+        if not geo.track_lines.get(rel.p) or not geo.track_lines.get(rel.n):
+            bare = [n for n in (rel.p, rel.n) if not geo.track_lines.get(n)]
+            return 1.0, round(1 - need, 4), "uncoupled fraction", [rel.p, rel.n], \
+                f"{' and '.join(bare)} {'has' if len(bare) == 1 else 'have'} no tracks: nothing of the pair is coupled"
         coupled = _coupling(task, geo, rel.p, rel.n)
         if coupled < need:
-            return math.inf, need, "fraction", [rel.p, rel.n], \
-                f"only {coupled:.0%} of the pair runs coupled (need {need:.0%})"
+            return round(1 - coupled, 4), round(1 - need, 4), "uncoupled fraction", [rel.p, rel.n], \
+                f"{coupled:.0%} of the pair runs coupled, {need:.0%} needed"
         return mismatch, classes.LENGTH_TOLERANCE[rel.tolerance], "mm", [rel.p, rel.n], \
             f"pair length mismatch ({rel.p}={lp:.2f}, {rel.n}={ln:.2f}; {coupled:.0%} coupled)"
     if k == "layer_preference":
@@ -154,15 +168,14 @@ def check_relations(task: PcbTask, action: PcbAction, geo: BoardGeometry,
     for i, rel in enumerate(action.relations):
         measured, limit, unit, objects, what = _measure(task, rel, geo)
         passed = measured <= limit + EPS
-        shown = "∞" if math.isinf(measured) else f"{measured:.3f}"
+        shown = f"{measured:.3f}"
         name = f"{label}[{i}]"
         verdict = Verdict(predicate=f"{name} {rel.kind}", passed=passed,
-                          measured=None if math.isinf(measured) else round(measured, 4), limit=limit, unit=unit,
+                          measured=round(measured, 4), limit=limit, unit=unit,
                           detail=f"{what}: {shown} {unit} (limit {limit})")
         evidence = None
         if not passed:
-            mags = [] if math.isinf(measured) else [Magnitude(name="excess", value=round(measured - limit, 4),
-                                                              unit=unit)]
+            mags = [Magnitude(name="excess", value=round(measured - limit, 4), unit=unit)]
             own = label == "relations"
             evidence = Evidence(code="E_RELATION" if own else "E_REQUIREMENT",
                                 location=f"payload.relations[{i}]" if own else f"task.requirements[{i}]",
