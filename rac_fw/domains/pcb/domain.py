@@ -237,10 +237,15 @@ class PcbDomain(Domain):
                       and rc.kind in PLACEMENT_KINDS and objs & {x.partition(".")[0] for x in o.objects}
                       and set(rc.objects) & set(o.objects)]
             group = tuple(sorted([rc.index] + [o.index for o in rivals]))
-            candidates = self._candidates(task, v, rc.index)
-            for o in rivals:
-                candidates[len(candidates) - 1:len(candidates) - 1] = [
-                    c for c in self._candidates(task, v, o.index) if not c.description.startswith("drop")][:1]
+            own = self._candidates(task, v, rc.index)
+            drop = [c for c in own if c.description.startswith("drop")]
+            candidates = [c for c in own if c not in drop]
+            for o in rivals:  # a rival's first loosening; its drop too when this relation is required
+                theirs = self._candidates(task, v, o.index)
+                candidates += [c for c in theirs if not c.description.startswith("drop")][:1]
+                if not drop:
+                    candidates += [c for c in theirs if c.description.startswith("drop")]
+            candidates += drop
             tested: list[Relaxation] = []
             untested: list[Relaxation] = []
             for cand in candidates:
