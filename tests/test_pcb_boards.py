@@ -172,7 +172,8 @@ def test_kicad_and_the_project_drc_agree_on_the_designers_layouts(boards, tmp_pa
         task = get_task(f"{name}_route")
         kb = read_board(boards / name / "board.kicad_pcb")
         art = human_artifact(kb, task.nets).model_dump(mode="json")
-        ours = check_board(task, PcbAction(relations=[]), art).evidence
+        # the DFM counts judge what the realizer makes (KiCad has no such rule; a designer plugs thermal vias)
+        ours = [e for e in check_board(task, PcbAction(relations=[]), art).evidence if not e.code.startswith("E_DFM_")]
         board = tmp_path / f"{name}.kicad_pcb"
         board.write_text(kicad_pcb(task, art), encoding="utf-8")
         project = kicad.project(task.board.rules, name, task.smallest_hole)

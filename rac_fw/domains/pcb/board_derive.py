@@ -229,7 +229,7 @@ def _pairs(task: PcbTask, geo: BoardGeometry) -> list[dict]:
             if p.endswith(sp) and (n := p[: len(p) - len(sp)] + sn) in routed:
                 for tol in classes.CLASSES:
                     rel = {"kind": "diff_pair", "p": p, "n": n, "tolerance": tol}
-                    if _measure(task, geo, [rel])[0] <= classes.LENGTH_TOLERANCE[tol] + 1e-6:
+                    if check_relations(task, PcbAction.model_validate({"relations": [rel]}), geo)[0].passed:
                         out.append(rel)
                         break
                 break
