@@ -271,7 +271,8 @@ class Placer:
                 return max(0.0, min(self.pad_gap(self.pad_core(cap, p), target) for p in cap_pins) - limit)
             self._add((cap, iref), dec, f"relations[{idx}] decouple", False, idx)
             others = [p for p, n in self.task.parts[cap].pins.items() if n != net]
-            if others:  # the cap's pad on the pin's net faces the pin (turned, its other pad boxes the pin in)
+            if others and self.task.route:  # routed boards: the cap's pad on the pin's net faces the pin
+                # (turned the other way, its other pad boxes the pin in and the router cannot reach it)
                 def faces(cap: str = cap, iref: str = iref, ipin: str = ipin, others: list[str] = others) -> float:
                     target = self.pad_core(iref, ipin)
                     on = min(self.pad_gap(self.pad_core(cap, p), target) for p in cap_pins)
