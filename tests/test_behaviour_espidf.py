@@ -126,10 +126,10 @@ def test_sw_irq_is_the_cores_software_interrupt_and_its_trigger_runs_in_the_hand
     main = files["main/main.c"]
     assert "esp_intr_alloc(ETS_INTERNAL_SW0_INTR_SOURCE, ESP_INTR_FLAG_LEVEL1, soft_isr, NULL, NULL)" in main
     assert '#include "xtensa_api.h"' in main and "xt_set_intset(1U << 7);" in main
-    assert "xt_set_intclear(1U << 7);\n    rac_b_on_soft_irq();" in main
+    assert "xt_set_intclear(1U << 7);\n    rac_b_on_soft__irq();" in main
     # No step of the irq trigger blocks: its hook (declared in IRAM) calls the trigger function in the interrupt.
-    assert "void IRAM_ATTR rac_b_on_soft_irq(void);" in main
-    hook = _hook(main, "rac_b_on_soft_irq")
+    assert "void IRAM_ATTR rac_b_on_soft__irq(void);" in main
+    hook = _hook(main, "rac_b_on_soft__irq")
     assert "rac_b_t1();" in hook and "_since[" not in hook
     assert any("t1: runs in the interrupt handler of irq" in n for n in _notes(result))
     assert result.lowered is not None
@@ -143,7 +143,7 @@ def test_a_blocking_step_moves_the_event_to_the_task_and_the_receipt_says_so() -
     plan["behaviour"]["triggers"][1]["do"].insert(0, {"print": "irq"})
     result = _lowered(plan)
     main = _clean(result)["main/main.c"]
-    hook = _hook(main, "rac_b_on_soft_irq")
+    hook = _hook(main, "rac_b_on_soft__irq")
     assert "rac_b_t1_since[tail] = ((uint32_t)(esp_timer_get_time() / 1000));" in hook and "rac_b_t1();" not in hook
     assert any("its steps run in the behaviour's thread" in n and "print" in n for n in _notes(result))
 
@@ -154,7 +154,7 @@ def test_the_verifier_judges_the_hooks_an_interrupt_calls() -> None:
     files["main/main.c"] = files["main/main.c"].replace("        rac_b_t1();\n", "        rac_b_t1();\n"
                                                         "        vTaskDelay(1);\n", 1)  # fmt: skip
     found = verify_sources(files, "espidf", load_target("esp32s3")).evidence
-    assert [e.code for e in found] == ["E_ISR_BLOCKING"] and "rac_b_on_soft_irq" in found[0].message
+    assert [e.code for e in found] == ["E_ISR_BLOCKING"] and "rac_b_on_soft__irq" in found[0].message
 
 
 def test_events_outputs_and_actions_render_in_their_contexts() -> None:
@@ -168,7 +168,7 @@ def test_events_outputs_and_actions_render_in_their_contexts() -> None:
     assert any("t1: expiry is raised in an interrupt" in n for n in notes)
     assert any("t2: runs in the interrupt handler of expiry" in n for n in notes)
     assert "# CONFIG_GPTIMER_ISR_CACHE_SAFE is not set" in files["sdkconfig.defaults"]
-    for hook in ("rac_b_on_button_edge", "rac_b_on_tick_expiry", "rac_b_on_hw_expiry"):
+    for hook in ("rac_b_on_button__edge", "rac_b_on_tick__expiry", "rac_b_on_hw__expiry"):
         assert f"void IRAM_ATTR {hook}(void);" in main and f"    {hook}();" in main
     assert "rac_b_ok = vin_sample();" in main and "rac_b_mv = (int32_t)(vin_mv);" in main
     assert "(void)(esp_task_wdt_reset_user(wdt_user) == ESP_OK);" in main

@@ -163,9 +163,9 @@ def test_events_outputs_and_actions_lower_clean_in_both_variants(target: str, rt
     # Outputs and actions through the operations' own names; hooks where the events happen.
     assert "(void)vin_read();\n" in main and "rac_b_mv = (int32_t)(vin_mv);" in main
     assert "rac_b_fed = HAL_IWDG_Refresh(&hiwdg) == HAL_OK;" in main and "(value_sw != 0)" in main
-    assert "rac_b_on_button_edge();" in _function(main, "HAL_GPIO_EXTI_Callback")
+    assert "rac_b_on_button__edge();" in _function(main, "HAL_GPIO_EXTI_Callback")
     expiry = "tick_expired" if rtos else "HAL_TIM_PeriodElapsedCallback"
-    assert "rac_b_on_tick_expiry();" in _function(main, expiry)
+    assert "rac_b_on_tick__expiry();" in _function(main, expiry)
 
 
 @pytest.mark.parametrize("rtos", [False, True], ids=["super-loop", "freertos"])
@@ -190,9 +190,9 @@ def test_a_blocking_step_defers_the_event_and_the_receipt_says_where_each_trigge
     assert any("t1: edge is raised in an interrupt; its steps run in the behaviour's thread" in n and "print" in n
                for n in notes)  # fmt: skip
     assert any("t2: runs in the interrupt handler of expiry" in n for n in notes)
-    edge = _function(main, "rac_b_on_button_edge")
+    edge = _function(main, "rac_b_on_button__edge")
     assert "rac_b_t1_since[tail] = HAL_GetTick();" in edge and "rac_b_t1();" not in edge
-    assert "rac_b_t2();" in _function(main, "rac_b_on_tick_expiry")
+    assert "rac_b_t2();" in _function(main, "rac_b_on_tick__expiry")
 
 
 def test_an_os_timer_trigger_runs_in_the_timer_service_thread_and_the_receipt_says_so() -> None:
@@ -217,8 +217,8 @@ def test_sw_irq_pends_the_facts_line_through_a_ram_vector_table(target: str) -> 
     it = next(text for path, text in files.items() if path.endswith("_it.c"))
     assert f"void {handler}(void)\n{{\n    soft_irq();\n}}" in it
     # No step of the irq trigger blocks: the hook runs it in the interrupt, its variable is guarded by atomics.
-    hook = _function(main, "rac_b_on_soft_irq")
-    assert "rac_b_t1();" in hook and "_since[" not in hook and "rac_b_on_soft_irq();" in _function(main, "soft_irq")
+    hook = _function(main, "rac_b_on_soft__irq")
+    assert "rac_b_t1();" in hook and "_since[" not in hook and "rac_b_on_soft__irq();" in _function(main, "soft_irq")
     assert any("t1: runs in the interrupt handler of irq" in n for n in _notes(result))
     assert any("variable hits is shared" in n for n in _notes(result))
     assert ("SCB_CleanDCache_by_Addr(rac_vectors" in main) is (target == "stm32h743")

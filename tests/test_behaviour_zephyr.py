@@ -116,7 +116,7 @@ def test_sw_irq_fires_through_irq_offload_and_runs_its_trigger_in_the_interrupt(
     assert "CONFIG_IRQ_OFFLOAD=y" in files["prj.conf"] and "CONFIG_TEST=y" in files["prj.conf"]  # depends on TEST
     assert "irq_offload(app_soft_isr, NULL);" in main and "#include <zephyr/irq_offload.h>" in main
     # No step of the irq trigger blocks: its hook calls the trigger function in the interrupt.
-    hook = re.search(r"void rac_b_on_soft_irq\(void\)\n\{(.*?)\n\}", main, re.S)
+    hook = re.search(r"void rac_b_on_soft__irq\(void\)\n\{(.*?)\n\}", main, re.S)
     assert hook is not None and "rac_b_t1();" in hook.group(1) and "_since[" not in hook.group(1)
     assert any("t1: runs in the interrupt handler of irq" in n for n in _notes(result))
     assert any("variable hits is shared" in n for n in _notes(result))
@@ -140,7 +140,7 @@ def test_a_blocking_step_moves_the_event_to_the_thread_and_the_receipt_says_so()
     result = _lowered(plan)
     assert result.lowered is not None
     main = result.lowered.files["src/main.c"]
-    hook = re.search(r"void rac_b_on_soft_irq\(void\)\n\{(.*?)\n\}", main, re.S)
+    hook = re.search(r"void rac_b_on_soft__irq\(void\)\n\{(.*?)\n\}", main, re.S)
     assert hook is not None and "rac_b_t1_since[tail] = k_uptime_get_32();" in hook.group(1)
     assert "rac_b_t1();" not in hook.group(1)
     assert any("its steps run in the behaviour's thread" in n and "print" in n for n in _notes(result))
@@ -175,7 +175,7 @@ def test_events_outputs_and_actions_render_in_their_contexts() -> None:
     # The edge trigger prints, so the GPIO callback only queues it; the timer's toggle runs in its expiry.
     assert any("t1: edge is raised in an interrupt" in n for n in _notes(result))
     assert any("t2: runs in the interrupt handler of expiry" in n for n in _notes(result))
-    assert "rac_b_on_button_edge();" in main and "rac_b_on_tick_expiry();" in main
+    assert "rac_b_on_button__edge();" in main and "rac_b_on_tick__expiry();" in main
     assert "(void)app_vin_sample();" in main and "(void)app_wdt_feed_now();" in main
     assert "(atomic_get(&app_sw_value) != 0)" in main
     assert "printk(\"vin\" \"[%u]" not in main  # with a behaviour the ADC prints no value lines
