@@ -47,7 +47,7 @@ class PcbDomain(Domain):
         return [
             Command("pcb", "rac_fw.domains.pcb.cli:calibrate_pcb",
                     "Every task's reference bundle (repair tasks: fail → relaxation → pass) through the turn "
-                    "runtime.", group="calibrate"),
+                    "runtime; on real boards, the realized copper beside the designer's.", group="calibrate"),
             Command("pcb", "rac_fw.domains.pcb.cli:pcb_app",
                     "PCB extras: export to KiCad and SVG, the robustness study."),
         ]
