@@ -12,11 +12,14 @@ YAML, ``partitions.csv``. The text must come back byte for byte, and must not ap
 
 from __future__ import annotations
 
+import ast
 import copy
 import functools
+import io
 import json
 import re
 import subprocess
+import tokenize
 import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -199,6 +202,41 @@ def yaml_texts(source: str) -> tuple[list[bytes], str]:
     return found, rest
 
 
+def _unregex(pattern: str) -> str:
+    """A predicted console line's pattern read back as the text it matches literally (``re.escape``'s
+    backslashes dropped): the plan's text in a regex is escaped for that context."""
+    return re.sub(r"\\(.)", r"\1", pattern, flags=re.S)
+
+
+def sample_texts(source: str) -> tuple[list[bytes], str]:
+    """A twister ``sample.yaml``: its scalars, the console harness's ``regex`` lines read as regexes."""
+    found: list[bytes] = []
+
+    def collect(node: Any, regex: bool = False) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                collect(key)
+                collect(value, key == "regex")
+        elif isinstance(node, list):
+            for item in node:
+                collect(item, regex)
+        elif isinstance(node, str):
+            found.append((_unregex(node) if regex else node).encode())
+
+    collect(yaml.safe_load(source))
+    rest = "\n".join(line for line in source.splitlines() if line.lstrip().startswith("#"))
+    return found, rest
+
+
+def python_texts(source: str) -> tuple[list[bytes], str]:
+    """The ESP-IDF pytest file: its string constants read as the regexes they are (``re.compile``); the rest
+    is every token that is no string (code and comments)."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    found = [_unregex(ast.literal_eval(t.string)).encode() for t in tokens if t.type == tokenize.STRING]
+    rest = " ".join(t.string for t in tokens if t.type != tokenize.STRING)
+    return found, rest
+
+
 def csv_texts(source: str) -> tuple[list[bytes], str]:
     """ESP-IDF's partition-table reading: comment lines dropped, fields split on commas and stripped."""
     rows = [line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
@@ -215,11 +253,15 @@ def reader(path: str) -> Any:
         return kconfig_texts
     if name.endswith((".overlay", ".dts", ".dtsi")):
         return dts_texts
+    if name == "sample.yaml":
+        return sample_texts
     if name.endswith((".yaml", ".yml")):
         return yaml_texts
+    if name == "pytest_rac_fw_app.py":
+        return python_texts
     if name.endswith(".csv"):
         return csv_texts
-    return None  # CMakeLists.txt, *.cmake, README.md, linker scripts, build.json, pytest files
+    return None  # CMakeLists.txt, *.cmake, README.md, linker scripts, build.json
 
 
 # --- the escapers themselves ------------------------------------------------------------------------------
