@@ -126,11 +126,11 @@ def test_sw_irq_is_the_cores_software_interrupt_and_its_trigger_runs_in_the_hand
     main = files["main/main.c"]
     assert "esp_intr_alloc(ETS_INTERNAL_SW0_INTR_SOURCE, ESP_INTR_FLAG_LEVEL1, soft_isr, NULL, NULL)" in main
     assert '#include "xtensa_api.h"' in main and "xt_set_intset(1U << 7);" in main
-    assert "xt_set_intclear(1U << 7);\n    rac_b_on_soft_irq();" in main
+    assert "xt_set_intclear(1U << 7);\n    rac_b_on_soft__irq();" in main
     # No step of the irq trigger blocks: its hook (declared in IRAM) calls the trigger function in the interrupt.
-    assert "void IRAM_ATTR rac_b_on_soft_irq(void);" in main
-    hook = _hook(main, "rac_b_on_soft_irq")
-    assert "rac_b_t1();" in hook and "_since[" not in hook
+    assert "void IRAM_ATTR rac_b_on_soft__irq(void);" in main
+    hook = _hook(main, "rac_b_on_soft__irq")
+    assert "rac_t1_t1();" in hook and "_since[" not in hook
     assert any("t1: runs in the interrupt handler of irq" in n for n in _notes(result))
     assert result.lowered is not None
     lines = [t["line"] for t in result.lowered.receipt.trace or []]
@@ -143,18 +143,19 @@ def test_a_blocking_step_moves_the_event_to_the_task_and_the_receipt_says_so() -
     plan["behaviour"]["triggers"][1]["do"].insert(0, {"print": "irq"})
     result = _lowered(plan)
     main = _clean(result)["main/main.c"]
-    hook = _hook(main, "rac_b_on_soft_irq")
-    assert "rac_b_t1_since[tail] = ((uint32_t)(esp_timer_get_time() / 1000));" in hook and "rac_b_t1();" not in hook
+    hook = _hook(main, "rac_b_on_soft__irq")
+    assert "rac_t1_t1_since[tail] = rac_b_now;" in hook and "rac_t1_t1();" not in hook
     assert any("its steps run in the behaviour's thread" in n and "print" in n for n in _notes(result))
 
 
 def test_the_verifier_judges_the_hooks_an_interrupt_calls() -> None:
     files = _clean(_lowered(SW_IRQ))
     # A wait slipped into the trigger the software interrupt runs is a wait in interrupt context.
-    files["main/main.c"] = files["main/main.c"].replace("        rac_b_t1();\n", "        rac_b_t1();\n"
+    files["main/main.c"] = files["main/main.c"].replace("        rac_t1_t1();\n", "        rac_t1_t1();\n"
                                                         "        vTaskDelay(1);\n", 1)  # fmt: skip
+    assert "rac_t1_t1();\n        vTaskDelay(1);" in files["main/main.c"]  # the seed took
     found = verify_sources(files, "espidf", load_target("esp32s3")).evidence
-    assert [e.code for e in found] == ["E_ISR_BLOCKING"] and "rac_b_on_soft_irq" in found[0].message
+    assert [e.code for e in found] == ["E_ISR_BLOCKING"] and "rac_b_on_soft__irq" in found[0].message
 
 
 def test_events_outputs_and_actions_render_in_their_contexts() -> None:
@@ -168,9 +169,9 @@ def test_events_outputs_and_actions_render_in_their_contexts() -> None:
     assert any("t1: expiry is raised in an interrupt" in n for n in notes)
     assert any("t2: runs in the interrupt handler of expiry" in n for n in notes)
     assert "# CONFIG_GPTIMER_ISR_CACHE_SAFE is not set" in files["sdkconfig.defaults"]
-    for hook in ("rac_b_on_button_edge", "rac_b_on_tick_expiry", "rac_b_on_hw_expiry"):
+    for hook in ("rac_b_on_button__edge", "rac_b_on_tick__expiry", "rac_b_on_hw__expiry"):
         assert f"void IRAM_ATTR {hook}(void);" in main and f"    {hook}();" in main
-    assert "rac_b_ok = vin_sample();" in main and "rac_b_mv = (int32_t)(vin_mv);" in main
+    assert "rac_v2_ok = vin_sample();" in main and "rac_v1_mv = (int32_t)(vin_mv);" in main
     assert "(void)(esp_task_wdt_reset_user(wdt_user) == ESP_OK);" in main
     assert 'ESP_ERROR_CHECK(esp_task_wdt_add_user("wdt", &wdt_user));' in main
     assert "value_sw = gpio_get_level(GPIO_NUM_38) ^ 0;" in main and "((value_sw != 0))" in main
@@ -206,8 +207,8 @@ def test_persisted_variables_live_in_nvs_with_every_return_checked() -> None:
     for call in re.findall(r"^\s*(?:\(void\))?(nvs_\w+)\(", main, re.M):
         assert call == "nvs_close", call  # every other NVS call's result is tested
     # A set only marks the value changed; the task writes it before it resets the chip (and at its waits).
-    assert "rac_b_boots_changed = true;" in main and "rac_idf_flush();\n        esp_restart();" in main
-    assert main.index("rac_b_boots_load();") < main.index("rac_b_t0();\n    rac_b_exit(0);")
+    assert "rac_v0_boots_changed = true;" in main and "rac_idf_flush();\n        esp_restart();" in main
+    assert main.index("rac_v0_boots_load();") < main.index("rac_t0_t0();\n    rac_b_exit(0);")
     assert result.lowered is not None
     trace = [t.get("line") or t.get("open") for t in result.lowered.receipt.trace or []]
     assert trace.count("^rac: boot\\b.*$") == 3
@@ -217,7 +218,8 @@ def test_persisted_variables_live_in_nvs_with_every_return_checked() -> None:
 def test_an_nvs_key_longer_than_nvs_allows_is_refused() -> None:
     plan = _plan(BOOTS, "esp32s3")
     plan["behaviour"]["vars"][1]["name"] = "a_rather_long_tag"
-    plan["behaviour"]["triggers"][0]["do"] = [{"set": {"boots": "boots + 1"}}, {"print": "boot {boots}"}]
+    plan["behaviour"]["triggers"][0]["do"] = [{"set": {"boots": "boots + 1"}},
+                                              {"print": "boot {boots} tag={a_rather_long_tag}"}]  # fmt: skip
     result = run_plan(plan)
     refusal = next(e for e in result.evidence if e.code == "E_BEHAVIOUR_PERSIST")
     assert "at most 15 characters" in refusal.message and "behaviour.vars[1].persist" in (refusal.location or "")
@@ -307,9 +309,9 @@ BUS: dict[str, Any] = {
 def test_bus_transfers_send_the_payload_and_read_into_a_variable() -> None:
     main = _clean(_lowered(BUS))["main/main.c"]
     assert "(void)flash_transfer((const uint8_t[]){0x00U, 0x10U, 0x00U}, 3U);" in main
-    assert "rac_b_copy(rac_b_page, &rac_b_page_len, 4U, flash_in, flash_in_len);" in main
+    assert "rac_b_copy(rac_v0_page, &rac_v0_page_len, 4U, flash_in, flash_in_len);" in main
     assert "out[1U + i] = i < length ? data[i] : 0U;" in main and "flash_in[i] = back[1U + i];" in main
-    assert "rac_b_set = level_transfer((const uint8_t[]){0x0fU, 0xffU}, 2U);" in main
+    assert "rac_v1_set = level_transfer((const uint8_t[]){0x0fU, 0xffU}, 2U);" in main
     assert "i2c_master_transmit(dac_dev, out, 1U + count, 100) == ESP_OK" in main
     # Each transfer reports after its first attempts: app_main waits as long as they may take.
     assert "rac_await(0U, 1300U);" in main and "rac_await(1U, 1300U);" in main

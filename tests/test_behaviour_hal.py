@@ -161,11 +161,11 @@ def test_events_outputs_and_actions_lower_clean_in_both_variants(target: str, rt
         main, "rac_ops_poll")
     assert "rac_b_sleep(20U);" in main and "HAL_Delay" not in main
     # Outputs and actions through the operations' own names; hooks where the events happen.
-    assert "(void)vin_read();\n" in main and "rac_b_mv = (int32_t)(vin_mv);" in main
-    assert "rac_b_fed = HAL_IWDG_Refresh(&hiwdg) == HAL_OK;" in main and "(value_sw != 0)" in main
-    assert "rac_b_on_button_edge();" in _function(main, "HAL_GPIO_EXTI_Callback")
+    assert "(void)vin_read();\n" in main and "rac_v2_mv = (int32_t)(vin_mv);" in main
+    assert "rac_v3_fed = HAL_IWDG_Refresh(&hiwdg) == HAL_OK;" in main and "(value_sw != 0)" in main
+    assert "rac_b_on_button__edge();" in _function(main, "HAL_GPIO_EXTI_Callback")
     expiry = "tick_expired" if rtos else "HAL_TIM_PeriodElapsedCallback"
-    assert "rac_b_on_tick_expiry();" in _function(main, expiry)
+    assert "rac_b_on_tick__expiry();" in _function(main, expiry)
 
 
 @pytest.mark.parametrize("rtos", [False, True], ids=["super-loop", "freertos"])
@@ -177,7 +177,7 @@ def test_state_shared_with_an_interrupt_is_locked_by_primask_in_both_variants(rt
     # PRIMASK saved and restored: it nests, works in a handler, and excludes interrupts above the kernel's
     # syscall priority too (taskENTER_CRITICAL would not).
     locked = "const uint32_t rac_b_key = __get_PRIMASK();\n        __disable_irq();"
-    assert locked in _function(main, "rac_b_t0") and "__set_PRIMASK(rac_b_key);" in main
+    assert locked in _function(main, "rac_t0_t0") and "__set_PRIMASK(rac_b_key);" in main
     assert "taskENTER_CRITICAL" not in main
     shared = "variable hits is shared by an interrupt and the thread: a critical section"
     assert any(shared in n for n in _notes(result))
@@ -190,9 +190,9 @@ def test_a_blocking_step_defers_the_event_and_the_receipt_says_where_each_trigge
     assert any("t1: edge is raised in an interrupt; its steps run in the behaviour's thread" in n and "print" in n
                for n in notes)  # fmt: skip
     assert any("t2: runs in the interrupt handler of expiry" in n for n in notes)
-    edge = _function(main, "rac_b_on_button_edge")
-    assert "rac_b_t1_since[tail] = HAL_GetTick();" in edge and "rac_b_t1();" not in edge
-    assert "rac_b_t2();" in _function(main, "rac_b_on_tick_expiry")
+    edge = _function(main, "rac_b_on_button__edge")
+    assert "rac_t1_t1_since[tail] = rac_b_now;" in edge and "rac_t1_t1();" not in edge
+    assert "rac_t2_t2();" in _function(main, "rac_b_on_tick__expiry")
 
 
 def test_an_os_timer_trigger_runs_in_the_timer_service_thread_and_the_receipt_says_so() -> None:
@@ -217,8 +217,8 @@ def test_sw_irq_pends_the_facts_line_through_a_ram_vector_table(target: str) -> 
     it = next(text for path, text in files.items() if path.endswith("_it.c"))
     assert f"void {handler}(void)\n{{\n    soft_irq();\n}}" in it
     # No step of the irq trigger blocks: the hook runs it in the interrupt, its variable is guarded by atomics.
-    hook = _function(main, "rac_b_on_soft_irq")
-    assert "rac_b_t1();" in hook and "_since[" not in hook and "rac_b_on_soft_irq();" in _function(main, "soft_irq")
+    hook = _function(main, "rac_b_on_soft__irq")
+    assert "rac_t1_t1();" in hook and "_since[" not in hook and "rac_b_on_soft__irq();" in _function(main, "soft_irq")
     assert any("t1: runs in the interrupt handler of irq" in n for n in _notes(result))
     assert any("variable hits is shared" in n for n in _notes(result))
     assert ("SCB_CleanDCache_by_Addr(rac_vectors" in main) is (target == "stm32h743")
@@ -247,9 +247,9 @@ def test_persisted_variables_live_in_retained_ram_and_the_readme_asks_for_the_se
     result = _lowered(EXAMPLES / "behaviour_boot_counter.yaml", target=target, framework="hal")
     files = _clean(result)
     main = files["Core/Src/main.c"]
-    assert "} rac_b_boots_kept __attribute__((section(\".noinit\"), aligned(32)));" in main
-    assert "rac_b_boots_kept.check = (rac_b_crc32((const uint8_t *)&rac_b_boots_kept.value" in main
-    assert "rac_b_retain(&rac_b_boots_kept, sizeof(rac_b_boots_kept));" in main
+    assert "} rac_v0_boots_kept __attribute__((section(\".noinit\"), aligned(32)));" in main
+    assert "rac_v0_boots_kept.check = (rac_b_crc32((const uint8_t *)&rac_v0_boots_kept.value" in main
+    assert "rac_b_retain(&rac_v0_boots_kept, sizeof(rac_v0_boots_kept));" in main
     # Where the D-cache is on (the H743 under this framework), a save is cleaned to RAM at once.
     assert ("SCB_CleanDCache_by_Addr(kept, (int32_t)size);" in main) is (target == "stm32h743")
     assert "HAL_NVIC_SystemReset();" in main
@@ -305,8 +305,8 @@ def test_bus_transfers_send_a_variables_bytes_and_read_into_variables(target: st
     result = _lowered(plan)
     main = _clean(result)["Core/Src/main.c"]
     assert "(void)flash_id_transfer(NULL, 0U);" in main
-    assert "rac_b_wrote = sensor_transfer(rac_b_config, rac_b_config_len);" in main
-    assert "rac_b_copy(rac_b_jedec, &rac_b_jedec_len, 3U, flash_id_in, flash_id_in_len);" in main
+    assert "rac_v3_wrote = sensor_transfer(rac_v1_config, rac_v1_config_len);" in main
+    assert "rac_b_copy(rac_v0_jedec, &rac_v0_jedec_len, 3U, flash_id_in, flash_id_in_len);" in main
     helper = _function(main, "sensor_transfer")
     assert "attempt <= 2U" in helper and "MX_I2C1_Recover();" in helper
     assert "HAL_I2C_Mem_Write(&hi2c1, 0x48U << 1, 0x01U, I2C_MEMADD_SIZE_8BIT, out, 2U" in helper

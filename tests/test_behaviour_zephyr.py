@@ -17,6 +17,7 @@ import yaml
 
 from rac_fw.contract import Status
 from rac_fw.domains.firmware.facts.load import load_target
+from rac_fw.domains.firmware.ops.bus.i2c_transfer import RETRY_PAUSE_MS
 from rac_fw.domains.firmware.pipeline import PlanResult, run_plan
 from rac_fw.domains.firmware.plan.behaviour.console import judge
 from rac_fw.domains.firmware.plan.load import parse_plan
@@ -116,8 +117,8 @@ def test_sw_irq_fires_through_irq_offload_and_runs_its_trigger_in_the_interrupt(
     assert "CONFIG_IRQ_OFFLOAD=y" in files["prj.conf"] and "CONFIG_TEST=y" in files["prj.conf"]  # depends on TEST
     assert "irq_offload(app_soft_isr, NULL);" in main and "#include <zephyr/irq_offload.h>" in main
     # No step of the irq trigger blocks: its hook calls the trigger function in the interrupt.
-    hook = re.search(r"void rac_b_on_soft_irq\(void\)\n\{(.*?)\n\}", main, re.S)
-    assert hook is not None and "rac_b_t1();" in hook.group(1) and "_since[" not in hook.group(1)
+    hook = re.search(r"void rac_b_on_soft__irq\(void\)\n\{(.*?)\n\}", main, re.S)
+    assert hook is not None and "rac_t1_t1();" in hook.group(1) and "_since[" not in hook.group(1)
     assert any("t1: runs in the interrupt handler of irq" in n for n in _notes(result))
     assert any("variable hits is shared" in n for n in _notes(result))
     lines = [t["line"] for t in result.lowered.receipt.trace or []]
@@ -140,9 +141,9 @@ def test_a_blocking_step_moves_the_event_to_the_thread_and_the_receipt_says_so()
     result = _lowered(plan)
     assert result.lowered is not None
     main = result.lowered.files["src/main.c"]
-    hook = re.search(r"void rac_b_on_soft_irq\(void\)\n\{(.*?)\n\}", main, re.S)
-    assert hook is not None and "rac_b_t1_since[tail] = k_uptime_get_32();" in hook.group(1)
-    assert "rac_b_t1();" not in hook.group(1)
+    hook = re.search(r"void rac_b_on_soft__irq\(void\)\n\{(.*?)\n\}", main, re.S)
+    assert hook is not None and "rac_t1_t1_since[tail] = rac_b_now;" in hook.group(1)
+    assert "rac_t1_t1();" not in hook.group(1)
     assert any("its steps run in the behaviour's thread" in n and "print" in n for n in _notes(result))
 
 
@@ -159,10 +160,10 @@ def test_a_persisted_variable_is_a_setting_with_the_kconfig_it_needs(target: str
                    f"CONFIG_SETTINGS_NVS_SECTOR_COUNT={sectors}"):  # fmt: skip
         assert symbol in prj, symbol
     main = files["src/main.c"]
-    assert 'settings_load_subtree_direct("rac_b", rac_b_boots_restore, NULL)' in main
+    assert 'settings_load_subtree_direct("rac_b", rac_v0_boots_restore, NULL)' in main
     assert 'settings_save_one("rac_b/boots", &value, sizeof(value))' in main
-    assert "(void)k_work_submit(&rac_b_boots_save_work);" in main
-    assert main.index("settings_load_subtree_direct") < main.index("rac_b_t0();\n\trac_b_exit(0);")
+    assert "(void)k_work_submit(&rac_v0_boots_save_work);" in main
+    assert main.index("settings_load_subtree_direct") < main.index("rac_t0_t0();\n\trac_b_exit(0);")
     assert not verify_sources(files, "zephyr", load_target(target)).evidence
 
 
@@ -175,7 +176,7 @@ def test_events_outputs_and_actions_render_in_their_contexts() -> None:
     # The edge trigger prints, so the GPIO callback only queues it; the timer's toggle runs in its expiry.
     assert any("t1: edge is raised in an interrupt" in n for n in _notes(result))
     assert any("t2: runs in the interrupt handler of expiry" in n for n in _notes(result))
-    assert "rac_b_on_button_edge();" in main and "rac_b_on_tick_expiry();" in main
+    assert "rac_b_on_button__edge();" in main and "rac_b_on_tick__expiry();" in main
     assert "(void)app_vin_sample();" in main and "(void)app_wdt_feed_now();" in main
     assert "(atomic_get(&app_sw_value) != 0)" in main
     assert "printk(\"vin\" \"[%u]" not in main  # with a behaviour the ADC prints no value lines
@@ -237,9 +238,14 @@ def test_bus_transfers_send_the_payload_and_read_into_a_variable() -> None:
     result = _lowered(plan)
     assert result.lowered is not None
     main = result.lowered.files["src/main.c"]
-    assert "rac_b_ok = app_jedec_transfer(NULL, 0U);" in main
+    assert "rac_v2_ok = app_jedec_transfer(NULL, 0U);" in main
     assert "(void)app_temp_transfer((const uint8_t[]){0x60U, 0xa0U}, 2U);" in main
-    assert "rac_b_copy(rac_b_id, &rac_b_id_len, 3U, app_jedec_in, app_jedec_in_len);" in main
+    assert "rac_b_copy(rac_v0_id, &rac_v0_id_len, 3U, app_jedec_in, app_jedec_in_len);" in main
+    # Zephyr's I2C calls take no timeout (the plan's timeout_ms is unrealized there): attempts are spaced by the
+    # retry pause, as the periodic step's are.
+    helper = re.search(r"static bool app_temp_transfer\(.*?\n\}", main, re.S)
+    assert helper is not None and f"k_msleep({RETRY_PAUSE_MS});" in helper.group(0)
+    assert not verify_sources(dict(result.lowered.files), "zephyr", load_target("stm32h743")).evidence
     lines = [t["line"] for t in result.lowered.receipt.trace or []]
     assert lines[3:] == [PRINTED, "^rac: done$"]
 

@@ -109,7 +109,9 @@ def test_json_has_its_documented_shape(report: dict) -> None:  # type: ignore[ty
         assert (row["problem"] is None) is row["present"]
 
 
-BENCH_PACKAGES = {"west", "platformio", "esptool", "cmsis-pack-manager", "pytest-embedded", "pytest-embedded-serial"}
+BENCH_PACKAGES = {
+    "pyocd", "west", "platformio", "esptool", "cmsis-pack-manager", "pytest-embedded", "pytest-embedded-serial",
+}
 
 
 def test_bench_extra_is_reported_from_the_package_metadata(report: dict) -> None:  # type: ignore[type-arg]

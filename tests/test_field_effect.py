@@ -42,10 +42,18 @@ TCP_CLIENT = {
     "operations": [{"op": "tcp_client", "name": "link", "host": "127.0.0.1", "port": 9000, "message": "hi",
                     "interval_ms": 1000}],
 }  # fmt: skip
+#: A setting saved every minute: there the service life decides the endurance verdict (10 years hold, 50 do not),
+#: which no shipped plan shows (the one example saves every 10 minutes, within budget for any life).
+SETTINGS_MINUTELY = {
+    "target": "nrf52840",
+    "operations": [{"op": "settings_value", "name": "duty", "key": "duty", "value_bytes": 4, "save_period_ms": 60000}],
+}
 
 
 def _documents() -> Iterator[dict[str, Any]]:
-    """Every plan document the project ships as valid: suite references on each cell, then the examples."""
+    """Every plan document the project ships as valid: suite references on each cell, then the examples (after
+    the settings base above, the one where a setting's service life shows)."""
+    yield SETTINGS_MINUTELY
     for suite in sorted(glob.glob(str(ROOT / "rac_fw/domains/firmware/tasks/suite/*.yaml"))):
         for behaviour in yaml.safe_load(Path(suite).read_text()).get("behaviours", []):
             for cell in behaviour.get("cells", []) if "plan" in behaviour else []:

@@ -63,7 +63,7 @@ CASES: list[tuple[str, dict[str, Any], str, list[str], dict[str, float]]] = [
         "ble-without-radio",
         {"target": "stm32f407", "operations": [
             {"op": "gpio_read", "name": "button", "button": "sw0", "interval_ms": 100}, {"op": "ble_advertise"}]},
-        "E_TARGET_UNSUPPORTED", ["stm32f407", "esp32s3", "nrf52840"], {},
+        "E_TARGET_UNSUPPORTED", ["ble_advertise", "stm32f407"], {},
     ),
     (
         "wifi-station-adc2",

@@ -18,7 +18,7 @@ CASES: list[tuple[str, dict[str, Any], str, list[str], dict[str, float]]] = [
         "tcp-server-on-stm32f407",
         {"target": "stm32f407", "operations": [
             {"op": "uart_print", "message": "boot"}, {"op": "tcp_server", "port": 4242}]},
-        "E_TARGET_UNSUPPORTED", ["tcp_server", "stm32f407", "native_sim/zephyr", "esp32s3/espidf"], {},
+        "E_TARGET_UNSUPPORTED", ["tcp_server", "stm32f407"], {},
     ),
     ("mqtt-qos-3", {"target": "native_sim", "operations": [MQTT | {"qos": 3}]},
      "E_NET_MQTT_QOS", ["up", "rac/up"], {"qos": 3, "max": 2}),

@@ -37,7 +37,7 @@ CASES: list[tuple[str, dict[str, Any], str, list[str], dict[str, float]]] = [
         HTTP | {"method": "POST", "path": "/" + "a" * 200, "body": "y" * 120, "buffer_bytes": 256}]},
      "E_NET_BUFFER", ["status", "192.0.2.10"], {"buffer": 256}),
     ("http-on-stm32f407", {"target": "stm32f407", "operations": [{"op": "uart_print", "message": "boot"}, HTTP]},
-     "E_TARGET_UNSUPPORTED", ["http_request", "stm32f407", "native_sim/zephyr", "esp32s3/espidf"], {}),
+     "E_TARGET_UNSUPPORTED", ["http_request", "stm32f407"], {}),
     ("http-on-esp32s3-without-station", {"target": "esp32s3", "operations": [HTTP]},
      "E_NET_INTERFACE", ["http_request", "wifi_sta"], {}),
     ("http-host-name-without-heap", {"target": "native_sim", "operations": [HTTP | {"host": "api.example.com"}]},

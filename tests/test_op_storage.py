@@ -86,7 +86,6 @@ def _key(e: Evidence) -> tuple[str, frozenset[str]]:
 
 def relaxations_hold(plan: dict[str, Any]) -> list[str]:
     """Apply every relaxation of every violation of ``plan``; return the promises that break."""
-    target = load_target(plan["target"])
     before = run_plan(plan)
     assert before.status is Status.INVALID and before.evidence
     broken: list[str] = []
@@ -96,7 +95,7 @@ def relaxations_hold(plan: dict[str, Any]) -> list[str]:
         others = Counter(_key(e) for j, e in enumerate(before.evidence) if j != i)
         for relaxation in evidence.relaxations:
             patched = apply_patch(plan, relaxation.patch)
-            left = Counter(_key(e) for e in check(parse_plan(patched), target))
+            left = Counter(_key(e) for e in check(parse_plan(patched), load_target(patched["target"])))
             if any(left[k] > others[k] for k in left):
                 broken.append(f"{evidence.code} -> {relaxation.description}: obligations")
                 continue

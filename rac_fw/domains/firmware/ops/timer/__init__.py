@@ -54,20 +54,21 @@ class TimedOperation(Operation):
         """The timer fires once (``timer_oneshot``) instead of reloading."""
         return self.op == "timer_oneshot"
 
+    @property
+    def espidf_service(self) -> str:
+        """The ESP-IDF service that times this operation: the kernel timer is ``esp_timer`` (ISR dispatch, so
+        the callback keeps ISR context); a named TIMG instance is a ``gptimer``. A property of the operation, so
+        the behaviour's ESP-IDF rules ask the operation they hold without importing the op package."""
+        return "esp_timer" if self.source == "kernel" else "gptimer"
+
 
 def _zephyr(b: ZephyrBuilder, index: int, op: TimedOperation) -> dict[str, Any]:
     return b.timer_view(index, op, periodic=not op.oneshot) | {"reactions": attached(b, index),
                                                                 "hooks": b.hooks(index, "expiry")}
 
 
-def espidf_service(op: TimedOperation) -> str:
-    """The ESP-IDF service that times ``op``: the kernel timer is ``esp_timer`` (ISR dispatch, so the callback
-    keeps ISR context); a named TIMG instance is a ``gptimer``."""
-    return "esp_timer" if op.source == "kernel" else "gptimer"
-
-
 def _espidf(b: EspIdfBuild, index: int, op: TimedOperation) -> dict[str, Any]:
-    service = espidf_service(op)
+    service = op.espidf_service
     if service == "esp_timer":
         b.sdkconfig["CONFIG_ESP_TIMER_SUPPORTS_ISR_DISPATCH_METHOD"] = "y"
     return {"alarm_us": max(1, round(op.period_s * 1_000_000)), "reload": not op.oneshot, "service": service,

@@ -1,6 +1,7 @@
 """The behaviour's obligations, judged on its IR: each violation located, with relaxations that validate.
 
-- the compiler's own evidence (names, types, units, bounds, contexts, guards, support);
+- the compiler's own evidence (names, types, units, bounds, contexts, guards, support; a variable nothing
+  reads or writes is E_BEHAVIOUR_NAME there);
 - E_BEHAVIOUR_UNINIT: a variable read before every path to the read has written it (no ``init``);
 - E_BEHAVIOUR_PERIOD: an ``every`` trigger whose steps take longer than its period, estimated from the
   facts (console characters at the console's baud rate, waits, actions' own costs from the bus speeds
@@ -23,7 +24,7 @@ from rac_fw.domains.firmware.plan.behaviour.evaluate import UNKNOWN, constant
 from rac_fw.domains.firmware.plan.behaviour.functions import FUNCTIONS
 from rac_fw.domains.firmware.plan.behaviour.lowering import compiled
 from rac_fw.domains.firmware.plan.behaviour.spec import step_spec
-from rac_fw.domains.firmware.plan.evidence import add, measure, relax, remove, replace, violation
+from rac_fw.domains.firmware.plan.evidence import add, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.registry import spec as op_spec
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ CODES = (
     "E_BEHAVIOUR_EXPR", "E_BEHAVIOUR_UNIT", "E_BEHAVIOUR_TYPE", "E_BEHAVIOUR_NAME", "E_BEHAVIOUR_FIELD",
     "E_BEHAVIOUR_FORMAT", "E_BEHAVIOUR_DURATION", "E_BEHAVIOUR_SIZE", "E_BEHAVIOUR_UNBOUNDED",
     "E_BEHAVIOUR_EVENT", "E_BEHAVIOUR_ACTION", "E_BEHAVIOUR_CONTEXT", "E_BEHAVIOUR_ISR_BLOCKING",
-    "E_BEHAVIOUR_SHARED", "E_BEHAVIOUR_UNINIT", "E_BEHAVIOUR_UNUSED", "E_BEHAVIOUR_PERIOD", "E_BEHAVIOUR_PERSIST",
+    "E_BEHAVIOUR_SHARED", "E_BEHAVIOUR_UNINIT", "E_BEHAVIOUR_PERIOD", "E_BEHAVIOUR_PERSIST",
     "E_TARGET_UNSUPPORTED",
 )  # fmt: skip
 
@@ -241,22 +242,6 @@ def _stale_output(plan: Any, name: str, where: str) -> Evidence:
                      step, [name], relaxations=fixes)  # fmt: skip
 
 
-def _unused(program: ir.Program) -> list[Evidence]:
-    """Variables no step, trigger or filter ever reads or writes: a declaration that does nothing."""
-    touched: set[str] = set()
-    for t in program.all_triggers():
-        for s in ir.walk(t.body):
-            touched |= set(_reads(s)) | set(s.data.get("writes", ()))
-        if t.condition is not None:
-            touched |= {sym.name for sym in ir.refs(t.condition)}
-    for state in program.states:
-        for s in ir.walk(state.entry + state.exit):
-            touched |= set(_reads(s)) | set(s.data.get("writes", ()))
-    return [violation("E_BEHAVIOUR_UNUSED", f"variable {v.name} is declared but no step reads or writes it",
-                      _path(v.path), [v.name], relaxations=[relax(f"remove {v.name}", remove(_path(v.path)))])
-            for v in program.variables if v.name not in touched]  # fmt: skip
-
-
 def _persist(program: ir.Program, framework: str) -> list[Evidence]:
     kept = [v for v in program.variables if v.persist]
     limit, store = PERSIST_LIMITS.get(framework, (0, "no store"))
@@ -292,5 +277,5 @@ def check(plan: Any, target: Target, framework: str) -> list[Evidence]:
     program, evidence = compiled(plan, target, framework)
     if program is None:
         return evidence
-    return (_unused(program) + _uninit(program, plan) + _period(program, Costs(plan, target))
+    return (_uninit(program, plan) + _period(program, Costs(plan, target))
             + _persist(program, framework))  # fmt: skip

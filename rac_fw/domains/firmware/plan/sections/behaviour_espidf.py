@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rac_fw.domains.firmware.ops.timer import TimedOperation, espidf_service
 from rac_fw.domains.firmware.plan.behaviour.contexts import _path
 from rac_fw.domains.firmware.plan.behaviour.lowering import compiled, render, used_ops
 from rac_fw.domains.firmware.plan.behaviour.lowering import program as compiled_program
@@ -62,7 +61,7 @@ def realize(b: EspIdfBuild, value: Behaviour) -> None:
     # The behaviour's task is app_main's: on CPU0, where its interrupts are allocated (the module docstring).
     b.sdkconfig["CONFIG_ESP_MAIN_TASK_AFFINITY_CPU0"] = "y"
     hooked = [b.plan.operations[t.source_op] for t in _in_isr(found) if t.source_op is not None]
-    if any(isinstance(op, TimedOperation) and espidf_service(op) == "gptimer" for op in hooked):
+    if any(getattr(op, "espidf_service", None) == "gptimer" for op in hooked):  # a timer on a TIMG instance
         # Steps compiled to flash run in the gptimer's handler: it must be held off while the cache is off.
         b.sdkconfig["CONFIG_GPTIMER_ISR_CACHE_SAFE"] = "n"
 
@@ -84,7 +83,7 @@ def _esp_timer_steps(plan: Any, target: Any, found: ir.Program) -> list[Evidence
     for trigger in _in_isr(found):
         assert trigger.source_op is not None
         op = plan.operations[trigger.source_op]
-        if not isinstance(op, TimedOperation) or espidf_service(op) != "esp_timer":
+        if getattr(op, "espidf_service", None) != "esp_timer":  # only timers have one (ops/timer)
             continue
         path = _path(trigger.path)
         fixes = [relax("run its steps in the behaviour's task (the interrupt only queues the expiry)",
