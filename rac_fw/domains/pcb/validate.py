@@ -177,18 +177,19 @@ def _edge_length(task: PcbTask, side: str) -> float:
 def edge_capacity(task: PcbTask, action: PcbAction) -> list[Evidence]:
     """``board_edge`` relations that ask more of one edge than it is long (the parts side by side at the
     rotations the relation allows), refused before placement: the placer would push a part past the
-    outline. Relaxations move one part to an edge with room, or drop its relation — never a relation
-    the task requires."""
+    outline. Relaxations move one part to an edge with room, or drop its relation (each clears that
+    edge) — never a relation the task requires."""
     required = {relation_key(r) for r in task.requirements}
     sides: dict[str, list[tuple[int, str]]] = {}
     for i, rel in enumerate(action.relations):
-        if rel.kind == "board_edge" and task.parts[rel.ref].fixed is None:
+        if rel.kind == "board_edge" and task.parts[rel.ref].fixed is None and \
+                rel.ref not in (r for _, r in sides.get(rel.side, [])):  # a part stated twice takes its room once
             sides.setdefault(rel.side, []).append((i, rel.ref))
     used = {side: sum(_along(task, ref, side) for _, ref in rels) for side, rels in sides.items()}
     out: list[Evidence] = []
     for side, rels in sorted(sides.items()):
         length = _edge_length(task, side)
-        if used[side] <= length + 1e-9 or len(rels) < 2:
+        if used[side] <= length + 1e-9:
             continue
         relax: list[Relaxation] = []
         for i, ref in reversed(rels):
@@ -205,9 +206,10 @@ def edge_capacity(task: PcbTask, action: PcbAction) -> list[Evidence]:
             relax.append(Relaxation(description=f"remove relations[{i}] (board_edge {ref})",
                                     patch=[{"op": "remove", "path": ["relations", i]}]))
         names = [f"relations[{i}] board_edge({ref})" for i, ref in rels]
+        need = "needs" if len(rels) == 1 else "need"
         out.append(Evidence(
             code="E_EDGE_INFEASIBLE", location=f"payload.relations[{rels[-1][0]}].side", objects=names,
-            message=f"{', '.join(ref for _, ref in rels)} need {used[side]:.1f} mm of the {side} edge side by side "
+            message=f"{', '.join(ref for _, ref in rels)} {need} {used[side]:.1f} mm of the {side} edge side by side "
             f"(at the rotations board_edge allows), but it is {length:.1f} mm long",
             magnitudes=[Magnitude(name="edge length short", value=round(used[side] - length, 3), unit="mm")],
             relaxations=relax))
