@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from rac_fw.domains.pcb.dfm import meander_pitch
-from rac_fw.domains.pcb.route import GRID, Cell, Grid, NetRoute, Router
+from rac_fw.domains.pcb.route import GRID, Cell, Grid, Router
 
 
 def tune(router: Router, nets: list[str], tolerance: float) -> dict[str, float]:
@@ -45,11 +45,13 @@ def _bump(router: Router, net: str, need: float) -> bool:
     h_cells = max(1, min(8, int(round(need / (2 * GRID)))))
     g.remove_route(net)
     open_t, _, _ = router.open_masks(router.specs[net], soft=False)
+    cells = {layer: np.array([(c[1], c[2]) for p in route.paths for c in p if c[0] == layer], float).reshape(-1, 2)
+             for layer in range(g.nl)}  # the net's copper per layer, before this bump
     done = False
     for h in range(h_cells, 0, -1):  # the tallest bump that fits anywhere, lower ones otherwise
         for path in route.paths:
             for i in range(1, len(path) - s - 1):
-                new = _bump_cells(g, path, i, s, h, route, open_t)
+                new = _bump_cells(g, path, i, s, h, cells, open_t)
                 if new is not None:
                     path[i + 1:i + s] = new
                     done = True
@@ -62,7 +64,7 @@ def _bump(router: Router, net: str, need: float) -> bool:
     return done
 
 
-def _bump_cells(g: Grid, path: list[Cell], i: int, s: int, h: int, route: NetRoute,
+def _bump_cells(g: Grid, path: list[Cell], i: int, s: int, h: int, cells: dict[int, np.ndarray],
                 open_t: np.ndarray) -> list[Cell] | None:
     """The cells replacing ``path[i+1:i+s]`` by a bump of height ``h`` standing on ``path[i]`` and
     ``path[i+s]``, or None when the run is not straight there or the bump does not fit."""
@@ -73,10 +75,8 @@ def _bump_cells(g: Grid, path: list[Cell], i: int, s: int, h: int, route: NetRou
                         for p, c in zip(run, run[1:], strict=False)):
         return None
     a, b = path[i], path[i + s]
-    # the net's other cells, except those on the run's own line (the bump's feet stand there)
-    mine = np.array([(c[1], c[2]) for p in route.paths for c in p if c[0] == layer
-                     and (dx * (c[1] - a[1]) - dy * (c[2] - a[2])) != 0], float).reshape(-1, 2)
     plane = g.nx * g.ny
+    mine: np.ndarray | None = None
     for sgn in (1, -1):
         py, px = dx * sgn, dy * sgn
         new = [(layer, a[1] + py * k, a[2] + px * k) for k in range(1, h + 1)]
@@ -85,6 +85,9 @@ def _bump_cells(g: Grid, path: list[Cell], i: int, s: int, h: int, route: NetRou
         if not all(0 <= c[1] < g.ny and 0 <= c[2] < g.nx and open_t[c[0] * plane + c[1] * g.nx + c[2]]
                    for c in new):
             continue
+        if mine is None:  # the net's other cells, except those on the run's own line (the bump's feet)
+            arr = cells[layer]
+            mine = arr[(dx * (arr[:, 0] - a[1]) - dy * (arr[:, 1] - a[2])) != 0]
         pts = np.array([(c[1], c[2]) for c in new], float)
         if mine.size and (np.hypot(pts[:, None, 0] - mine[None, :, 0], pts[:, None, 1] - mine[None, :, 1])
                           < s - 1e-9).any():
