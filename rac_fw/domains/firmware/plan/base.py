@@ -23,18 +23,18 @@ from rac_fw.limits import NUMBER_MAX_MAGNITUDE, NUMBER_MIN_MAGNITUDE
 def _bounds(schema: JsonSchemaValue, integer: bool) -> JsonSchemaValue:
     """``schema`` (an integer or number) within ±``NUMBER_MAX_MAGNITUDE``, and for a number whose range
     reaches into (-min, min) without being there only 0, the tiny magnitudes left out."""
-    top = int(NUMBER_MAX_MAGNITUDE) if integer else NUMBER_MAX_MAGNITUDE
-    if schema.get("maximum", schema.get("exclusiveMaximum", top + 1)) > top:
+    top: float = int(NUMBER_MAX_MAGNITUDE) if integer else NUMBER_MAX_MAGNITUDE
+    high = float(schema["maximum"] if "maximum" in schema else schema.get("exclusiveMaximum", top + 1))
+    low = float(schema["minimum"] if "minimum" in schema else schema.get("exclusiveMinimum", -top - 1))
+    if high > top:
         schema.pop("exclusiveMaximum", None)
-        schema["maximum"] = top
-    if schema.get("minimum", schema.get("exclusiveMinimum", -top - 1)) < -top:
+        schema["maximum"], high = top, top
+    if low < -top:
         schema.pop("exclusiveMinimum", None)
-        schema["minimum"] = -top
-    if integer:
-        return schema
-    low = schema.get("minimum", schema.get("exclusiveMinimum"))
-    high = schema.get("maximum", schema.get("exclusiveMaximum"))
+        schema["minimum"], low = -top, -top
     tiny = NUMBER_MIN_MAGNITUDE
+    if integer or low >= tiny or high <= -tiny:
+        return schema
     pieces: list[dict[str, Any]] = []
     if low < 0 < high or schema.get("minimum") == 0 or schema.get("maximum") == 0:
         pieces.append({"const": 0})
@@ -42,8 +42,6 @@ def _bounds(schema: JsonSchemaValue, integer: bool) -> JsonSchemaValue:
         pieces.append({"minimum": tiny})
     if low <= -tiny:
         pieces.append({"maximum": -tiny})
-    if low >= tiny or high <= -tiny:
-        return schema
     if len(pieces) == 1 and "const" not in pieces[0]:  # (0, max] or [-max, 0): the bound moves to the magnitude
         schema.pop("exclusiveMinimum" if "minimum" in pieces[0] else "exclusiveMaximum", None)
         schema.update(pieces[0])

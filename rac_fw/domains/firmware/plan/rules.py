@@ -14,6 +14,7 @@ so the schema needs no ``not``: a field is *given* when it is set to something o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin
@@ -100,11 +101,12 @@ def _given(model: type[BaseModel], name: str, given: bool) -> Schema:
             return {"properties": {head: {"type": "object", **inner}}, "required": [head]}
         return {"properties": {head: inner}}
     kind, default_empty = _kind(model, name), _empty(_default(model, name))
-    value: Schema = {
+    table: dict[tuple[str, bool], Schema] = {
         ("bool", True): {"const": True}, ("bool", False): {"const": False},
         ("list", True): {"minItems": 1}, ("list", False): {"maxItems": 0},
         ("value", True): {"not": {"type": "null"}}, ("value", False): {"type": "null"},
-    }[(kind, given)]  # fmt: skip
+    }  # fmt: skip
+    value = table[(kind, given)]
     required = given == default_empty  # an omitted field holds its default: required when that is the other case
     return {"properties": {name: value}, **({"required": [name]} if required else {})}
 
@@ -140,6 +142,23 @@ class OneOf(Condition):
         default = _default(model, self.field)
         items = default if isinstance(default, list | tuple) else [default]
         return any(v in self.values for v in items)
+
+
+@dataclass(frozen=True)
+class Matches(Condition):
+    """The text ``field`` matches the regular expression ``pattern`` (anchored where it must be)."""
+
+    field: str
+    pattern: str
+
+    def holds(self, instance: BaseModel) -> bool:
+        value = getattr(instance, self.field)
+        return isinstance(value, str) and re.search(self.pattern, value) is not None
+
+    def schema(self, model: type[BaseModel], negated: bool = False) -> Schema:
+        if negated:
+            return {"properties": {self.field: {"not": {"pattern": self.pattern}}}}
+        return {"properties": {self.field: {"pattern": self.pattern}}, "required": [self.field]}
 
 
 def _conjoin(parts: Sequence[Schema]) -> Schema:
@@ -215,6 +234,19 @@ class Implies(Rule):
                 ]
             }
         return {"anyOf": [self.when.schema(model, True), self.then.schema(model)]}
+
+
+@dataclass(frozen=True)
+class Never(Rule):
+    """``when`` never holds."""
+
+    when: Condition
+
+    def holds(self, instance: BaseModel) -> bool:
+        return not self.when.holds(instance)
+
+    def schema(self, model: type[BaseModel]) -> Schema:
+        return self.when.schema(model, negated=True)
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,8 @@ class BleAdvertise(Operation):
     rules: ClassVar[tuple[Rule, ...]] = (
         Implies("update_ms refreshes manufacturer.value: name the value to send, or drop update_ms",
                 Given("update_ms"), Given("manufacturer.value")),
+        Implies("bonding keeps a connected peer's keys: a bonding advertiser is connectable", Given("bond"),
+                Given("connectable")),
     )  # fmt: skip
 
     def ad_fields(self) -> list[payload.AdField]:

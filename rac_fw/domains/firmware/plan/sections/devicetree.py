@@ -56,7 +56,7 @@ from rac_fw.domains.firmware.plan.base import PlanModel
 from rac_fw.domains.firmware.plan.escape import dts_string
 from rac_fw.domains.firmware.plan.evidence import add, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name, PeripheralName, PinName
-from rac_fw.domains.firmware.plan.rules import AnyOf, Rule
+from rac_fw.domains.firmware.plan.rules import AnyOf, Given, Implies, Rule
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
 if TYPE_CHECKING:
@@ -124,10 +124,12 @@ class RegisterDriver(PlanModel):
     init: list[RegisterWrite] = Field(default_factory=list, max_length=8, description="Writes at init, in order.")
     channels: list[RegisterChannel] = Field(min_length=1, max_length=4)
 
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Implies("id_register and id_value go together", Given("id_register"), Given("id_value"), iff=True),
+    )
+
     @model_validator(mode="after")
-    def _identity(self) -> RegisterDriver:
-        if (self.id_register is None) != (self.id_value is None):
-            raise ValueError("id_register and id_value go together")
+    def _unique(self) -> RegisterDriver:
         if len({c.channel for c in self.channels}) != len(self.channels):
             raise ValueError("each channel once per driver")
         return self
