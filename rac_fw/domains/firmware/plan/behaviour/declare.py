@@ -70,7 +70,7 @@ def _init(c: Compiler, decl: Variable, t: VType, path: Path) -> Any:
             c.error("E_BEHAVIOUR_TYPE", f"variable {decl.name} cannot start as another variable", path, [decl.name])
             return None
         if data is not None and len(data) > t.size:
-            shown = data[:16].decode("utf-8", "replace") + ("…" if len(data) > 16 else "")
+            shown = bytes(data[:16]).decode("utf-8", "replace") + ("…" if len(data) > 16 else "")
             c.error("E_BEHAVIOUR_SIZE", f"variable {decl.name} holds {t.size} bytes, its init ({shown!r}) has "
                     f"{len(data)}",
                     path, [decl.name], [relax(f"size it {len(data)}", replace(path[:-1] + ["size"], len(data)))])
