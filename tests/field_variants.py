@@ -3,8 +3,9 @@
 ``variants(schema, value)`` yields ``(relative path, new value)`` pairs: another enum member, the flipped
 boolean, an integer at a bound or one step away, a string the field's pattern accepts, a field left out set,
 an optional field set to null, a nested object's fields one at a time, a list shortened or its first item
-changed. Every value is valid for the schema alone (the schema/validation agreement test relies on it), and
-the choice is deterministic (``hypothesis.find`` with a derandomized search, no example database).
+changed. Every value is valid for the field's own schema; whether the document it makes is valid for the whole
+schema (its cross-field rules: "exactly one of period_ms, period_us") is the caller's question. The choice is
+deterministic (``hypothesis.find`` with a derandomized search, no example database).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
 def _options(schema: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, Any]]:
     """The alternatives of a union (anyOf/oneOf), or the schema itself."""
     schema = resolve(schema, defs)
-    found = schema.get("anyOf") or schema.get("oneOf")
+    found = None if "properties" in schema else schema.get("anyOf") or schema.get("oneOf")  # an object's are rules
     return [resolve(s, defs) for s in found] if found else [schema]
 
 
@@ -73,8 +74,10 @@ def sample(schema: dict[str, Any], defs: dict[str, Any], avoid: Any = None) -> A
     """One valid value of ``schema`` other than ``avoid`` (None when none is found)."""
     for option in _options(schema, defs):
         kind = option.get("type")
-        if "const" in option and option["const"] != avoid:
-            return option["const"]
+        if "const" in option:
+            if option["const"] != avoid:
+                return option["const"]
+            continue
         if "enum" in option:
             return next((e for e in option["enum"] if e != avoid), None)
         if kind == "boolean":
@@ -158,8 +161,8 @@ def alternatives(schema: dict[str, Any], value: Any, defs: dict[str, Any]) -> li
             continue
         if "enum" in option:
             found += [e for e in option["enum"] if e != value]
-        elif "const" in option and option["const"] != value:
-            found.append(option["const"])
+        elif "const" in option:
+            found += [option["const"]] if option["const"] != value else []
         elif option.get("type") in ("integer", "number"):
             found += _numbers(option, value)
         elif option.get("type") == "boolean":

@@ -8,14 +8,15 @@ lives in its op module (``ops/<family>/<op>.py``) with a docstring stating its m
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal, Union, get_args
 
-from pydantic import ConfigDict, Field, ModelWrapValidatorHandler, PrivateAttr, StringConstraints, model_validator
+from pydantic import Field, ModelWrapValidatorHandler, PrivateAttr, StringConstraints, model_validator
 
 from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.behaviour.model import Behaviour
-from rac_fw.domains.firmware.plan.registry import flagged, section_values, sections, specs
+from rac_fw.domains.firmware.plan.registry import flagged, sections, specs
 from rac_fw.domains.firmware.plan.resources import Buffer, Device, PinUse, Resources, Thread
+from rac_fw.domains.firmware.plan.rules import AnyOf, Rule
 from rac_fw.domains.firmware.plan.sections.bootloader import Bootloader
 from rac_fw.domains.firmware.plan.sections.config import Config
 from rac_fw.domains.firmware.plan.sections.devicetree import Devicetree
@@ -49,12 +50,6 @@ TargetId = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
 Framework = Literal["zephyr", "espidf", "hal", "baremetal"]
 
 
-def _content_schema(schema: dict[str, Any]) -> None:
-    """The published schema says what :meth:`Plan._has_content` checks: operations, or a plan-level block."""
-    blocks = [{"required": [s.name], "properties": {s.name: {"type": "object"}}} for s in sections()]
-    schema["anyOf"] = [{"required": ["operations"], "properties": {"operations": {"minItems": 1}}}, *blocks]
-
-
 class Plan(PlanModel):
     """A firmware plan: what to run on which target, over which named resources.
 
@@ -62,7 +57,12 @@ class Plan(PlanModel):
     cache operation from these fields plus the target facts; the plan itself never holds any of them.
     """
 
-    model_config = ConfigDict(**PlanModel.model_config, json_schema_extra=_content_schema)
+    #: A plan does something: at least one operation or one plan-level block (the section registry says which
+    #: fields are blocks, so a new block counts without changing this rule).
+    rules: ClassVar[tuple[Rule, ...]] = (
+        AnyOf(f"a plan needs at least one operation or one plan-level block ({', '.join(s.name for s in sections())})",
+              ("operations", *(s.name for s in sections()))),
+    )  # fmt: skip
 
     target: TargetId | None = Field(
         default=None,
@@ -120,15 +120,6 @@ class Plan(PlanModel):
         plan = handler({**data, "wifi": False, "operations": [*operations, {"op": station}]})
         plan._shorthand = len(operations)
         return plan
-
-    @model_validator(mode="after")
-    def _has_content(self) -> Plan:
-        """A plan does something: at least one operation or one plan-level block (the section registry says
-        which fields are blocks, so a new block counts without changing this rule)."""
-        if not self.operations and not section_values(self):
-            names = ", ".join(s.name for s in sections())
-            raise ValueError(f"a plan needs at least one operation or one plan-level block ({names})")
-        return self
 
     @property
     def shorthand(self) -> int | None:

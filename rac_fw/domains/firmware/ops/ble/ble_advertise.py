@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.kconfig import kconfig_facts, range_of
@@ -20,6 +20,7 @@ from rac_fw.domains.firmware.plan.escape import c_string, kconfig_string
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.rules import Given, Implies, Rule
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -76,11 +77,12 @@ class BleAdvertise(Operation):
         "reconnect encrypted without pairing again.",
     )
 
-    @model_validator(mode="after")
-    def _update_needs_value(self) -> BleAdvertise:
-        if self.update_ms is not None and (self.manufacturer is None or self.manufacturer.value is None):
-            raise ValueError("update_ms refreshes manufacturer.value: name the value to send, or drop update_ms")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Implies("update_ms refreshes manufacturer.value: name the value to send, or drop update_ms",
+                Given("update_ms"), Given("manufacturer.value")),
+        Implies("bonding keeps a connected peer's keys: a bonding advertiser is connectable", Given("bond"),
+                Given("connectable")),
+    )  # fmt: skip
 
     def ad_fields(self) -> list[payload.AdField]:
         placement: Placement = "advertising" if self.extended else self.name_in

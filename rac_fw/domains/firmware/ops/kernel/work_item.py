@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from rac_fw.domains.firmware.ops.events import attached
 from rac_fw.domains.firmware.ops.events.react import acting_on
@@ -12,6 +12,7 @@ from rac_fw.domains.firmware.ops.kernel import unknown_threads
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.rules import Given, Implies, OneOf, Rule
 from rac_fw.domains.firmware.plan.spec import Flag, OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -41,11 +42,10 @@ class WorkItem(Operation):
         description="Thread (resources.threads) that becomes this item's own work queue; None = the system work queue.",
     )
 
-    @model_validator(mode="after")
-    def _period(self) -> WorkItem:
-        if (self.submit == "periodic") != (self.period_ms is not None):
-            raise ValueError("period_ms is given exactly when submit is periodic")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Implies("period_ms is given exactly when submit is periodic", OneOf("submit", ("periodic",)),
+                Given("period_ms"), iff=True),
+    )  # fmt: skip
 
 
 def submitters(plan: Plan, name: str | None) -> list[int]:

@@ -15,9 +15,9 @@ each Uri-Path segment is at most 255 bytes (§5.10.1) and the whole request fits
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
@@ -27,6 +27,7 @@ from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Message
+from rac_fw.domains.firmware.plan.rules import Given, Implies, OneOf, Rule
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -71,11 +72,9 @@ class CoapRequest(Operation):
     buffer_bytes: int = Field(default=256, ge=64, le=1152, description="At most one CoAP-over-UDP message (§4.6).")
     retry: Retry = Field(default_factory=Retry)
 
-    @model_validator(mode="after")
-    def _payload(self) -> CoapRequest:
-        if self.payload is not None and self.method not in ("POST", "PUT"):
-            raise ValueError(f"a CoAP {self.method} carries no payload (payload is for POST and PUT)")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Implies("only a CoAP POST or PUT carries a payload", Given("payload"), OneOf("method", ("POST", "PUT"))),
+    )
 
     def segments(self) -> list[str]:
         return self.resource.strip("/").split("/")

@@ -38,7 +38,8 @@ Timeout = Annotated[
     Field(description="Milliseconds (1-600000), or 'forever' when the plan really means an unbounded wait."),
 ]
 
-_IPV4 = re.compile(r"^([0-9]{1,3}\.){3}[0-9]{1,3}$")
+#: A dotted-quad IPv4 address: four octets of one to three digits, each at most 255.
+IPV4 = r"^((25[0-5]|2[0-4][0-9]|[01]?[0-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|[01]?[0-9]?[0-9])$"
 
 #: Sockets the stack keeps for itself beyond the plan's (DNS resolver, DHCP client). The lowering
 #: configures the stack for exactly the sockets the plan holds plus these (NET_MAX_CONTEXTS,
@@ -55,7 +56,7 @@ class Retry(PlanModel):
 
 
 def is_ipv4(host: str) -> bool:
-    return _IPV4.match(host) is not None and all(int(p) <= 255 for p in host.split("."))
+    return re.match(IPV4, host) is not None
 
 
 def ms(timeout: int | str) -> int | None:

@@ -12,9 +12,9 @@ timeout (lwIP's blocking ``getaddrinfo`` takes no timeout).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
@@ -23,6 +23,7 @@ from rac_fw.domains.firmware.ops.net.common import Host, Timeout
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
+from rac_fw.domains.firmware.plan.rules import Matches, Never, Rule
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -55,11 +56,9 @@ class DnsResolve(Operation):
         """The resolver's sockets are the stack's own (``common.STACK_SOCKETS``), not this operation's."""
         return 0
 
-    @model_validator(mode="after")
-    def _a_name(self) -> DnsResolve:
-        if common.is_ipv4(self.host):
-            raise ValueError(f"{self.host} is already an IPv4 address: there is nothing to resolve")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Never("host is already an IPv4 address: there is nothing to resolve", Matches("host", common.IPV4)),
+    )
 
 
 def _bounded(plan: Plan, target: Target, framework: str, index: int, op: DnsResolve) -> list[Evidence]:

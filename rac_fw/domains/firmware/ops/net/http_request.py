@@ -18,9 +18,9 @@ exists; waits are bounded unless the plan writes ``forever``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
@@ -32,6 +32,7 @@ from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import Path, add, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
+from rac_fw.domains.firmware.plan.rules import Given, Implies, OneOf, Rule
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -88,11 +89,9 @@ class HttpRequest(Operation):
     buffer_bytes: int = Field(default=1024, ge=256, le=16384)
     retry: Retry = Field(default_factory=Retry)
 
-    @model_validator(mode="after")
-    def _body(self) -> HttpRequest:
-        if self.body is not None and self.method not in ("POST", "PUT"):
-            raise ValueError(f"a {self.method} request carries no body (body is for POST and PUT)")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Implies("only a POST or PUT request carries a body", Given("body"), OneOf("method", ("POST", "PUT"))),
+    )
 
     @property
     def port_number(self) -> int:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
@@ -17,6 +17,7 @@ from rac_fw.domains.firmware.plan.base import Operation, PlanModel
 from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Message, Name
+from rac_fw.domains.firmware.plan.rules import ExactlyOne, Given, Implies, Rule
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -99,13 +100,12 @@ class MqttPublish(Operation):
     retry: Retry = Field(default_factory=Retry)
     last_will: LastWill | None = None
 
-    @model_validator(mode="after")
-    def _payload(self) -> MqttPublish:
-        if (self.message is None) == (self.value is None):
-            raise ValueError("publish either a message or an operation's value (exactly one of message, value)")
-        if self.password_credential is not None and self.username_credential is None:
-            raise ValueError("MQTT 3.1.1 §3.1.2.9: a password needs a user name (username_credential)")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        ExactlyOne("publish either a message or an operation's value (exactly one of message, value)",
+                   ("message", "value")),
+        Implies("MQTT 3.1.1 §3.1.2.9: a password needs a user name (username_credential)",
+                Given("password_credential"), Given("username_credential")),
+    )  # fmt: skip
 
     def payload_bytes(self) -> int:
         return len(self.message) if self.message is not None else VALUE_TEXT_BYTES

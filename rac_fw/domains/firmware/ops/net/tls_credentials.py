@@ -16,9 +16,9 @@ certificate and key go to each client that names this operation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
@@ -28,6 +28,7 @@ from rac_fw.domains.firmware.ops.wifi.wifi_station import kconfig_name
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.evidence import Path, measure, relax, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.rules import AnyOf, Given, Implies, Rule
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -66,15 +67,12 @@ class TlsCredentials(Operation):
     certificate: Name | None = Field(default=None, description="Credential name of this device's certificate (PEM).")
     private_key: Name | None = Field(default=None, description="Credential name of this device's private key (PEM).")
 
-    @model_validator(mode="after")
-    def _credentials(self) -> TlsCredentials:
-        if self.name is None:
-            raise ValueError("tls_credentials needs a name: TLS clients refer to it in their tls field")
-        if self.ca is None and self.certificate is None:
-            raise ValueError("register at least a CA (ca) or a device certificate (certificate)")
-        if (self.certificate is None) != (self.private_key is None):
-            raise ValueError("a device certificate and its private key come together (certificate, private_key)")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        AnyOf("tls_credentials needs a name: TLS clients refer to it in their tls field", ("name",)),
+        AnyOf("register at least a CA (ca) or a device certificate (certificate)", ("ca", "certificate")),
+        Implies("a device certificate and its private key come together (certificate, private_key)",
+                Given("certificate"), Given("private_key"), iff=True),
+    )  # fmt: skip
 
     @property
     def sockets(self) -> int:

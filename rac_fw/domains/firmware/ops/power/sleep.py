@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from rac_fw.contract import Evidence, Relaxation
 from rac_fw.domains.firmware.facts.model import Target
@@ -24,6 +24,7 @@ from rac_fw.domains.firmware.plan import evidence as ev
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.fields import Name
+from rac_fw.domains.firmware.plan.rules import Given, Implies, OneOf, Rule, Unique
 from rac_fw.domains.firmware.plan.spec import OpSpec, Realization
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ PERIOD_FIELDS = ("interval_ms", "repeat_interval_ms", "feed_interval_ms", "perio
 
 
 WakeKind = Literal["gpio", "rtc", "timer"]
+#: The wake sources that fire after ``after_ms``.
+TIMED_WAKE = ("rtc", "timer")
 
 
 class Sleep(Operation):
@@ -73,16 +76,13 @@ class Sleep(Operation):
         "restarts the application (reset) is intended.",
     )
 
-    @model_validator(mode="after")
-    def _fields(self) -> Sleep:
-        if len(set(self.wake)) != len(self.wake):
-            raise ValueError("each wake source may be listed once")
-        timed = any(w != "gpio" for w in self.wake)
-        if timed != (self.after_ms is not None):
-            raise ValueError("'after_ms' is needed exactly when an rtc or timer wake source is listed")
-        if ("gpio" in self.wake) != (self.button is not None):
-            raise ValueError("'button' is needed exactly when a gpio wake source is listed")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Unique("each wake source may be listed once", "wake"),
+        Implies("'after_ms' is needed exactly when an rtc or timer wake source is listed",
+                OneOf("wake", TIMED_WAKE), Given("after_ms"), iff=True),
+        Implies("'button' is needed exactly when a gpio wake source is listed", OneOf("wake", ("gpio",)),
+                Given("button"), iff=True),
+    )  # fmt: skip
 
 
 # --- what the facts say about one use -----------------------------------------------------------------

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
@@ -155,7 +155,7 @@ class FsFile(Operation, AddsPartitions):
         description="LittleFS cache size, bytes (CONFIG_FS_LITTLEFS_CACHE_SIZE); the write/read chunk on ESP-IDF.",
     )  # fmt: skip
     lookahead_bytes: int = Field(
-        default=32, ge=8, le=1024, description="LittleFS lookahead buffer, bytes (a multiple of 8)."
+        default=32, ge=8, le=1024, multiple_of=8, description="LittleFS lookahead buffer, bytes (lookahead_size)."
     )
     format_on_failure: bool = True
     max_files: int = Field(
@@ -168,12 +168,6 @@ class FsFile(Operation, AddsPartitions):
         description="ESP-IDF: the FAT cluster when formatting, bytes (allocation_unit_size; a power-of-two "
         "multiple of the 4096-byte wear-levelling sector, at most 128 sectors). None: one sector.",
     )  # fmt: skip
-
-    @model_validator(mode="after")
-    def _lookahead(self) -> FsFile:
-        if self.lookahead_bytes % 8:
-            raise ValueError("'lookahead_bytes' must be a multiple of 8 (LittleFS lookahead_size)")
-        return self
 
 
 def _prog_bytes(target: Target) -> int:

@@ -5,13 +5,14 @@ each op module declares its model and ``SPEC`` with :func:`realizations`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from rac_fw.domains.firmware.ops.events import attached, reaction_symbols
 from rac_fw.domains.firmware.plan.base import Operation
 from rac_fw.domains.firmware.plan.fields import IrqPriority, PeripheralName
+from rac_fw.domains.firmware.plan.rules import ExactlyOne, Rule
 from rac_fw.domains.firmware.plan.spec import Realization
 
 if TYPE_CHECKING:
@@ -38,11 +39,9 @@ class TimedOperation(Operation):
     source: TimerSource = "kernel"
     irq_priority: IrqPriority | None = None
 
-    @model_validator(mode="after")
-    def _one_period(self) -> TimedOperation:
-        if (self.period_ms is None) == (self.period_us is None):
-            raise ValueError("give exactly one of period_ms or period_us")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        ExactlyOne("give exactly one of period_ms or period_us", ("period_ms", "period_us")),
+    )
 
     @property
     def period_s(self) -> float:

@@ -35,7 +35,7 @@ on nRF; DMA entries ``dmas``/``dma-names`` with the controller enabled.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
@@ -56,6 +56,7 @@ from rac_fw.domains.firmware.plan.base import PlanModel
 from rac_fw.domains.firmware.plan.escape import dts_string
 from rac_fw.domains.firmware.plan.evidence import add, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name, PeripheralName, PinName
+from rac_fw.domains.firmware.plan.rules import AnyOf, Given, Implies, Rule
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
 if TYPE_CHECKING:
@@ -123,10 +124,12 @@ class RegisterDriver(PlanModel):
     init: list[RegisterWrite] = Field(default_factory=list, max_length=8, description="Writes at init, in order.")
     channels: list[RegisterChannel] = Field(min_length=1, max_length=4)
 
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Implies("id_register and id_value go together", Given("id_register"), Given("id_value"), iff=True),
+    )
+
     @model_validator(mode="after")
-    def _identity(self) -> RegisterDriver:
-        if (self.id_register is None) != (self.id_value is None):
-            raise ValueError("id_register and id_value go together")
+    def _unique(self) -> RegisterDriver:
         if len({c.channel for c in self.channels}) != len(self.channels):
             raise ValueError("each channel once per driver")
         return self
@@ -171,11 +174,10 @@ class Devicetree(PlanModel):
     dmas: list[DmaChannel] = Field(default_factory=list, max_length=8)
     drivers: list[RegisterDriver] = Field(default_factory=list, max_length=4)
 
-    @model_validator(mode="after")
-    def _not_empty(self) -> Devicetree:
-        if not (self.nodes or self.pinctrl or self.dmas or self.drivers):
-            raise ValueError("a devicetree block needs nodes, pinctrl groups, dmas or drivers")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        AnyOf("a devicetree block needs nodes, pinctrl groups, dmas or drivers",
+              ("nodes", "pinctrl", "dmas", "drivers")),
+    )  # fmt: skip
 
     def binding_of(self, compatible: str) -> Binding | None:
         """Binding facts of ``compatible``: harvested from Zephyr, or of a driver the block generates."""

@@ -27,9 +27,9 @@ connection policy with a GATT peripheral the mesh stack does not know about (``E
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.load import load_target, target_ids
@@ -41,6 +41,7 @@ from rac_fw.domains.firmware.plan.escape import c_string
 from rac_fw.domains.firmware.plan.evidence import relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.fields import Name
 from rac_fw.domains.firmware.plan.registry import spec
+from rac_fw.domains.firmware.plan.rules import AnyOf, Rule
 from rac_fw.domains.firmware.plan.spec import SectionSpec
 
 if TYPE_CHECKING:
@@ -72,11 +73,9 @@ class Mesh(PlanModel):
     pb_gatt: bool = Field(default=False, description="Provision over a GATT connection (PB-GATT).")
     relay: bool = Field(default=True, description="Relay other nodes' network PDUs.")
 
-    @model_validator(mode="after")
-    def _one_bearer(self) -> Mesh:
-        if not (self.pb_adv or self.pb_gatt):
-            raise ValueError("a node needs a provisioning bearer: set pb_adv or pb_gatt")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        AnyOf("a node needs a provisioning bearer: set pb_adv or pb_gatt", ("pb_adv", "pb_gatt")),
+    )
 
 
 def _led(plan: Plan, target: Target, framework: str, mesh: Mesh) -> list[Evidence]:

@@ -26,9 +26,9 @@ from __future__ import annotations
 import ipaddress
 import itertools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints
 
 from rac_fw.contract import Evidence
 from rac_fw.domains.firmware.facts.model import Target
@@ -37,6 +37,7 @@ from rac_fw.domains.firmware.plan.base import PlanModel
 from rac_fw.domains.firmware.plan.escape import kconfig_string
 from rac_fw.domains.firmware.plan.evidence import Path, add, relax, remove, replace, violation
 from rac_fw.domains.firmware.plan.registry import flagged
+from rac_fw.domains.firmware.plan.rules import Absent, Given, Implies, OneOf, Rule
 from rac_fw.domains.firmware.plan.spec import Flag, SectionSpec
 
 if TYPE_CHECKING:
@@ -70,14 +71,12 @@ class Network(PlanModel):
     dns: list[Ipv4] = Field(default_factory=list, max_length=2, description="DNS servers (primary, backup).")
     up_timeout_s: int = Field(default=30, ge=1, le=600, description="Seconds start-up waits for an address.")
 
-    @model_validator(mode="after")
-    def _static_fields(self) -> Network:
-        given = [f for f in ("address", "netmask", "gateway") if getattr(self, f) is not None]
-        if self.ipv4 == "static" and len(given) != 3:
-            raise ValueError("a static address needs address, netmask and gateway")
-        if self.ipv4 == "dhcp" and given:
-            raise ValueError(f"ipv4: dhcp leases the address; drop {', '.join(given)} or set ipv4: static")
-        return self
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Implies("a static address needs address, netmask and gateway", OneOf("ipv4", ("static",)),
+                Given("address", "netmask", "gateway")),
+        Implies("ipv4: dhcp leases the address; drop address, netmask and gateway or set ipv4: static",
+                OneOf("ipv4", ("dhcp",)), Absent("address", "netmask", "gateway")),
+    )  # fmt: skip
 
 
 def _path(*parts: str | int) -> Path:
