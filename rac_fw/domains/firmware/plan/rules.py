@@ -15,6 +15,7 @@ so the schema needs no ``not``: a field is *given* when it is set to something o
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin
@@ -43,14 +44,14 @@ def _default(model: type[BaseModel], name: str) -> Any:
     return model.model_fields[name].get_default(call_default_factory=True)
 
 
-class Condition:
+class Condition(ABC):
     """A predicate over one model's fields, with its schema and its complement's schema."""
 
-    def holds(self, instance: BaseModel) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def holds(self, instance: BaseModel) -> bool: ...
 
-    def schema(self, model: type[BaseModel], negated: bool = False) -> Schema:
-        raise NotImplementedError
+    @abstractmethod
+    def schema(self, model: type[BaseModel], negated: bool = False) -> Schema: ...
 
 
 @dataclass(frozen=True, init=False)
@@ -175,16 +176,16 @@ def _conjoin(parts: Sequence[Schema]) -> Schema:
 
 
 @dataclass(frozen=True)
-class Rule:
+class Rule(ABC):
     """A constraint over fields of one model: the parse refuses with ``message`` what the schema refuses."""
 
     message: str
 
-    def holds(self, instance: BaseModel) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def holds(self, instance: BaseModel) -> bool: ...
 
-    def schema(self, model: type[BaseModel]) -> Schema:
-        raise NotImplementedError
+    @abstractmethod
+    def schema(self, model: type[BaseModel]) -> Schema: ...
 
 
 @dataclass(frozen=True)
